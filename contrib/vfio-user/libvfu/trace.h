@@ -1,0 +1,1 @@
+#include "trace/trace-contrib_vfio_user_libvfu.h"

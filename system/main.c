@@ -1,0 +1,11 @@
+/*
+ * Program entry for conduit-system-* binaries.  Which machines exist is
+ * decided by what the binary links, not here.
+ */
+#include "qemu/osdep.h"
+#include "sysemu/sysemu.h"
+
+int main(int argc, char **argv)
+{
+    return qemu_main(argc, argv);
+}

@@ -1,0 +1,158 @@
+/*
+ * error_report() and friends: one line on stderr with a location prefix.
+ */
+#include "qemu/osdep.h"
+#include "qemu/error-report.h"
+
+static char *progname;
+static GPtrArray *loc_stack;
+static ErrorReportSink report_sink;
+static void *report_sink_opaque;
+static bool log_guest_errors;
+static unsigned long guest_error_count;
+
+void error_set_progname(const char *argv0)
+{
+    g_free(progname);
+    progname = g_path_get_basename(argv0);
+}
+
+const char *error_get_progname(void)
+{
+    return progname ? progname : "conduit";
+}
+
+void loc_push_cmdline(const char *opt, const char *arg)
+{
+    if (!loc_stack) {
+        loc_stack = g_ptr_array_new_with_free_func(g_free);
+    }
+    g_ptr_array_add(loc_stack, arg ? g_strdup_printf("%s %s", opt, arg)
+                                   : g_strdup(opt));
+}
+
+void loc_push_none(void)
+{
+    if (!loc_stack) {
+        loc_stack = g_ptr_array_new_with_free_func(g_free);
+    }
+    g_ptr_array_add(loc_stack, NULL);
+}
+
+void loc_pop(void)
+{
+    g_assert(loc_stack && loc_stack->len);
+    g_ptr_array_remove_index(loc_stack, loc_stack->len - 1);
+}
+
+static const char *loc_current(void)
+{
+    if (!loc_stack || !loc_stack->len) {
+        return NULL;
+    }
+    return g_ptr_array_index(loc_stack, loc_stack->len - 1);
+}
+
+void error_report_set_sink(ErrorReportSink sink, void *opaque)
+{
+    report_sink = sink;
+    report_sink_opaque = opaque;
+}
+
+static void vreport(const char *kind, const char *fmt, va_list ap)
+{
+    g_autoptr(GString) line = g_string_new(NULL);
+    const char *loc = loc_current();
+
+    if (!report_sink) {
+        g_string_append_printf(line, "%s: ", error_get_progname());
+        if (loc) {
+            g_string_append_printf(line, "%s: ", loc);
+        }
+    }
+    g_string_append(line, kind);
+    g_string_append_vprintf(line, fmt, ap);
+
+    if (report_sink) {
+        report_sink(line->str, report_sink_opaque);
+        return;
+    }
+    g_string_append_c(line, '\n');
+    fputs(line->str, stderr);
+    fflush(stderr);
+}
+
+void error_vreport(const char *fmt, va_list ap)
+{
+    vreport("", fmt, ap);
+}
+
+void warn_vreport(const char *fmt, va_list ap)
+{
+    vreport("warning: ", fmt, ap);
+}
+
+void error_report(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vreport("", fmt, ap);
+    va_end(ap);
+}
+
+void warn_report(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vreport("warning: ", fmt, ap);
+    va_end(ap);
+}
+
+void info_report(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vreport("info: ", fmt, ap);
+    va_end(ap);
+}
+
+bool warn_report_once_cond(bool *printed, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (*printed) {
+        return false;
+    }
+    *printed = true;
+    va_start(ap, fmt);
+    vreport("warning: ", fmt, ap);
+    va_end(ap);
+    return true;
+}
+
+void qemu_set_log_guest_errors(bool on)
+{
+    log_guest_errors = on;
+}
+
+unsigned long qemu_guest_error_count(void)
+{
+    return guest_error_count;
+}
+
+void qemu_log_guest_error(const char *fmt, ...)
+{
+    va_list ap;
+
+    guest_error_count++;
+    if (!log_guest_errors) {
+        return;
+    }
+    va_start(ap, fmt);
+    g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "%s: guest error: %s\n", error_get_progname(), msg);
+}
