@@ -1,0 +1,67 @@
+# Conduit: a thin wrapper around configure + meson + ninja.
+#
+#   make demo    install build deps if missing, configure, build, run the demo
+#   make check   the same bootstrap, then every test suite (incl. sanitizers)
+
+BUILD_DIR ?= build
+SAN_BUILD_DIR ?= build-sanitizers
+FUZZ_BUILD_DIR ?= build-fuzz
+CONFIGURE_FLAGS ?=
+MESON_TEST = meson test --print-errorlogs --num-processes 2
+export QTEST_TIMEOUT ?= 120
+
+.PHONY: all deps bootstrap check check-unit check-qtest check-vfio-user \
+        check-functional check-sanitizers fuzz-smoke check-fuzz fuzz demo \
+        bench install dist clean distclean
+
+all: bootstrap
+	ninja -C $(BUILD_DIR)
+
+deps:
+	@scripts/install-deps
+
+$(BUILD_DIR)/build.ninja:
+	./configure --builddir=$(BUILD_DIR) $(CONFIGURE_FLAGS)
+
+bootstrap: deps $(BUILD_DIR)/build.ninja
+
+check: all
+	$(MESON_TEST) -C $(BUILD_DIR) --no-suite bench
+	$(MAKE) check-sanitizers
+
+check-unit: all
+	$(MESON_TEST) -C $(BUILD_DIR) --suite unit
+
+check-qtest: all
+	$(MESON_TEST) -C $(BUILD_DIR) --suite qtest
+
+check-vfio-user: all
+	$(MESON_TEST) -C $(BUILD_DIR) --suite vfio-user
+
+check-functional: all
+	$(MESON_TEST) -C $(BUILD_DIR) --suite functional
+
+# ASan + UBSan build of the unit and qtest suites.
+$(SAN_BUILD_DIR)/build.ninja:
+	./configure --builddir=$(SAN_BUILD_DIR) --enable-sanitizers $(CONFIGURE_FLAGS)
+
+check-sanitizers: deps $(SAN_BUILD_DIR)/build.ninja
+	ninja -C $(SAN_BUILD_DIR)
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	    $(MESON_TEST) -C $(SAN_BUILD_DIR) --suite unit --suite qtest
+
+demo: all
+	python3 scripts/demo
+
+bench: all
+	python3 scripts/bench/run --build-dir $(BUILD_DIR)
+
+install: all
+	meson install -C $(BUILD_DIR) $(if $(DESTDIR),--destdir $(DESTDIR))
+
+clean:
+	-ninja -C $(BUILD_DIR) clean
+
+distclean:
+	rm -rf $(BUILD_DIR) $(SAN_BUILD_DIR) $(FUZZ_BUILD_DIR)
