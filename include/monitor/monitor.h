@@ -1,0 +1,71 @@
+/*
+ * The QMP monitor: QEMU's JSON wire protocol over a chardev.
+ *
+ * Commands are registered by name with a handler; arguments arrive as a
+ * json-glib object (never NULL: an empty object when the client sent
+ * none).  A handler either stores its result in *ret (NULL means "{}") or
+ * sets errp; the error class of the Error becomes the QMP "class".
+ */
+#ifndef MONITOR_MONITOR_H
+#define MONITOR_MONITOR_H
+
+#include <stdbool.h>
+#include <glib.h>
+#include <json-glib/json-glib.h>
+#include "qemu/compiler.h"
+#include "qemu/typedefs.h"
+
+typedef void (*QmpCommandFunc)(JsonObject *args, JsonNode **ret,
+                               Error **errp);
+
+typedef enum QmpCommandOptions {
+    QCO_NO_OPTIONS = 0,
+    /* Accepted while the machine is not created yet (-preconfig). */
+    QCO_ALLOW_PRECONFIG = 1 << 0,
+} QmpCommandOptions;
+
+/*
+ * Registers (or replaces) a command.  Callable at any time, including from
+ * constructors before main().  The handler validates its own arguments.
+ */
+void qmp_register_command(const char *name, QmpCommandFunc fn,
+                          unsigned flags);
+/*
+ * Like qmp_register_command, and the dispatcher checks the arguments
+ * against @args_spec before calling @fn: space-separated "name:type" with
+ * type one of s (string), i (integer), b (bool), n (number), o (object),
+ * a (array), any; a leading '*' marks an optional argument; a lone "**"
+ * allows any further arguments.  Example: "path:s property:s".
+ * Missing, mistyped and unexpected arguments get QEMU's error texts.
+ */
+void qmp_register_command_args(const char *name, QmpCommandFunc fn,
+                               const char *args_spec, unsigned flags);
+bool qmp_command_exists(const char *name);
+
+/* Starts a QMP monitor on @chr (greeting sent on each client connect). */
+bool monitor_init_qmp(Chardev *chr, Error **errp);
+/* "-mon chardev=ID[,mode=control][,pretty=on]" */
+bool monitor_init_opts(QemuOpts *opts, Error **errp);
+/* Closes every monitor (at exit). */
+void monitor_cleanup(void);
+
+/*
+ * Broadcasts an event to every QMP monitor that has finished capabilities
+ * negotiation.  Takes ownership of @data (may be NULL: no "data" member).
+ */
+void qapi_event_send(const char *event, JsonObject *data);
+
+/*
+ * Executes one request object as a negotiated monitor would and returns
+ * the reply object (with "return" or "error", and "id" if given).  For
+ * unit tests and for internal callers; never returns NULL.
+ */
+JsonObject *qmp_dispatch(JsonObject *request);
+
+/* Helpers for command handlers. */
+JsonNode *qmp_node_new_object(JsonObject *obj);   /* takes ownership */
+JsonNode *qmp_node_new_string(const char *s);
+/* Copies a JsonObject deeply. */
+JsonObject *qmp_object_copy(JsonObject *obj);
+
+#endif

@@ -1,0 +1,49 @@
+/*
+ * The qtest protocol server: a line protocol (QEMU-compatible) on a
+ * chardev through which test programs read and write guest memory and I/O
+ * ports, intercept interrupt lines and drive the virtual clock.  It is
+ * meant for the qtest accelerator, which runs no vCPUs.
+ *
+ * Requests are one line each, words separated by spaces; every request
+ * gets exactly one reply line, "OK[ value]" or "FAIL reason".  Interrupt
+ * changes on intercepted lines are sent unprompted as "IRQ raise N" /
+ * "IRQ lower N".
+ */
+#ifndef SYSEMU_QTEST_H
+#define SYSEMU_QTEST_H
+
+#include <stdbool.h>
+#include <glib.h>
+#include "qemu/compiler.h"
+#include "qemu/typedefs.h"
+
+/* True when the qtest accelerator is in use. */
+bool qtest_enabled(void);
+/* Called by the qtest accelerator's init. */
+void qtest_set_enabled(bool enabled);
+
+/*
+ * Starts the server on the chardev @spec ("unix:PATH", "stdio", ...;
+ * server mode is implied for unix).  @logfile (may be NULL) receives the
+ * traffic, one line per message with a timestamp and direction.
+ */
+bool qtest_server_init(const char *spec, const char *logfile, Error **errp);
+bool qtest_server_active(void);
+
+/*
+ * Sends an unprompted line to the client (a newline is appended).  No-op
+ * without a connected client.
+ */
+void qtest_sendf(const char *fmt, ...) QEMU_PRINTF(1, 2);
+
+/*
+ * Extra commands (e.g. "rtas" from the pseries machine).  @argv[0] is the
+ * command name; @argc >= 1.  On success the handler returns true and may
+ * append a reply value to @reply (sent as "OK value", or "OK" if empty);
+ * on failure it returns false with errp set (sent as "FAIL message").
+ */
+typedef bool (*QTestCommandFunc)(int argc, char **argv, GString *reply,
+                                 Error **errp);
+void qtest_register_command(const char *name, QTestCommandFunc fn);
+
+#endif
