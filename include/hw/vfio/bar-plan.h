@@ -1,0 +1,143 @@
+/*
+ * vfio_plan_bar(): how a device BAR is mapped into the guest.
+ *
+ * A pure decision (no I/O, no global state): from the region's flags and
+ * capabilities, the MSI-X table/PBA location, the host page size, the
+ * device options and the machine policy, it returns which parts of the
+ * BAR are mmapped, which emulated overlays sit on top, and which host
+ * pages therefore still exit to Conduit under KVM.  The mechanism
+ * (mmap, MemoryRegions) executes the plan; telemetry reports it.
+ *
+ * Rules, in order:
+ *  1. no VFIO_REGION_INFO_FLAG_MMAP, or x-no-mmap: nothing is mmapped and
+ *     the whole BAR traps;
+ *  2. the region advertises MSIX_MAPPABLE and x-msix-mappable is not off:
+ *     one mmap of the whole BAR (or, if the region also has SPARSE_MMAP,
+ *     exactly the sparse areas clipped to host pages: the device says
+ *     nothing else may be mapped); the MSI-X table and PBA are overlays
+ *     on top of the mapping;
+ *  3. otherwise the mappable areas (the sparse areas, or the whole BAR)
+ *     minus the host pages covering the MSI-X table, whether or not the
+ *     table overlay is enabled: without the capability the host kernel
+ *     refuses to mmap those pages.  The PBA is not cut out, as Linux's
+ *     vfio-pci only protects the table; an enabled PBA overlay on a
+ *     mapped page just makes that page trap.
+ * Every area starts on a host page and ends on one or at the end of the
+ * BAR; areas are sorted, disjoint and merged when adjacent.
+ *
+ * Trapped pages are those not covered by an area, plus the host pages
+ * under an *enabled* overlay, clipped to the BAR.  A BAR smaller than a
+ * host page that holds the table thus maps nothing without the
+ * capability, and is mapped but entirely trapped with it.
+ */
+#ifndef HW_VFIO_BAR_PLAN_H
+#define HW_VFIO_BAR_PLAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <glib.h>
+#include "qemu/compiler.h"
+#include "qemu/typedefs.h"
+#include "hw/vfio/region-info.h"
+
+/* x-msix-mappable */
+typedef enum VFIOMsixMappableMode {
+    VFIO_MSIX_MAPPABLE_AUTO,    /* use the capability if advertised */
+    VFIO_MSIX_MAPPABLE_ON,      /* require it when this BAR holds the table */
+    VFIO_MSIX_MAPPABLE_OFF,     /* ignore it: cut the table pages out */
+} VFIOMsixMappableMode;
+
+/* Where the MSI-X table or PBA lies, if it is in this BAR. */
+typedef struct VFIOBarPlanMsixPart {
+    bool present;
+    uint64_t offset;            /* inside the BAR */
+    uint64_t size;              /* > 0 when present */
+    /*
+     * Whether the emulated overlay is enabled: the PBA may be lazily
+     * disabled; the table is disabled when relocated elsewhere.
+     * vfio-no-msix-emulation also disables the table (see below).
+     */
+    bool enabled;
+} VFIOBarPlanMsixPart;
+
+typedef struct VFIOBarPlanInput {
+    uint32_t bar;               /* BAR number, for messages and describe */
+    uint64_t size;              /* region size, 0 for an absent BAR */
+    uint32_t flags;             /* VFIO_REGION_INFO_FLAG_* */
+    const VFIORegionCaps *caps; /* parsed capabilities, NULL for none */
+    VFIOBarPlanMsixPart table;
+    VFIOBarPlanMsixPart pba;
+    /* Real host page size (sysconf): a power of two >= 4096. */
+    uint64_t host_page_size;
+    /* x-host-page-size: 0, or a power of two >= host_page_size. */
+    uint64_t page_size_override;
+    bool no_mmap;               /* x-no-mmap */
+    VFIOMsixMappableMode msix_mappable;   /* x-msix-mappable */
+    /* Machine policy vfio-no-msix-emulation (spapr): table overlay off. */
+    bool no_msix_emulation;
+} VFIOBarPlanInput;
+
+typedef struct VFIOBarRange {
+    uint64_t offset;
+    uint64_t size;
+} VFIOBarRange;
+
+typedef enum VFIOBarOverlayKind {
+    VFIO_BAR_OVERLAY_MSIX_TABLE,
+    VFIO_BAR_OVERLAY_MSIX_PBA,
+} VFIOBarOverlayKind;
+
+typedef struct VFIOBarOverlay {
+    VFIOBarOverlayKind kind;
+    uint64_t offset;
+    uint64_t size;
+    bool enabled;
+} VFIOBarOverlay;
+
+typedef struct VFIOBarPlan {
+    uint32_t bar;
+    uint64_t size;
+    uint64_t page_size;         /* the one the plan was made for */
+    bool msix_mappable;         /* the capability was used */
+    bool whole_bar_mapped;      /* one area covering [0, size) */
+    uint32_t nr_areas;          /* mmap areas, sorted, disjoint */
+    VFIOBarRange *areas;
+    uint32_t nr_overlays;       /* table first if present, then PBA */
+    VFIOBarOverlay overlays[2];
+    uint32_t nr_trapped;        /* pages exiting under KVM, merged */
+    VFIOBarRange *trapped;
+} VFIOBarPlan;
+
+/*
+ * Makes the plan.  Fails (with a message naming the BAR) on inconsistent
+ * input: a page size that is not a power of two >= 4096, an override
+ * smaller than the real page size or not a power of two, a table or PBA
+ * that is empty or does not fit in the BAR, or x-msix-mappable=on for a
+ * BAR that holds the table but lacks the capability.  Free the result
+ * with vfio_bar_plan_free() (or g_autoptr(VFIOBarPlan)).
+ */
+VFIOBarPlan *vfio_plan_bar(const VFIOBarPlanInput *in, Error **errp);
+void vfio_bar_plan_free(VFIOBarPlan *plan);
+
+/*
+ * Enables or disables an overlay (lazy PBA) and recomputes the trapped
+ * pages; the areas do not change.  Returns false if the plan has no such
+ * overlay.
+ */
+bool vfio_bar_plan_set_overlay_enabled(VFIOBarPlan *plan,
+                                       VFIOBarOverlayKind kind, bool enabled);
+
+/* Whether BAR offset @offset lies on a trapped page. */
+bool vfio_bar_plan_is_trapped(const VFIOBarPlan *plan, uint64_t offset);
+
+/*
+ * One line for the trace event and x-query-vfio, e.g.
+ * "bar0 size 0x4000 page 0x10000 msix-mappable whole-bar
+ *  mmap [0x0+0x4000] trapped [0x0+0x4000] table 0x3000+0x100 on
+ *  pba 0x3800+0x8 off".  g_free the result.
+ */
+char *vfio_plan_bar_describe(const VFIOBarPlan *plan);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(VFIOBarPlan, vfio_bar_plan_free)
+
+#endif

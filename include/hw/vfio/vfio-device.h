@@ -1,0 +1,178 @@
+/*
+ * VFIO device access, independent of the backend.
+ *
+ * A VFIODevice is what vfio-pci (and anything else built on VFIO) talks
+ * to.  The backend behind it is either the kernel (ioctls and pread/pwrite
+ * on a device fd) or vfio-user (messages on a UNIX socket); both implement
+ * VFIODeviceOps with the same semantics, expressed in the kernel uAPI
+ * structures of <linux/vfio.h> so that callers need not care which one
+ * they have.
+ *
+ * Conventions for every op:
+ * - the last argument is "Error **errp"; a bool op returns false on
+ *   failure with *errp set, and leaves its outputs untouched;
+ * - everything a backend returns (sizes, counts, offsets, fds) has been
+ *   validated by the backend before it is handed out, so callers may
+ *   trust the shapes but must still bound values against their own needs;
+ * - once a backend failed irrecoverably (peer gone) it sets
+ *   vbasedev->broken; the helpers below then fail fast, and the device
+ *   model reads all-ones and drops writes.
+ */
+#ifndef HW_VFIO_VFIO_DEVICE_H
+#define HW_VFIO_VFIO_DEVICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/vfio.h>
+#include <glib.h>
+#include "qemu/compiler.h"
+#include "qemu/typedefs.h"
+#include "qapi/error.h"
+
+typedef struct VFIODevice VFIODevice;
+typedef struct VFIODeviceOps VFIODeviceOps;
+
+/* One mmapped area of a region, as decided by vfio_plan_bar(). */
+typedef struct VFIOMmap {
+    uint64_t offset;            /* inside the region, host-page aligned */
+    uint64_t size;
+    void *mmap;                 /* NULL until mapped */
+    MemoryRegion *mem;          /* RAM-device region over @mmap, or NULL */
+} VFIOMmap;
+
+/*
+ * A device region (a BAR, config space, ROM...).  Filled from
+ * get_region_info; the mmaps are executed by the mechanism that owns the
+ * region (hw/vfio/pci.c for BARs).
+ */
+typedef struct VFIORegion {
+    VFIODevice *vbasedev;
+    uint32_t index;             /* VFIO_PCI_BAR0_REGION_INDEX... */
+    uint32_t flags;             /* VFIO_REGION_INFO_FLAG_* */
+    uint64_t size;
+    /*
+     * Offset to pass to mmap(mmap_fd, ...): the region's offset inside
+     * the kernel device fd, or the offset the vfio-user server gave
+     * for the fd it sent with the region info.
+     */
+    uint64_t fd_offset;
+    int mmap_fd;                /* -1: the region cannot be mmapped */
+    unsigned nr_mmaps;
+    VFIOMmap *mmaps;
+    MemoryRegion *mem;          /* container holding trapped + mmap parts */
+} VFIORegion;
+
+struct VFIODeviceOps {
+    /*
+     * Fills @info (argsz/flags/num_regions/num_irqs).  Device-info
+     * capabilities are not used by Conduit and are not returned.
+     */
+    bool (*get_device_info)(VFIODevice *vbasedev,
+                            struct vfio_device_info *info, Error **errp);
+    /*
+     * Returns in *@info a g_malloc'ed buffer holding the whole region
+     * info including its capability chain (info->argsz is the buffer
+     * length; walk it with hw/vfio/region-info.h), and in *@fd the fd to
+     * mmap the region through: the kernel backend returns -1 (callers
+     * mmap vbasedev->fd at info->offset); vfio-user returns the fd the
+     * server passed (owned by the caller from then on, to be mmapped at
+     * info->offset), or -1 when the region has none.
+     */
+    bool (*get_region_info)(VFIODevice *vbasedev, uint32_t index,
+                            struct vfio_region_info **info, int *fd,
+                            Error **errp);
+    /* Reads/writes exactly @size bytes at @off inside region @index. */
+    bool (*region_read)(VFIODevice *vbasedev, uint32_t index, uint64_t off,
+                        uint32_t size, void *buf, Error **errp);
+    /*
+     * @post: the caller does not need to wait for completion (posted MMIO
+     * write); a backend may still wait.  Errors of a posted write may be
+     * reported later or only through vbasedev->broken.
+     */
+    bool (*region_write)(VFIODevice *vbasedev, uint32_t index, uint64_t off,
+                         uint32_t size, const void *buf, bool post,
+                         Error **errp);
+    /* @info->index is the input; flags and count are filled in. */
+    bool (*get_irq_info)(VFIODevice *vbasedev, struct vfio_irq_info *info,
+                         Error **errp);
+    /*
+     * @irq_set is the header (flags, index, start, count) plus, for
+     * VFIO_IRQ_SET_DATA_BOOL only, its count bytes of data (argsz covers
+     * them).  For VFIO_IRQ_SET_DATA_EVENTFD the eventfds are in @fds
+     * (count entries, -1 to unassign) and not in irq_set->data; the
+     * backend puts them in the ioctl buffer or passes them as SCM_RIGHTS.
+     * @fds is NULL for DATA_NONE and DATA_BOOL.  The caller keeps
+     * ownership of the fds.
+     */
+    bool (*set_irqs)(VFIODevice *vbasedev, const struct vfio_irq_set *irq_set,
+                     const int *fds, Error **errp);
+    /* Function-level reset of the device (VFIO_DEVICE_RESET). */
+    bool (*reset)(VFIODevice *vbasedev, Error **errp);
+    /*
+     * Makes guest memory [@iova, @iova + @size) reachable by the device.
+     * The memory is @fd at @fd_offset (memfd-backed guest RAM), mapped in
+     * Conduit at @vaddr; the kernel backend uses @vaddr, vfio-user sends
+     * @fd.  @readonly: the device may only read it.
+     */
+    bool (*dma_map)(VFIODevice *vbasedev, uint64_t iova, uint64_t size,
+                    int fd, uint64_t fd_offset, void *vaddr, bool readonly,
+                    Error **errp);
+    bool (*dma_unmap)(VFIODevice *vbasedev, uint64_t iova, uint64_t size,
+                      Error **errp);
+    /* Releases the backend (fds, socket, threads).  Never fails. */
+    void (*close)(VFIODevice *vbasedev);
+};
+
+struct VFIODevice {
+    char *name;                 /* for messages: host BDF or socket path */
+    const VFIODeviceOps *ops;
+    void *backend;              /* backend private state */
+    int fd;                     /* kernel device fd, -1 for vfio-user */
+    uint32_t flags;             /* VFIO_DEVICE_FLAGS_* */
+    uint32_t num_regions;
+    uint32_t num_irqs;
+    /* Set by a backend that lost its device (peer closed, fatal error). */
+    bool broken;
+};
+
+/*
+ * Thin wrappers that refuse to call into a backend that is gone, so a
+ * device model never dispatches into a dead peer or a NULL op.
+ */
+static inline bool vfio_device_check(VFIODevice *vbasedev, bool has_op,
+                                     Error **errp)
+{
+    if (vbasedev->broken) {
+        error_setg(errp, "vfio %s: device is broken (backend lost)",
+                   vbasedev->name ? vbasedev->name : "?");
+        return false;
+    }
+    if (!has_op) {
+        error_setg(errp, "vfio %s: operation not supported by the backend",
+                   vbasedev->name ? vbasedev->name : "?");
+        return false;
+    }
+    return true;
+}
+
+static inline bool vfio_device_region_read(VFIODevice *vbasedev,
+                                           uint32_t index, uint64_t off,
+                                           uint32_t size, void *buf,
+                                           Error **errp)
+{
+    return vfio_device_check(vbasedev, vbasedev->ops->region_read, errp) &&
+           vbasedev->ops->region_read(vbasedev, index, off, size, buf, errp);
+}
+
+static inline bool vfio_device_region_write(VFIODevice *vbasedev,
+                                            uint32_t index, uint64_t off,
+                                            uint32_t size, const void *buf,
+                                            bool post, Error **errp)
+{
+    return vfio_device_check(vbasedev, vbasedev->ops->region_write, errp) &&
+           vbasedev->ops->region_write(vbasedev, index, off, size, buf,
+                                       post, errp);
+}
+
+#endif
