@@ -2,7 +2,17 @@
 #ifndef SYSEMU_SYSEMU_H
 #define SYSEMU_SYSEMU_H
 
+#include <stdbool.h>
+#include "qemu/typedefs.h"
+
 /* Parses the command line, builds the machine and runs the main loop. */
 int qemu_main(int argc, char **argv);
+
+/* -name NAME (or guest=NAME); NULL if not given. */
+extern const char *qemu_name;
+
+/* Backend of the i-th serial port (-serial, or stdio for -nographic). */
+#define MAX_SERIAL_PORTS 4
+Chardev *serial_hd(int i);
 
 #endif

@@ -1,0 +1,52 @@
+/*
+ * Accelerators: the engine that runs the guest ("kvm") or stands in for
+ * one ("qtest").  Each registers a type "<name>-accel" derived from
+ * TYPE_ACCEL; the command line picks one with -accel NAME.
+ */
+#ifndef SYSEMU_ACCEL_H
+#define SYSEMU_ACCEL_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "qemu/typedefs.h"
+#include "qom/object.h"
+
+#define TYPE_ACCEL "accel"
+#define ACCEL_CLASS_SUFFIX "-accel"
+#define ACCEL_CLASS_NAME(a) (a ACCEL_CLASS_SUFFIX)
+
+typedef struct AccelState {
+    Object parent_obj;
+} AccelState;
+
+typedef struct AccelClass {
+    ObjectClass parent_class;
+
+    const char *name;           /* "kvm", "qtest" */
+    /* Before the board is built: open devices, register listeners. */
+    bool (*init_machine)(MachineState *ms, Error **errp);
+    /* After the machine and its devices exist: create vCPUs (optional). */
+    bool (*start_vcpus)(MachineState *ms, Error **errp);
+    /* Teardown at exit (optional). */
+    void (*cleanup)(void);
+} AccelClass;
+
+#define ACCEL(obj) OBJECT_CHECK(AccelState, (obj), TYPE_ACCEL)
+#define ACCEL_CLASS(klass) OBJECT_CLASS_CHECK(AccelClass, (klass), TYPE_ACCEL)
+#define ACCEL_GET_CLASS(obj) OBJECT_GET_CLASS(AccelClass, (obj), TYPE_ACCEL)
+
+/* "qtest" or "qtest-accel" -> class; NULL if unknown. */
+AccelClass *accel_find(const char *name);
+/* "-accel help". */
+void accel_print_list(FILE *out);
+/* The accelerator in use, or NULL before one is initialized. */
+AccelState *current_accel(void);
+const char *current_accel_name(void);
+bool accel_is_qtest(void);
+bool accel_is_kvm(void);
+/* Creates the accelerator object and calls init_machine. */
+bool accel_init_machine(AccelClass *ac, MachineState *ms, Error **errp);
+bool accel_start_vcpus(MachineState *ms, Error **errp);
+void accel_cleanup(void);
+
+#endif
