@@ -10,13 +10,14 @@
 #include "qemu/compiler.h"
 #include "qemu/typedefs.h"
 
+typedef void EventNotifierHandler(EventNotifier *e);
+
 struct EventNotifier {
     int rfd;
     int wfd;
     bool initialized;
+    EventNotifierHandler *handler;  /* main-loop handler, if any */
 };
-
-typedef void EventNotifierHandler(EventNotifier *e);
 
 /* Returns 0 or -errno.  @active: start signalled. */
 int event_notifier_init(EventNotifier *e, int active);
