@@ -1,0 +1,283 @@
+/*
+ * PCI devices: config space, BARs, capabilities, INTx, bus mastering.
+ *
+ * A PCIDevice owns a config space image (256 B, or 4 KiB for PCIe) and
+ * four per-byte masks that give it its PCI semantics:
+ *   wmask    bits the guest may write;
+ *   w1cmask  bits the guest clears by writing 1 (status bits);
+ *   cmask    bits that describe the device (checked by vfio, never written);
+ *   used     bytes taken by the header or a capability.
+ * Register constants come from <linux/pci_regs.h>.
+ */
+#ifndef HW_PCI_PCI_H
+#define HW_PCI_PCI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <glib.h>
+#include <linux/pci_regs.h>
+#include "qemu/compiler.h"
+#include "qemu/typedefs.h"
+#include "exec/memory.h"
+#include "hw/qdev-core.h"
+
+#define TYPE_PCI_DEVICE "pci-device"
+#define TYPE_PCI_BUS "PCI"
+
+#define PCI_DEVICE(obj) OBJECT_CHECK(PCIDevice, (obj), TYPE_PCI_DEVICE)
+#define PCI_DEVICE_CLASS(oc) \
+    OBJECT_CLASS_CHECK(PCIDeviceClass, (oc), TYPE_PCI_DEVICE)
+#define PCI_DEVICE_GET_CLASS(obj) \
+    OBJECT_GET_CLASS(PCIDeviceClass, (obj), TYPE_PCI_DEVICE)
+#define PCI_BUS(obj) OBJECT_CHECK(PCIBus, (obj), TYPE_PCI_BUS)
+
+#ifndef PCI_DEVFN
+#define PCI_DEVFN(slot, fn) ((((slot) & 0x1f) << 3) | ((fn) & 0x07))
+#endif
+#ifndef PCI_SLOT
+#define PCI_SLOT(devfn) (((devfn) >> 3) & 0x1f)
+#endif
+#ifndef PCI_FUNC
+#define PCI_FUNC(devfn) ((devfn) & 0x07)
+#endif
+#define PCI_DEVFN_MAX 256
+
+#define PCI_CONFIG_HEADER_SIZE 0x40
+#define PCI_CONFIG_SPACE_SIZE 0x100
+#define PCIE_CONFIG_SPACE_SIZE 0x1000
+
+/* BARs 0..5 plus the expansion ROM. */
+#define PCI_ROM_SLOT 6
+#define PCI_NUM_REGIONS 7
+
+/* Conduit's own vendor id space for emulated test devices. */
+#define PCI_VENDOR_ID_CONDUIT 0x1d0c
+#define PCI_DEVICE_ID_CONDUIT_TESTDEV 0x0001
+#define PCI_VENDOR_ID_INTEL 0x8086
+#define PCI_DEVICE_ID_CONDUIT_HOST 0x0100
+
+typedef uint64_t pcibus_t;
+#define PCI_BAR_UNMAPPED (~(pcibus_t)0)
+
+/* cap_present bits */
+#define QEMU_PCI_CAP_MSI      (1u << 0)
+#define QEMU_PCI_CAP_MSIX     (1u << 1)
+#define QEMU_PCI_CAP_EXPRESS  (1u << 2)
+#define QEMU_PCI_CAP_MULTIFUNCTION (1u << 3)
+
+typedef struct PCIIORegion {
+    pcibus_t addr;          /* where it is mapped, or PCI_BAR_UNMAPPED */
+    pcibus_t size;          /* 0: BAR not implemented */
+    uint8_t type;           /* PCI_BASE_ADDRESS_SPACE_IO or MEM_* flags */
+    MemoryRegion *memory;   /* the BAR container the device registered */
+    MemoryRegion *address_space; /* bus space it maps into */
+} PCIIORegion;
+
+typedef struct MSIMessage {
+    uint64_t address;
+    uint32_t data;
+} MSIMessage;
+
+/*
+ * MSI-X vector notifiers (see hw/pci/msix.h).  use: the vector became
+ * deliverable (enabled, function and vector unmasked) or its message
+ * changed while deliverable; return <0 to refuse.  release: it stopped
+ * being deliverable.  poll: the guest reads the PBA for [start, end).
+ */
+typedef int (*MSIVectorUseNotifier)(PCIDevice *dev, unsigned int vector,
+                                    MSIMessage msg);
+typedef void (*MSIVectorReleaseNotifier)(PCIDevice *dev, unsigned int vector);
+typedef void (*MSIVectorPollNotifier)(PCIDevice *dev,
+                                      unsigned int vector_start,
+                                      unsigned int vector_end);
+
+struct PCIDevice {
+    DeviceState qdev;
+
+    uint8_t *config;
+    uint8_t *cmask;
+    uint8_t *wmask;
+    uint8_t *w1cmask;
+    uint8_t *used;
+    /* Bits vfio-pci emulates rather than passes through; owned by it. */
+    uint8_t *emulated_config_bits;
+    uint32_t config_size;
+
+    /* Properties */
+    int32_t devfn;          /* "addr"; -1 means the first free slot */
+    bool multifunction;
+    char *romfile;
+    uint32_t rombar;
+
+    char name[64];
+    PCIBus *bus;
+    uint32_t cap_present;
+    PCIIORegion io_regions[PCI_NUM_REGIONS];
+
+    /* Bus mastering: an alias of the bus DMA space, enabled by BME. */
+    AddressSpace bus_master_as;
+    MemoryRegion bus_master_container_region;
+    MemoryRegion bus_master_enable_region;
+    bool bus_master_as_initialized;
+
+    /* INTx: the device's level, and whether COMMAND gates it off. */
+    int irq_state;
+    bool intx_disabled;
+
+    /* MSI */
+    uint8_t msi_cap;
+
+    /* MSI-X (hw/pci/msix.c) */
+    uint8_t msix_cap;
+    uint32_t msix_entries_nr;
+    uint8_t *msix_table;
+    uint8_t *msix_pba;
+    MemoryRegion msix_table_mmio;
+    MemoryRegion msix_pba_mmio;
+    MemoryRegion *msix_table_bar;
+    MemoryRegion *msix_pba_bar;
+    bool msix_function_masked;  /* disabled or MASKALL: nothing delivers */
+    bool msix_pba_lazy;
+    bool msix_table_emulated;
+    bool *msix_vector_armed;    /* use notifier called, release not yet */
+    MSIVectorUseNotifier msix_vector_use_notifier;
+    MSIVectorReleaseNotifier msix_vector_release_notifier;
+    MSIVectorPollNotifier msix_vector_poll_notifier;
+};
+
+typedef struct PCIDeviceClass {
+    DeviceClass parent_class;
+
+    bool (*realize)(PCIDevice *dev, Error **errp);
+    void (*exit)(PCIDevice *dev);
+    uint32_t (*config_read)(PCIDevice *dev, uint32_t addr, int len);
+    void (*config_write)(PCIDevice *dev, uint32_t addr, uint32_t val,
+                         int len);
+    void (*reset)(PCIDevice *dev);
+
+    uint16_t vendor_id;
+    uint16_t device_id;
+    uint8_t revision;
+    uint16_t class_id;
+    uint16_t subsystem_vendor_id;
+    uint16_t subsystem_id;
+    bool is_express;
+    bool is_bridge;
+} PCIDeviceClass;
+
+/* Bus */
+/*
+ * A root bus whose BARs map into mem/io.  Devices' DMA goes to dma_root
+ * (usually mem as well).  parent may be NULL.
+ */
+PCIBus *pci_root_bus_new(DeviceState *parent, const char *name,
+                         MemoryRegion *mem, MemoryRegion *io,
+                         MemoryRegion *dma_root);
+PCIDevice *pci_find_device(PCIBus *bus, int bus_num, uint8_t devfn);
+void pci_for_each_device(PCIBus *bus,
+                         void (*fn)(PCIBus *bus, PCIDevice *dev, void *opaque),
+                         void *opaque);
+
+/* INTx routing for a root bus: set_irq(opaque, irq_num, level). */
+typedef void (*pci_set_irq_fn)(void *opaque, int irq_num, int level);
+typedef int (*pci_map_irq_fn)(PCIDevice *dev, int pin);
+void pci_bus_irqs(PCIBus *bus, pci_set_irq_fn set_irq, pci_map_irq_fn map_irq,
+                  void *opaque, int nirq);
+/* Called for every device realized after the machine was reset once. */
+void pci_bus_set_hotplug_hook(PCIBus *bus,
+                              void (*fn)(PCIBus *bus, PCIDevice *dev,
+                                         void *opaque),
+                              void *opaque);
+
+/* Config space */
+uint32_t pci_default_read_config(PCIDevice *dev, uint32_t addr, int len);
+void pci_default_write_config(PCIDevice *dev, uint32_t addr, uint32_t val,
+                              int len);
+/* Host-bridge entry points: bounds-checked, dispatch to the class hooks. */
+uint32_t pci_host_config_read_common(PCIDevice *dev, uint32_t addr,
+                                     uint32_t limit, int len);
+void pci_host_config_write_common(PCIDevice *dev, uint32_t addr,
+                                  uint32_t limit, uint32_t val, int len);
+
+/* Capabilities; offset 0 asks for the first free dword-aligned space. */
+int pci_add_capability(PCIDevice *dev, uint8_t cap_id, uint8_t offset,
+                       uint8_t size, Error **errp);
+void pci_del_capability(PCIDevice *dev, uint8_t cap_id, uint8_t size);
+uint8_t pci_find_capability(PCIDevice *dev, uint8_t cap_id);
+
+/* BARs */
+void pci_register_bar(PCIDevice *dev, int region_num, uint8_t type,
+                      MemoryRegion *memory);
+pcibus_t pci_get_bar_addr(PCIDevice *dev, int region_num);
+/* Address the BAR register currently decodes, PCI_BAR_UNMAPPED if none. */
+pcibus_t pci_bar_address(PCIDevice *dev, int reg, uint8_t type,
+                         pcibus_t size);
+/* Writes the BAR register (both dwords for 64-bit) and remaps. */
+void pci_set_bar_addr(PCIDevice *dev, int region_num, pcibus_t addr);
+void pci_update_mappings(PCIDevice *dev);
+
+AddressSpace *pci_get_address_space(PCIDevice *dev);
+void pci_set_irq(PCIDevice *dev, int level);
+void pci_device_reset(PCIDevice *dev);
+void pci_bus_reset(PCIBus *bus);
+/* Offset that a BAR register has for region_num. */
+static inline int pci_bar_reg(int region_num)
+{
+    return region_num == PCI_ROM_SLOT ? PCI_ROM_ADDRESS
+                                      : PCI_BASE_ADDRESS_0 + region_num * 4;
+}
+
+static inline bool pci_is_express(const PCIDevice *dev)
+{
+    return dev->cap_present & QEMU_PCI_CAP_EXPRESS;
+}
+
+/* Little-endian config accessors. */
+static inline uint8_t pci_get_byte(const uint8_t *config)
+{
+    return *config;
+}
+static inline void pci_set_byte(uint8_t *config, uint8_t val)
+{
+    *config = val;
+}
+static inline uint16_t pci_get_word(const uint8_t *config)
+{
+    return lduw_le_p(config);
+}
+static inline void pci_set_word(uint8_t *config, uint16_t val)
+{
+    stw_le_p(config, val);
+}
+static inline uint32_t pci_get_long(const uint8_t *config)
+{
+    return ldl_le_p(config);
+}
+static inline void pci_set_long(uint8_t *config, uint32_t val)
+{
+    stl_le_p(config, val);
+}
+static inline uint64_t pci_get_quad(const uint8_t *config)
+{
+    return ldq_le_p(config);
+}
+static inline void pci_set_quad(uint8_t *config, uint64_t val)
+{
+    stq_le_p(config, val);
+}
+static inline void pci_word_test_and_set_mask(uint8_t *config, uint16_t mask)
+{
+    pci_set_word(config, pci_get_word(config) | mask);
+}
+static inline void pci_word_test_and_clear_mask(uint8_t *config,
+                                                uint16_t mask)
+{
+    pci_set_word(config, pci_get_word(config) & ~mask);
+}
+
+static inline uint16_t pci_get_bdf(PCIDevice *dev)
+{
+    return dev->devfn & 0xff;
+}
+
+#endif

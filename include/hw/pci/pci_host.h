@@ -1,0 +1,57 @@
+/*
+ * The pc machine's PCI host bridge: configuration mechanism #1 on ports
+ * 0xcf8/0xcfc, an ECAM window, MMIO windows for BARs, and BAR assignment
+ * at reset (we boot without firmware).
+ */
+#ifndef HW_PCI_PCI_HOST_H
+#define HW_PCI_PCI_HOST_H
+
+#include "hw/pci/pci.h"
+
+#define TYPE_PC_PCI_HOST "pc-pci-host"
+
+#define PC_PCI_CONFIG_ADDR_PORT 0xcf8
+#define PC_PCI_CONFIG_DATA_PORT 0xcfc
+#define PC_PCI_ECAM_BASE        0xe0000000ULL
+#define PC_PCI_ECAM_SIZE        0x01000000ULL   /* buses 0..15 */
+#define PC_PCI_MMIO32_BASE      0xe1000000ULL
+#define PC_PCI_MMIO32_END       0xfec00000ULL   /* exclusive */
+#define PC_PCI_MMIO64_SIZE      0x800000000ULL  /* 32 GiB */
+#define PC_PCI_IO_BASE          0xc000
+#define PC_PCI_IO_END           0x10000         /* exclusive */
+
+/* MSI writes land here on x86 (the local APICs' window). */
+#define PC_MSI_ADDR_BASE        0xfee00000ULL
+#define PC_MSI_ADDR_SIZE        0x00100000ULL
+
+typedef struct PCIHostWindow {
+    uint64_t base;
+    uint64_t end;   /* exclusive */
+} PCIHostWindow;
+
+/*
+ * Creates the host bridge and its root bus "pci.0" for a machine whose
+ * RAM ends (above 4 GiB) at ram_above_4g_end (0 when there is none).
+ */
+PCIBus *pc_pci_host_init(MachineState *ms, uint64_t ram_above_4g_end,
+                         Error **errp);
+
+/* Assigns every BAR of every device on bus, enables decoding + mastering. */
+void pc_pci_assign_bars(PCIBus *bus);
+
+/*
+ * Pure BAR placement: the lowest address >= win->base, aligned to size
+ * (a power of two), where [addr, addr+size) fits in the window and avoids
+ * all nr_used ranges (pairs of [start, end)).  Returns false if none.
+ */
+bool pci_host_find_free_range(const PCIHostWindow *win, uint64_t size,
+                              const uint64_t (*used)[2], size_t nr_used,
+                              uint64_t *addr);
+
+/* Where x86 MSI writes go: KVM installs its own handler later. */
+typedef void (*PCMsiHandler)(uint64_t addr, uint32_t data, void *opaque);
+void pc_msi_set_handler(PCMsiHandler fn, void *opaque);
+/* Creates the MSI window on system memory and /machine/msi. */
+void pc_msi_init(MachineState *ms);
+
+#endif
