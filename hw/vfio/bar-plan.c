@@ -1,0 +1,328 @@
+/*
+ * vfio_plan_bar(): the pure BAR mapping decision (see hw/vfio/bar-plan.h
+ * for the rules).  Everything here is arithmetic on ranges.
+ */
+#include "qemu/osdep.h"
+#include "qapi/error.h"
+#include "hw/vfio/bar-plan.h"
+#include "trace.h"
+
+#define MIN_PAGE_SIZE 4096
+
+static int range_cmp(gconstpointer a, gconstpointer b)
+{
+    const VFIOBarRange *ra = a, *rb = b;
+
+    if (ra->offset != rb->offset) {
+        return ra->offset < rb->offset ? -1 : 1;
+    }
+    return 0;
+}
+
+static void range_add(GArray *ranges, uint64_t start, uint64_t end)
+{
+    VFIOBarRange r = { .offset = start, .size = end - start };
+
+    if (start < end) {
+        g_array_append_val(ranges, r);
+    }
+}
+
+/* Sorts and merges overlapping or adjacent ranges in place. */
+static void ranges_normalize(GArray *ranges)
+{
+    guint i, out = 0;
+
+    g_array_sort(ranges, range_cmp);
+    for (i = 0; i < ranges->len; i++) {
+        VFIOBarRange *r = &g_array_index(ranges, VFIOBarRange, i);
+        VFIOBarRange *last = out ? &g_array_index(ranges, VFIOBarRange,
+                                                  out - 1) : NULL;
+
+        if (last && r->offset <= last->offset + last->size) {
+            uint64_t end = MAX(last->offset + last->size,
+                               r->offset + r->size);
+            last->size = end - last->offset;
+        } else {
+            g_array_index(ranges, VFIOBarRange, out++) = *r;
+        }
+    }
+    g_array_set_size(ranges, out);
+}
+
+/* Removes [start, end) from every range. */
+static void ranges_subtract(GArray *ranges, uint64_t start, uint64_t end)
+{
+    g_autoptr(GArray) out = g_array_new(false, false, sizeof(VFIOBarRange));
+    guint i;
+
+    for (i = 0; i < ranges->len; i++) {
+        VFIOBarRange r = g_array_index(ranges, VFIOBarRange, i);
+        uint64_t r_end = r.offset + r.size;
+
+        if (r_end <= start || r.offset >= end) {
+            g_array_append_val(out, r);
+            continue;
+        }
+        range_add(out, r.offset, MIN(start, r_end));
+        range_add(out, MAX(end, r.offset), r_end);
+    }
+    g_array_set_size(ranges, 0);
+    g_array_append_vals(ranges, out->data, out->len);
+}
+
+/* Rounds @end up to a page, without wrapping, and clips it to @size. */
+static uint64_t page_end(uint64_t end, uint64_t page, uint64_t size)
+{
+    if (end >= size || end > UINT64_MAX - (page - 1)) {
+        return size;
+    }
+    return MIN(ROUND_UP(end, page), size);
+}
+
+static bool check_msix_part(const VFIOBarPlanInput *in,
+                            const VFIOBarPlanMsixPart *part,
+                            const char *what, Error **errp)
+{
+    if (!part->present) {
+        return true;
+    }
+    if (!part->size || part->offset >= in->size ||
+        part->size > in->size - part->offset) {
+        error_setg(errp, "BAR %u: MSI-X %s [0x%" PRIx64 " + 0x%" PRIx64
+                   "] does not fit in the 0x%" PRIx64 "-byte BAR",
+                   in->bar, what, part->offset, part->size, in->size);
+        return false;
+    }
+    return true;
+}
+
+static bool check_input(const VFIOBarPlanInput *in, Error **errp)
+{
+    if (!is_power_of_2(in->host_page_size) ||
+        in->host_page_size < MIN_PAGE_SIZE) {
+        error_setg(errp, "BAR %u: host page size 0x%" PRIx64
+                   " is not a power of two >= 0x%x", in->bar,
+                   in->host_page_size, MIN_PAGE_SIZE);
+        return false;
+    }
+    if (in->page_size_override &&
+        (!is_power_of_2(in->page_size_override) ||
+         in->page_size_override < in->host_page_size)) {
+        error_setg(errp, "x-host-page-size 0x%" PRIx64 " must be a power of"
+                   " two not smaller than the host page size 0x%" PRIx64,
+                   in->page_size_override, in->host_page_size);
+        return false;
+    }
+    return check_msix_part(in, &in->table, "table", errp) &&
+           check_msix_part(in, &in->pba, "PBA", errp);
+}
+
+/* Candidate mmap areas before the MSI-X table is considered. */
+static void mappable_areas(const VFIOBarPlanInput *in, uint64_t page,
+                           GArray *areas)
+{
+    uint32_t i;
+
+    if (!in->caps || !in->caps->has_sparse) {
+        range_add(areas, 0, in->size);
+        return;
+    }
+    for (i = 0; i < in->caps->nr_sparse_areas; i++) {
+        const VFIOSparseArea *a = &in->caps->sparse_areas[i];
+        uint64_t start = MIN(a->offset, in->size);
+        uint64_t end = a->size > in->size - start ? in->size
+                                                  : start + a->size;
+
+        /* Only whole pages inside the area, except at the end of the BAR. */
+        start = page_end(start, page, in->size);
+        if (end < in->size) {
+            end = QEMU_ALIGN_DOWN(end, page);
+        }
+        range_add(areas, start, end);
+    }
+}
+
+static void overlay_pages(const VFIOBarPlan *plan, const VFIOBarOverlay *ov,
+                          uint64_t *start, uint64_t *end)
+{
+    *start = QEMU_ALIGN_DOWN(ov->offset, plan->page_size);
+    *end = page_end(ov->offset + ov->size, plan->page_size, plan->size);
+}
+
+/* trapped = [0, size) minus the areas, plus pages under enabled overlays */
+static void plan_compute_trapped(VFIOBarPlan *plan)
+{
+    g_autoptr(GArray) trapped = g_array_new(false, false,
+                                            sizeof(VFIOBarRange));
+    uint32_t i;
+
+    range_add(trapped, 0, plan->size);
+    for (i = 0; i < plan->nr_areas; i++) {
+        ranges_subtract(trapped, plan->areas[i].offset,
+                        plan->areas[i].offset + plan->areas[i].size);
+    }
+    for (i = 0; i < plan->nr_overlays; i++) {
+        uint64_t start, end;
+
+        if (plan->overlays[i].enabled) {
+            overlay_pages(plan, &plan->overlays[i], &start, &end);
+            range_add(trapped, start, end);
+        }
+    }
+    ranges_normalize(trapped);
+    g_free(plan->trapped);
+    plan->nr_trapped = trapped->len;
+    plan->trapped = (VFIOBarRange *)g_array_free(g_steal_pointer(&trapped),
+                                                 false);
+}
+
+VFIOBarPlan *vfio_plan_bar(const VFIOBarPlanInput *in, Error **errp)
+{
+    g_autoptr(VFIOBarPlan) plan = NULL;
+    g_autoptr(GArray) areas = NULL;
+    bool has_cap = in->caps && in->caps->msix_mappable;
+    bool mappable;
+
+    if (!check_input(in, errp)) {
+        return NULL;
+    }
+    plan = g_new0(VFIOBarPlan, 1);
+    plan->bar = in->bar;
+    plan->size = in->size;
+    plan->page_size = in->page_size_override ? in->page_size_override
+                                             : in->host_page_size;
+    if (in->table.present) {
+        plan->overlays[plan->nr_overlays++] = (VFIOBarOverlay) {
+            .kind = VFIO_BAR_OVERLAY_MSIX_TABLE,
+            .offset = in->table.offset,
+            .size = in->table.size,
+            .enabled = in->table.enabled && !in->no_msix_emulation,
+        };
+    }
+    if (in->pba.present) {
+        plan->overlays[plan->nr_overlays++] = (VFIOBarOverlay) {
+            .kind = VFIO_BAR_OVERLAY_MSIX_PBA,
+            .offset = in->pba.offset,
+            .size = in->pba.size,
+            .enabled = in->pba.enabled,
+        };
+    }
+
+    areas = g_array_new(false, false, sizeof(VFIOBarRange));
+    mappable = in->size && (in->flags & VFIO_REGION_INFO_FLAG_MMAP) &&
+               !in->no_mmap;
+    if (mappable) {
+        if (in->msix_mappable == VFIO_MSIX_MAPPABLE_ON && !has_cap &&
+            in->table.present) {
+            error_setg(errp, "BAR %u holds the MSI-X table but its region"
+                       " does not advertise MSIX_MAPPABLE", in->bar);
+            error_append_hint(errp, "Use x-msix-mappable=auto or off\n");
+            return NULL;
+        }
+        plan->msix_mappable = has_cap &&
+                              in->msix_mappable != VFIO_MSIX_MAPPABLE_OFF;
+        mappable_areas(in, plan->page_size, areas);
+        if (!plan->msix_mappable && in->table.present) {
+            /* The host refuses to mmap the table's pages: leave them. */
+            ranges_subtract(areas,
+                            QEMU_ALIGN_DOWN(in->table.offset,
+                                            plan->page_size),
+                            page_end(in->table.offset + in->table.size,
+                                     plan->page_size, in->size));
+        }
+        ranges_normalize(areas);
+    }
+    plan->nr_areas = areas->len;
+    plan->areas = (VFIOBarRange *)g_array_free(g_steal_pointer(&areas),
+                                               false);
+    plan->whole_bar_mapped = plan->nr_areas == 1 &&
+                             plan->areas[0].offset == 0 &&
+                             plan->areas[0].size == plan->size;
+    plan_compute_trapped(plan);
+
+    if (trace_event_is_enabled("vfio_plan_bar")) {
+        g_autofree char *desc = vfio_plan_bar_describe(plan);
+        trace_vfio_plan_bar(desc);
+    }
+    return g_steal_pointer(&plan);
+}
+
+void vfio_bar_plan_free(VFIOBarPlan *plan)
+{
+    if (plan) {
+        g_free(plan->areas);
+        g_free(plan->trapped);
+        g_free(plan);
+    }
+}
+
+bool vfio_bar_plan_set_overlay_enabled(VFIOBarPlan *plan,
+                                       VFIOBarOverlayKind kind, bool enabled)
+{
+    uint32_t i;
+
+    for (i = 0; i < plan->nr_overlays; i++) {
+        if (plan->overlays[i].kind == kind) {
+            if (plan->overlays[i].enabled != enabled) {
+                plan->overlays[i].enabled = enabled;
+                plan_compute_trapped(plan);
+            }
+            return true;
+        }
+    }
+    return false;
+}
+
+bool vfio_bar_plan_is_trapped(const VFIOBarPlan *plan, uint64_t offset)
+{
+    uint32_t i;
+
+    for (i = 0; i < plan->nr_trapped; i++) {
+        if (offset >= plan->trapped[i].offset &&
+            offset - plan->trapped[i].offset < plan->trapped[i].size) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static void describe_ranges(GString *s, const char *what,
+                            const VFIOBarRange *r, uint32_t n)
+{
+    uint32_t i;
+
+    g_string_append_printf(s, " %s [", what);
+    for (i = 0; i < n; i++) {
+        g_string_append_printf(s, "%s0x%" PRIx64 "+0x%" PRIx64,
+                               i ? " " : "", r[i].offset, r[i].size);
+    }
+    g_string_append_c(s, ']');
+}
+
+char *vfio_plan_bar_describe(const VFIOBarPlan *plan)
+{
+    GString *s = g_string_new(NULL);
+    uint32_t i;
+
+    g_string_append_printf(s, "bar%u size 0x%" PRIx64 " page 0x%" PRIx64,
+                           plan->bar, plan->size, plan->page_size);
+    if (plan->msix_mappable) {
+        g_string_append(s, " msix-mappable");
+    }
+    if (plan->whole_bar_mapped) {
+        g_string_append(s, " whole-bar");
+    }
+    describe_ranges(s, "mmap", plan->areas, plan->nr_areas);
+    describe_ranges(s, "trapped", plan->trapped, plan->nr_trapped);
+    for (i = 0; i < plan->nr_overlays; i++) {
+        const VFIOBarOverlay *ov = &plan->overlays[i];
+
+        g_string_append_printf(s, " %s 0x%" PRIx64 "+0x%" PRIx64 " %s",
+                               ov->kind == VFIO_BAR_OVERLAY_MSIX_TABLE
+                               ? "table" : "pba",
+                               ov->offset, ov->size,
+                               ov->enabled ? "on" : "off");
+    }
+    return g_string_free(s, false);
+}

@@ -1,0 +1,723 @@
+/*
+ * vfio_plan_bar(): every rule of the decision, the layouts the qtests
+ * use, and a randomized comparison with a page-by-page reference model.
+ */
+#include "qemu/osdep.h"
+#include "qapi/error.h"
+#include "hw/vfio/bar-plan.h"
+
+#define KiB 1024ULL
+#define PAGE_4K (4 * KiB)
+#define PAGE_64K (64 * KiB)
+#define RW_MMAP (VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE | \
+                 VFIO_REGION_INFO_FLAG_MMAP)
+
+static VFIOBarPlanInput plain_bar(uint64_t size, uint64_t page)
+{
+    return (VFIOBarPlanInput) {
+        .bar = 0,
+        .size = size,
+        .flags = RW_MMAP,
+        .host_page_size = page,
+        .msix_mappable = VFIO_MSIX_MAPPABLE_AUTO,
+    };
+}
+
+static void with_table(VFIOBarPlanInput *in, uint64_t offset, uint64_t size)
+{
+    in->table = (VFIOBarPlanMsixPart) { true, offset, size, true };
+}
+
+static void with_pba(VFIOBarPlanInput *in, uint64_t offset, uint64_t size,
+                     bool enabled)
+{
+    in->pba = (VFIOBarPlanMsixPart) { true, offset, size, enabled };
+}
+
+static const VFIORegionCaps cap_msix = { .msix_mappable = true };
+
+static char *ranges_str(const VFIOBarRange *r, uint32_t n)
+{
+    GString *s = g_string_new(NULL);
+    uint32_t i;
+
+    for (i = 0; i < n; i++) {
+        g_string_append_printf(s, "%s0x%" PRIx64 "+0x%" PRIx64, i ? " " : "",
+                               r[i].offset, r[i].size);
+    }
+    return g_string_free(s, false);
+}
+
+static bool page_hits(uint64_t p, uint64_t page, uint64_t off, uint64_t len)
+{
+    return p < off + len && off < p + page;
+}
+
+/*
+ * Page-by-page reference model of the rules in bar-plan.h, written
+ * independently of the range arithmetic in bar-plan.c.  Every plan the
+ * tests make is compared against it, which also checks the invariants:
+ * areas page-aligned, inside the BAR, sorted, disjoint; trapped pages
+ * exactly the unmapped ones plus those under an enabled overlay; the
+ * table's pages never mapped without the capability.
+ */
+static void check_plan(const VFIOBarPlanInput *in, const VFIOBarPlan *plan)
+{
+    uint64_t page = in->page_size_override ? in->page_size_override
+                                           : in->host_page_size;
+    bool mappable = in->size && (in->flags & VFIO_REGION_INFO_FLAG_MMAP) &&
+                    !in->no_mmap;
+    bool cap = mappable && in->caps && in->caps->msix_mappable &&
+               in->msix_mappable != VFIO_MSIX_MAPPABLE_OFF;
+    bool table_on = in->table.present && in->table.enabled &&
+                    !in->no_msix_emulation;
+    bool pba_on = in->pba.present && in->pba.enabled;
+    uint64_t p, prev_end = 0;
+    uint32_t i, a = 0, t = 0;
+
+    g_assert_cmpuint(plan->page_size, ==, page);
+    g_assert_cmpuint(plan->size, ==, in->size);
+    g_assert_cmpuint(plan->msix_mappable, ==, cap);
+
+    for (i = 0; i < plan->nr_areas; i++) {
+        const VFIOBarRange *r = &plan->areas[i];
+
+        g_assert_cmpuint(r->size, >, 0);
+        g_assert_cmpuint(r->offset % page, ==, 0);
+        g_assert_true((r->offset + r->size) % page == 0 ||
+                      r->offset + r->size == in->size);
+        g_assert_cmpuint(r->offset + r->size, <=, in->size);
+        /* sorted, disjoint and merged */
+        g_assert_true(i == 0 || r->offset > prev_end);
+        prev_end = r->offset + r->size;
+    }
+    for (i = 0; i < plan->nr_trapped; i++) {
+        const VFIOBarRange *r = &plan->trapped[i];
+
+        g_assert_cmpuint(r->size, >, 0);
+        g_assert_cmpuint(r->offset % page, ==, 0);
+        g_assert_true((r->offset + r->size) % page == 0 ||
+                      r->offset + r->size == in->size);
+        g_assert_cmpuint(r->offset + r->size, <=, in->size);
+        g_assert_true(i == 0 || r->offset > prev_end);
+        prev_end = r->offset + r->size;
+    }
+    g_assert_cmpuint(plan->whole_bar_mapped, ==,
+                     plan->nr_areas == 1 && plan->areas[0].offset == 0 &&
+                     plan->areas[0].size == in->size);
+
+    for (p = 0; p < in->size; p += page) {
+        uint64_t p_end = MIN(p + page, in->size);
+        bool mapped_ref = false, trapped_ref;
+        bool mapped, trapped;
+
+        if (mappable) {
+            if (in->caps && in->caps->has_sparse) {
+                for (i = 0; i < in->caps->nr_sparse_areas; i++) {
+                    const VFIOSparseArea *s = &in->caps->sparse_areas[i];
+                    uint64_t s_end = MIN(s->offset + s->size, in->size);
+
+                    mapped_ref |= p >= s->offset && p_end <= s_end;
+                }
+            } else {
+                mapped_ref = true;
+            }
+            if (!cap && in->table.present &&
+                page_hits(p, page, in->table.offset, in->table.size)) {
+                mapped_ref = false;
+            }
+        }
+        trapped_ref = !mapped_ref ||
+            (table_on && page_hits(p, page, in->table.offset,
+                                   in->table.size)) ||
+            (pba_on && page_hits(p, page, in->pba.offset, in->pba.size));
+
+        while (a < plan->nr_areas &&
+               plan->areas[a].offset + plan->areas[a].size <= p) {
+            a++;
+        }
+        mapped = a < plan->nr_areas && plan->areas[a].offset <= p;
+        while (t < plan->nr_trapped &&
+               plan->trapped[t].offset + plan->trapped[t].size <= p) {
+            t++;
+        }
+        trapped = t < plan->nr_trapped && plan->trapped[t].offset <= p;
+        if (mapped != mapped_ref || trapped != trapped_ref) {
+            g_autofree char *desc = vfio_plan_bar_describe(plan);
+            g_error("page 0x%" PRIx64 ": mapped %d (want %d) trapped %d"
+                    " (want %d) in %s", p, mapped, mapped_ref, trapped,
+                    trapped_ref, desc);
+        }
+        g_assert_cmpuint(vfio_bar_plan_is_trapped(plan, p), ==, trapped_ref);
+        g_assert_cmpuint(vfio_bar_plan_is_trapped(plan, p_end - 1), ==,
+                         trapped_ref);
+    }
+}
+
+/* Plans, checks against the model, and compares areas/trapped. */
+static void expect_plan(const VFIOBarPlanInput *in, const char *areas,
+                        const char *trapped)
+{
+    g_autoptr(VFIOBarPlan) plan = vfio_plan_bar(in, &error_abort);
+    g_autofree char *got_areas = ranges_str(plan->areas, plan->nr_areas);
+    g_autofree char *got_trapped = ranges_str(plan->trapped,
+                                              plan->nr_trapped);
+
+    check_plan(in, plan);
+    g_assert_cmpstr(got_areas, ==, areas);
+    g_assert_cmpstr(got_trapped, ==, trapped);
+}
+
+static void expect_error(const VFIOBarPlanInput *in, const char *needle)
+{
+    Error *err = NULL;
+
+    g_assert_null(vfio_plan_bar(in, &err));
+    g_assert_nonnull(err);
+    if (!strstr(error_get_pretty(err), needle)) {
+        g_error("error '%s' does not mention '%s'", error_get_pretty(err),
+                needle);
+    }
+    error_free(err);
+}
+
+static void test_no_mmap_flag(void)
+{
+    VFIOBarPlanInput in = plain_bar(0x4000, PAGE_4K);
+
+    in.flags = VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE;
+    in.caps = &cap_msix;
+    with_table(&in, 0x3000, 0x100);
+    expect_plan(&in, "", "0x0+0x4000");
+}
+
+static void test_x_no_mmap(void)
+{
+    VFIOBarPlanInput in = plain_bar(0x4000, PAGE_4K);
+
+    in.no_mmap = true;
+    in.caps = &cap_msix;
+    with_table(&in, 0x3000, 0x100);
+    expect_plan(&in, "", "0x0+0x4000");
+    /* x-no-mmap wins over x-msix-mappable=on: nothing to require. */
+    in.msix_mappable = VFIO_MSIX_MAPPABLE_ON;
+    in.caps = NULL;
+    expect_plan(&in, "", "0x0+0x4000");
+}
+
+static void test_no_msix_whole_bar(void)
+{
+    VFIOBarPlanInput in = plain_bar(0x4000, PAGE_4K);
+    g_autoptr(VFIOBarPlan) plan = NULL;
+
+    expect_plan(&in, "0x0+0x4000", "");
+    plan = vfio_plan_bar(&in, &error_abort);
+    g_assert_true(plan->whole_bar_mapped);
+    g_assert_cmpuint(plan->nr_overlays, ==, 0);
+}
+
+static void test_absent_bar(void)
+{
+    VFIOBarPlanInput in = plain_bar(0, PAGE_4K);
+
+    expect_plan(&in, "", "");
+}
+
+static void test_table_at_start(void)
+{
+    VFIOBarPlanInput in = plain_bar(0x4000, PAGE_4K);
+
+    with_table(&in, 0, 0x100);
+    expect_plan(&in, "0x1000+0x3000", "0x0+0x1000");
+}
+
+static void test_table_in_middle(void)
+{
+    VFIOBarPlanInput in = plain_bar(0x8000, PAGE_4K);
+
+    with_table(&in, 0x2800, 0x800);
+    expect_plan(&in, "0x0+0x2000 0x3000+0x5000", "0x2000+0x1000");
+    /* A table straddling a page boundary takes both pages. */
+    with_table(&in, 0x2800, 0x1000);
+    expect_plan(&in, "0x0+0x2000 0x4000+0x4000", "0x2000+0x2000");
+}
+
+static void test_table_at_end(void)
+{
+    VFIOBarPlanInput in = plain_bar(0x4000, PAGE_4K);
+
+    with_table(&in, 0x3f00, 0x100);
+    expect_plan(&in, "0x0+0x3000", "0x3000+0x1000");
+}
+
+static void test_table_whole_bar(void)
+{
+    VFIOBarPlanInput in = plain_bar(0x2000, PAGE_4K);
+
+    with_table(&in, 0, 0x2000);
+    expect_plan(&in, "", "0x0+0x2000");
+    /* With the capability the table is an overlay over one mapping. */
+    in.caps = &cap_msix;
+    expect_plan(&in, "0x0+0x2000", "0x0+0x2000");
+}
+
+static void test_table_and_pba_in_different_bars(void)
+{
+    VFIOBarPlanInput bar0 = plain_bar(0x4000, PAGE_4K);
+    VFIOBarPlanInput bar2 = plain_bar(0x2000, PAGE_4K);
+
+    bar2.bar = 2;
+    with_table(&bar0, 0x2000, 0x200);
+    with_pba(&bar2, 0x1000, 0x8, true);
+    expect_plan(&bar0, "0x0+0x2000 0x3000+0x1000", "0x2000+0x1000");
+    /* The PBA is never cut out; an enabled PBA traps its page. */
+    expect_plan(&bar2, "0x0+0x2000", "0x1000+0x1000");
+    bar2.pba.enabled = false;
+    expect_plan(&bar2, "0x0+0x2000", "");
+}
+
+static void test_page_64k(void)
+{
+    VFIOBarPlanInput in = plain_bar(0x40000, PAGE_64K);
+
+    with_table(&in, 0x12000, 0x100);
+    expect_plan(&in, "0x0+0x10000 0x20000+0x20000", "0x10000+0x10000");
+    in.caps = &cap_msix;
+    expect_plan(&in, "0x0+0x40000", "0x10000+0x10000");
+}
+
+static void test_host_page_size_override(void)
+{
+    VFIOBarPlanInput in = plain_bar(0x40000, PAGE_4K);
+
+    with_table(&in, 0x12000, 0x100);
+    expect_plan(&in, "0x0+0x12000 0x13000+0x2d000", "0x12000+0x1000");
+    in.page_size_override = PAGE_64K;
+    expect_plan(&in, "0x0+0x10000 0x20000+0x20000", "0x10000+0x10000");
+    /* Equal to the real one is allowed. */
+    in.page_size_override = PAGE_4K;
+    expect_plan(&in, "0x0+0x12000 0x13000+0x2d000", "0x12000+0x1000");
+}
+
+static void test_bad_page_sizes(void)
+{
+    VFIOBarPlanInput in = plain_bar(0x4000, PAGE_4K);
+
+    in.page_size_override = 0x3000;
+    expect_error(&in, "x-host-page-size 0x3000 must be a power of two");
+    in.host_page_size = PAGE_64K;
+    in.page_size_override = PAGE_4K;
+    expect_error(&in, "not smaller than the host page size 0x10000");
+    in.page_size_override = 0;
+    in.host_page_size = 2048;
+    expect_error(&in, "host page size 0x800");
+    in.host_page_size = 0;
+    expect_error(&in, "host page size 0x0");
+    in.host_page_size = 0x5000;
+    expect_error(&in, "not a power of two");
+}
+
+static void test_bad_msix_location(void)
+{
+    VFIOBarPlanInput in = plain_bar(0x4000, PAGE_4K);
+
+    in.bar = 4;
+    with_table(&in, 0x4000, 0x10);
+    expect_error(&in, "BAR 4: MSI-X table [0x4000 + 0x10] does not fit");
+    with_table(&in, 0x3ff0, 0x20);
+    expect_error(&in, "does not fit");
+    with_table(&in, 0x10, 0);
+    expect_error(&in, "does not fit");
+    with_table(&in, 0x10, UINT64_MAX);
+    expect_error(&in, "does not fit");
+    with_table(&in, 0, 0x10);
+    with_pba(&in, UINT64_MAX - 4, 8, true);
+    expect_error(&in, "MSI-X PBA");
+}
+
+static void test_sparse_areas(void)
+{
+    static const VFIOSparseArea areas[] = {
+        { 0x8000, 0x8000 },
+        { 0x0, 0x3000 },
+        { 0x3800, 0x2000 },     /* unaligned: only 0x4000-0x5000 */
+        { 0x6100, 0x800 },      /* smaller than a page: nothing */
+    };
+    VFIORegionCaps caps = {
+        .has_sparse = true,
+        .nr_sparse_areas = ARRAY_SIZE(areas),
+        .sparse_areas = (VFIOSparseArea *)areas,
+    };
+    VFIOBarPlanInput in = plain_bar(0x10000, PAGE_4K);
+
+    in.caps = &caps;
+    expect_plan(&in, "0x0+0x3000 0x4000+0x1000 0x8000+0x8000",
+                "0x3000+0x1000 0x5000+0x3000");
+    with_table(&in, 0x9000, 0x200);
+    expect_plan(&in, "0x0+0x3000 0x4000+0x1000 0x8000+0x1000 0xa000+0x6000",
+                "0x3000+0x1000 0x5000+0x3000 0x9000+0x1000");
+    /* With the capability, the sparse areas are kept and not cut. */
+    caps.msix_mappable = true;
+    expect_plan(&in, "0x0+0x3000 0x4000+0x1000 0x8000+0x8000",
+                "0x3000+0x1000 0x5000+0x3000 0x9000+0x1000");
+    in.table.enabled = false;
+    expect_plan(&in, "0x0+0x3000 0x4000+0x1000 0x8000+0x8000",
+                "0x3000+0x1000 0x5000+0x3000");
+}
+
+static void test_sparse_merge_and_clip(void)
+{
+    static const VFIOSparseArea areas[] = {
+        { 0x1000, 0x1000 },
+        { 0x2000, 0x1000 },     /* adjacent: merged */
+        { 0x1800, 0x2800 },     /* overlapping: merged */
+        { 0x6000, 0x100000 },   /* past the BAR: clipped */
+        { UINT64_MAX - 0xfff, 0x2000 },   /* wraps: ignored */
+    };
+    VFIORegionCaps caps = {
+        .has_sparse = true,
+        .nr_sparse_areas = ARRAY_SIZE(areas),
+        .sparse_areas = (VFIOSparseArea *)areas,
+    };
+    VFIOBarPlanInput in = plain_bar(0x8000, PAGE_4K);
+
+    in.caps = &caps;
+    expect_plan(&in, "0x1000+0x3000 0x6000+0x2000",
+                "0x0+0x1000 0x4000+0x2000");
+    /* No areas at all: the device allows no mmap. */
+    caps.nr_sparse_areas = 0;
+    expect_plan(&in, "", "0x0+0x8000");
+}
+
+static void test_sparse_sub_page_bar(void)
+{
+    /* A 16 KiB BAR on a 64 KiB host: an area ending at the BAR end. */
+    static const VFIOSparseArea areas[] = { { 0, 0x4000 } };
+    VFIORegionCaps caps = {
+        .has_sparse = true,
+        .nr_sparse_areas = 1,
+        .sparse_areas = (VFIOSparseArea *)areas,
+    };
+    VFIOBarPlanInput in = plain_bar(0x4000, PAGE_4K);
+
+    in.caps = &caps;
+    in.page_size_override = PAGE_64K;
+    expect_plan(&in, "0x0+0x4000", "");
+}
+
+static void test_capability_modes(void)
+{
+    VFIOBarPlanInput in = plain_bar(0x4000, PAGE_4K);
+    g_autoptr(VFIOBarPlan) plan = NULL;
+
+    with_table(&in, 0x2000, 0x100);
+    /* absent */
+    expect_plan(&in, "0x0+0x2000 0x3000+0x1000", "0x2000+0x1000");
+    /* present, auto */
+    in.caps = &cap_msix;
+    expect_plan(&in, "0x0+0x4000", "0x2000+0x1000");
+    plan = vfio_plan_bar(&in, &error_abort);
+    g_assert_true(plan->msix_mappable);
+    g_assert_true(plan->whole_bar_mapped);
+    /* present, forced off */
+    in.msix_mappable = VFIO_MSIX_MAPPABLE_OFF;
+    expect_plan(&in, "0x0+0x2000 0x3000+0x1000", "0x2000+0x1000");
+    /* present, on */
+    in.msix_mappable = VFIO_MSIX_MAPPABLE_ON;
+    expect_plan(&in, "0x0+0x4000", "0x2000+0x1000");
+    /* absent, on: refused for the BAR holding the table... */
+    in.caps = NULL;
+    expect_error(&in, "BAR 0 holds the MSI-X table but its region does not"
+                 " advertise MSIX_MAPPABLE");
+    /* ...but fine for another BAR. */
+    in.table.present = false;
+    expect_plan(&in, "0x0+0x4000", "");
+}
+
+static void test_table_relocated(void)
+{
+    /* The emulated table moved elsewhere: its page is neither cut nor
+     * trapped with the capability, and still cut without it. */
+    VFIOBarPlanInput in = plain_bar(0x4000, PAGE_4K);
+
+    with_table(&in, 0x1800, 0x100);
+    in.table.enabled = false;
+    in.caps = &cap_msix;
+    expect_plan(&in, "0x0+0x4000", "");
+    in.caps = NULL;
+    expect_plan(&in, "0x0+0x1000 0x2000+0x2000", "0x1000+0x1000");
+}
+
+static void test_nvme_doorbell_page(void)
+{
+    /* Table at 0x1800 and PBA at 0x1c00, on the doorbell page 0x1000. */
+    VFIOBarPlanInput in = plain_bar(0x4000, PAGE_4K);
+    g_autoptr(VFIOBarPlan) plan = NULL;
+
+    with_table(&in, 0x1800, 0x100);
+    with_pba(&in, 0x1c00, 0x8, false);
+    in.caps = &cap_msix;
+    expect_plan(&in, "0x0+0x4000", "0x1000+0x1000");
+    plan = vfio_plan_bar(&in, &error_abort);
+    g_assert_true(vfio_bar_plan_is_trapped(plan, 0x1000));
+    g_assert_false(vfio_bar_plan_is_trapped(plan, 0xfff));
+    g_assert_false(vfio_bar_plan_is_trapped(plan, 0x2000));
+    g_assert_cmpuint(plan->nr_overlays, ==, 2);
+    g_assert_cmpuint(plan->overlays[0].kind, ==, VFIO_BAR_OVERLAY_MSIX_TABLE);
+    g_assert_true(plan->overlays[0].enabled);
+    g_assert_cmpuint(plan->overlays[1].kind, ==, VFIO_BAR_OVERLAY_MSIX_PBA);
+    g_assert_false(plan->overlays[1].enabled);
+
+    in.caps = NULL;
+    expect_plan(&in, "0x0+0x1000 0x2000+0x2000", "0x1000+0x1000");
+}
+
+static void test_lazy_pba(void)
+{
+    /* Table on its own page, PBA on the doorbell page. */
+    VFIOBarPlanInput in = plain_bar(0x4000, PAGE_4K);
+    g_autoptr(VFIOBarPlan) plan = NULL;
+    g_autofree char *areas_before = NULL, *areas_after = NULL;
+    g_autofree char *trapped = NULL;
+
+    with_table(&in, 0x3000, 0x100);
+    with_pba(&in, 0x1c00, 0x8, false);
+    in.caps = &cap_msix;
+    expect_plan(&in, "0x0+0x4000", "0x3000+0x1000");
+    in.pba.enabled = true;
+    expect_plan(&in, "0x0+0x4000", "0x1000+0x1000 0x3000+0x1000");
+
+    /* Toggling the overlay recomputes the trapped pages only. */
+    in.pba.enabled = false;
+    plan = vfio_plan_bar(&in, &error_abort);
+    areas_before = ranges_str(plan->areas, plan->nr_areas);
+    g_assert_false(vfio_bar_plan_is_trapped(plan, 0x1000));
+    g_assert_true(vfio_bar_plan_set_overlay_enabled(
+                      plan, VFIO_BAR_OVERLAY_MSIX_PBA, true));
+    g_assert_true(vfio_bar_plan_is_trapped(plan, 0x1000));
+    trapped = ranges_str(plan->trapped, plan->nr_trapped);
+    g_assert_cmpstr(trapped, ==, "0x1000+0x1000 0x3000+0x1000");
+    g_assert_true(vfio_bar_plan_set_overlay_enabled(
+                      plan, VFIO_BAR_OVERLAY_MSIX_PBA, false));
+    g_assert_false(vfio_bar_plan_is_trapped(plan, 0x1000));
+    g_assert_true(vfio_bar_plan_is_trapped(plan, 0x3000));
+    areas_after = ranges_str(plan->areas, plan->nr_areas);
+    g_assert_cmpstr(areas_before, ==, areas_after);
+    check_plan(&in, plan);
+
+    /* Without the capability the PBA page stays mapped, trapped if on. */
+    in.caps = NULL;
+    expect_plan(&in, "0x0+0x3000", "0x3000+0x1000");
+    in.pba.enabled = true;
+    expect_plan(&in, "0x0+0x3000", "0x1000+0x1000 0x3000+0x1000");
+}
+
+static void test_overlay_toggle_missing(void)
+{
+    VFIOBarPlanInput in = plain_bar(0x4000, PAGE_4K);
+    g_autoptr(VFIOBarPlan) plan = NULL;
+
+    with_table(&in, 0, 0x100);
+    plan = vfio_plan_bar(&in, &error_abort);
+    g_assert_false(vfio_bar_plan_set_overlay_enabled(
+                       plan, VFIO_BAR_OVERLAY_MSIX_PBA, true));
+    g_assert_cmpuint(plan->nr_overlays, ==, 1);
+}
+
+static void test_spapr_policy(void)
+{
+    /* vfio-no-msix-emulation: the table overlay is off. */
+    VFIOBarPlanInput in = plain_bar(0x4000, PAGE_64K);
+    g_autoptr(VFIOBarPlan) plan = NULL;
+
+    in.bar = 1;
+    in.no_msix_emulation = true;
+    with_table(&in, 0x2000, 0x100);
+    with_pba(&in, 0x3000, 0x8, false);
+    in.caps = &cap_msix;
+    expect_plan(&in, "0x0+0x4000", "");
+    plan = vfio_plan_bar(&in, &error_abort);
+    g_assert_false(plan->overlays[0].enabled);
+    /* Without the capability the host still refuses the table page. */
+    in.caps = NULL;
+    expect_plan(&in, "", "0x0+0x4000");
+}
+
+static void test_seed_ppc64_small_bar(void)
+{
+    /* 16 KiB BAR0, table at 0x3000, inside one 64 KiB host page. */
+    VFIOBarPlanInput in = plain_bar(0x4000, PAGE_4K);
+    g_autoptr(VFIOBarPlan) plan = NULL;
+    g_autofree char *desc = NULL;
+
+    in.page_size_override = PAGE_64K;
+    with_table(&in, 0x3000, 0x100);
+    with_pba(&in, 0x3800, 0x8, false);
+    in.caps = &cap_msix;
+    expect_plan(&in, "0x0+0x4000", "0x0+0x4000");
+    plan = vfio_plan_bar(&in, &error_abort);
+    g_assert_true(plan->whole_bar_mapped);
+    desc = vfio_plan_bar_describe(plan);
+    g_assert_cmpstr(desc, ==, "bar0 size 0x4000 page 0x10000 msix-mappable"
+                    " whole-bar mmap [0x0+0x4000] trapped [0x0+0x4000]"
+                    " table 0x3000+0x100 on pba 0x3800+0x8 off");
+
+    in.caps = NULL;
+    expect_plan(&in, "", "0x0+0x4000");
+}
+
+static void test_describe_no_mmap(void)
+{
+    VFIOBarPlanInput in = plain_bar(0x2000, PAGE_4K);
+    g_autoptr(VFIOBarPlan) plan = NULL;
+    g_autofree char *desc = NULL;
+
+    in.bar = 5;
+    in.no_mmap = true;
+    plan = vfio_plan_bar(&in, &error_abort);
+    desc = vfio_plan_bar_describe(plan);
+    g_assert_cmpstr(desc, ==,
+                    "bar5 size 0x2000 page 0x1000 mmap [] trapped [0x0+0x2000]");
+}
+
+/* A random part inside [0, size), or absent. */
+static VFIOBarPlanMsixPart random_part(uint64_t size, uint64_t page)
+{
+    VFIOBarPlanMsixPart part = { 0 };
+    uint64_t granule = g_test_rand_bit() ? 0x100 : 8;
+
+    if (g_test_rand_int_range(0, 4) == 0) {
+        return part;
+    }
+    part.present = true;
+    part.offset = QEMU_ALIGN_DOWN((uint64_t)g_test_rand_int_range(
+                                      0, size), granule);
+    part.size = granule * g_test_rand_int_range(1, 3 * page / granule);
+    part.size = MIN(part.size, size - part.offset);
+    part.enabled = g_test_rand_int_range(0, 3) != 0;
+    return part;
+}
+
+static void test_random_property(void)
+{
+    static const uint64_t pages[] = { PAGE_4K, 16 * KiB, PAGE_64K };
+    int iter, planned = 0, errors = 0;
+
+    for (iter = 0; iter < 5000; iter++) {
+        uint64_t host_page = pages[g_test_rand_int_range(0, 2) ? 0 : 2];
+        uint64_t override = 0, page, size;
+        VFIOSparseArea areas[6];
+        VFIORegionCaps caps = { 0 };
+        VFIOBarPlanInput in;
+        g_autoptr(VFIOBarPlan) plan = NULL;
+        Error *err = NULL;
+        bool expect_fail;
+        int i;
+
+        if (host_page == PAGE_4K && g_test_rand_bit()) {
+            override = pages[g_test_rand_int_range(0, 3)];
+        }
+        page = override ? override : host_page;
+        /* Powers of two as real BARs, sometimes odd sizes as regions. */
+        size = 1ULL << g_test_rand_int_range(12, 21);
+        if (g_test_rand_int_range(0, 8) == 0) {
+            size = g_test_rand_int_range(1, 1 << 20);
+        }
+        in = plain_bar(size, host_page);
+        in.page_size_override = override;
+        in.table = random_part(size, page);
+        in.pba = random_part(size, page);
+        in.no_mmap = g_test_rand_int_range(0, 10) == 0;
+        if (g_test_rand_int_range(0, 10) == 0) {
+            in.flags &= ~VFIO_REGION_INFO_FLAG_MMAP;
+        }
+        in.msix_mappable = g_test_rand_int_range(0, 3);
+        in.no_msix_emulation = g_test_rand_int_range(0, 5) == 0;
+        caps.msix_mappable = g_test_rand_bit();
+        if (g_test_rand_int_range(0, 3) == 0) {
+            caps.has_sparse = true;
+            caps.nr_sparse_areas = g_test_rand_int_range(0, 7);
+            for (i = 0; i < caps.nr_sparse_areas; i++) {
+                areas[i].offset = g_test_rand_int_range(0, size + page);
+                areas[i].size = g_test_rand_int_range(0, size + page);
+                if (g_test_rand_bit()) {
+                    areas[i].offset = QEMU_ALIGN_DOWN(areas[i].offset, page);
+                    areas[i].size = QEMU_ALIGN_UP(areas[i].size, page);
+                }
+            }
+            caps.sparse_areas = areas;
+        }
+        in.caps = g_test_rand_int_range(0, 4) ? &caps : NULL;
+
+        expect_fail = in.msix_mappable == VFIO_MSIX_MAPPABLE_ON &&
+                      !(in.caps && in.caps->msix_mappable) &&
+                      in.table.present && !in.no_mmap &&
+                      (in.flags & VFIO_REGION_INFO_FLAG_MMAP);
+        plan = vfio_plan_bar(&in, &err);
+        if (expect_fail) {
+            g_assert_null(plan);
+            error_free_or_abort(&err);
+            errors++;
+            continue;
+        }
+        g_assert_null(err);
+        g_assert_nonnull(plan);
+        check_plan(&in, plan);
+        /* Lazy PBA toggling keeps the plan consistent with the model. */
+        if (in.pba.present) {
+            in.pba.enabled = !in.pba.enabled;
+            g_assert_true(vfio_bar_plan_set_overlay_enabled(
+                              plan, VFIO_BAR_OVERLAY_MSIX_PBA,
+                              in.pba.enabled));
+            check_plan(&in, plan);
+        }
+        planned++;
+    }
+    g_assert_cmpint(planned, >, 4000);
+    g_assert_cmpint(errors, >, 10);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/vfio/plan-bar/no-mmap-flag/all-trapped",
+                    test_no_mmap_flag);
+    g_test_add_func("/vfio/plan-bar/x-no-mmap/all-trapped", test_x_no_mmap);
+    g_test_add_func("/vfio/plan-bar/no-msix/whole-bar-mapped",
+                    test_no_msix_whole_bar);
+    g_test_add_func("/vfio/plan-bar/absent-bar/empty", test_absent_bar);
+    g_test_add_func("/vfio/plan-bar/table/at-start", test_table_at_start);
+    g_test_add_func("/vfio/plan-bar/table/in-middle", test_table_in_middle);
+    g_test_add_func("/vfio/plan-bar/table/at-end", test_table_at_end);
+    g_test_add_func("/vfio/plan-bar/table/whole-bar", test_table_whole_bar);
+    g_test_add_func("/vfio/plan-bar/table-and-pba-in-different-bars",
+                    test_table_and_pba_in_different_bars);
+    g_test_add_func("/vfio/plan-bar/page-size/64k", test_page_64k);
+    g_test_add_func("/vfio/plan-bar/page-size/x-host-page-size",
+                    test_host_page_size_override);
+    g_test_add_func("/vfio/plan-bar/page-size/invalid", test_bad_page_sizes);
+    g_test_add_func("/vfio/plan-bar/msix-location/invalid",
+                    test_bad_msix_location);
+    g_test_add_func("/vfio/plan-bar/sparse/several-areas", test_sparse_areas);
+    g_test_add_func("/vfio/plan-bar/sparse/merge-and-clip",
+                    test_sparse_merge_and_clip);
+    g_test_add_func("/vfio/plan-bar/sparse/sub-page-bar",
+                    test_sparse_sub_page_bar);
+    g_test_add_func("/vfio/plan-bar/msix-mappable/modes",
+                    test_capability_modes);
+    g_test_add_func("/vfio/plan-bar/msix-mappable/table-relocated",
+                    test_table_relocated);
+    g_test_add_func("/vfio/plan-bar/nvme/table-on-doorbell-page",
+                    test_nvme_doorbell_page);
+    g_test_add_func("/vfio/plan-bar/lazy-pba/toggle", test_lazy_pba);
+    g_test_add_func("/vfio/plan-bar/lazy-pba/no-pba-overlay",
+                    test_overlay_toggle_missing);
+    g_test_add_func("/vfio/plan-bar/spapr/no-msix-emulation",
+                    test_spapr_policy);
+    g_test_add_func("/vfio/plan-bar/seed/ppc64-16k-bar-64k-page",
+                    test_seed_ppc64_small_bar);
+    g_test_add_func("/vfio/plan-bar/describe/no-mmap", test_describe_no_mmap);
+    g_test_add_func("/vfio/plan-bar/random/matches-page-model",
+                    test_random_property);
+    return g_test_run();
+}
