@@ -85,16 +85,12 @@ void qemu_system_reset_request(void);
 void qemu_system_reset_request_cause(ShutdownCause cause);
 
 /*
- * Resets the whole machine now: the machine's reset hook (which resets
- * the devices; qemu_devices_reset() if it has none), then every handler
- * from qemu_register_reset().  Emits RESET unless @cause is NONE (the
- * cold reset before the VM first starts).  Caller holds the BQL.
+ * Resets the whole machine now: the machine's reset hook, or
+ * qemu_devices_reset() (devices plus the qemu_register_reset() handlers,
+ * see hw/qdev-core.h) if it has none.  Emits RESET unless @cause is NONE
+ * (the cold reset before the VM first starts).  Caller holds the BQL.
  */
 void qemu_system_reset(ShutdownCause cause);
-
-typedef void QEMUResetHandler(void *opaque);
-void qemu_register_reset(QEMUResetHandler *func, void *opaque);
-void qemu_unregister_reset(QEMUResetHandler *func, void *opaque);
 
 /*
  * Main-loop side: true (and the cause/status filled in) once a shutdown

@@ -1,0 +1,747 @@
+/*
+ * Character devices: socket (UNIX, client or listening; or an inherited
+ * fd), stdio, file and null back-ends, and the front-end API.
+ *
+ * Input is read only while a front-end with a read handler is attached,
+ * has seen CHR_EVENT_OPENED and accepts bytes (can_read > 0).  Teardown
+ * after a write error is deferred to a bottom half so a front-end never
+ * sees CHR_EVENT_CLOSED from inside its own write call.
+ */
+#include "qemu/osdep.h"
+#include "chardev/char.h"
+#include "qemu/main-loop.h"
+#include "qemu/option.h"
+#include "qemu/error-report.h"
+#include "qapi/error.h"
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include "trace.h"
+
+typedef enum ChardevKind {
+    CHARDEV_KIND_SOCKET,
+    CHARDEV_KIND_STDIO,
+    CHARDEV_KIND_FILE,
+    CHARDEV_KIND_NULL,
+} ChardevKind;
+
+struct Chardev {
+    char *label;
+    ChardevKind kind;
+    int in_fd;              /* -1: no input */
+    int out_fd;             /* -1: output dropped */
+    bool out_is_socket;
+    int listen_fd;          /* socket server, -1 otherwise */
+    char *unlink_path;      /* socket file we bound */
+    bool connected;
+    bool opened_sent;       /* front-end has seen OPENED for this peer */
+    bool read_watch;
+    CharBackend *be;
+    QEMUBH *open_bh;
+    QEMUBH *disconnect_bh;
+};
+
+/* What a spec or option list asks for. */
+typedef struct ChardevConfig {
+    const char *backend;
+    const char *path;
+    bool server;
+    bool wait;
+    bool wait_set;
+    int fd;                 /* -1 if not given */
+    bool append;
+} ChardevConfig;
+
+/* Writes to a slow peer wait at most this long before giving up. */
+#define CHR_WRITE_TIMEOUT_MS 10000
+
+static GHashTable *chardevs;    /* label -> Chardev */
+
+static void chr_update_read_watch(Chardev *chr);
+static void chr_accept(void *opaque);
+
+Chardev *qemu_chr_find(const char *id)
+{
+    return chardevs && id ? g_hash_table_lookup(chardevs, id) : NULL;
+}
+
+const char *qemu_chr_get_label(const Chardev *chr)
+{
+    return chr->label;
+}
+
+static void chr_send_event(Chardev *chr, QEMUChrEvent event)
+{
+    CharBackend *be = chr->be;
+
+    if (be && be->chr_event) {
+        be->chr_event(be->opaque, event);
+    }
+}
+
+static void chr_set_listening(Chardev *chr, bool on)
+{
+    if (chr->listen_fd >= 0) {
+        qemu_set_fd_handler(chr->listen_fd, on ? chr_accept : NULL, NULL,
+                            chr);
+    }
+}
+
+/* Drops the peer; a listening socket waits for the next one. */
+static void chr_disconnect(Chardev *chr)
+{
+    bool was_open = chr->opened_sent;
+
+    if (!chr->connected) {
+        return;
+    }
+    trace_chardev_disconnect(chr->label);
+    if (chr->read_watch) {
+        qemu_set_fd_handler(chr->in_fd, NULL, NULL, NULL);
+        chr->read_watch = false;
+    }
+    if (chr->kind == CHARDEV_KIND_SOCKET) {
+        close(chr->in_fd);
+        chr->out_fd = -1;
+    }
+    chr->in_fd = -1;
+    chr->connected = false;
+    chr->opened_sent = false;
+    qemu_bh_cancel(chr->open_bh);
+    if (was_open) {
+        chr_send_event(chr, CHR_EVENT_CLOSED);
+    }
+    chr_set_listening(chr, true);
+}
+
+static void chr_disconnect_bh(void *opaque)
+{
+    chr_disconnect(opaque);
+}
+
+static void chr_read_ready(void *opaque)
+{
+    Chardev *chr = opaque;
+    CharBackend *be = chr->be;
+    uint8_t buf[4096];
+    int max = sizeof(buf);
+    ssize_t n;
+
+    if (!be || !be->chr_read) {
+        chr_update_read_watch(chr);
+        return;
+    }
+    if (be->chr_can_read) {
+        max = MIN(max, be->chr_can_read(be->opaque));
+        if (max <= 0) {
+            /* Resumed by qemu_chr_fe_accept_input(). */
+            qemu_set_fd_handler(chr->in_fd, NULL, NULL, NULL);
+            chr->read_watch = false;
+            return;
+        }
+    }
+    n = read(chr->in_fd, buf, max);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+        return;
+    }
+    if (n <= 0 && chr->kind != CHARDEV_KIND_SOCKET) {
+        /* stdin at EOF (e.g. /dev/null): output keeps working. */
+        qemu_set_fd_handler(chr->in_fd, NULL, NULL, NULL);
+        chr->read_watch = false;
+        chr->in_fd = -1;
+        return;
+    }
+    if (n <= 0) {
+        chr_disconnect(chr);
+        return;
+    }
+    be->chr_read(be->opaque, buf, n);
+}
+
+static void chr_update_read_watch(Chardev *chr)
+{
+    CharBackend *be = chr->be;
+    bool want = chr->connected && chr->in_fd >= 0 && chr->opened_sent &&
+                be && be->chr_read;
+
+    if (want != chr->read_watch) {
+        qemu_set_fd_handler(chr->in_fd, want ? chr_read_ready : NULL, NULL,
+                            chr);
+        chr->read_watch = want;
+    }
+}
+
+/* Tells the front-end about the peer, then starts reading. */
+static void chr_deliver_open(Chardev *chr)
+{
+    if (!chr->connected || chr->opened_sent || !chr->be) {
+        return;
+    }
+    chr->opened_sent = true;
+    chr_send_event(chr, CHR_EVENT_OPENED);
+    if (chr->connected) {
+        chr_update_read_watch(chr);
+    }
+}
+
+static void chr_open_bh(void *opaque)
+{
+    chr_deliver_open(opaque);
+}
+
+static void chr_set_connected(Chardev *chr, int in_fd, int out_fd)
+{
+    chr->in_fd = in_fd;
+    chr->out_fd = out_fd;
+    chr->connected = true;
+    chr->opened_sent = false;
+    if (chr->be) {
+        qemu_bh_schedule(chr->open_bh);
+    }
+}
+
+static void chr_accept(void *opaque)
+{
+    Chardev *chr = opaque;
+    int fd;
+
+    fd = accept4(chr->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+        return;
+    }
+    if (chr->connected) {
+        /* One client at a time. */
+        close(fd);
+        return;
+    }
+    trace_chardev_accept(chr->label, fd);
+    chr_set_listening(chr, false);
+    chr_set_connected(chr, fd, fd);
+    chr_deliver_open(chr);
+}
+
+/* ---- back-end set-up ---- */
+
+static bool unix_addr(const char *path, struct sockaddr_un *addr,
+                      Error **errp)
+{
+    memset(addr, 0, sizeof(*addr));
+    addr->sun_family = AF_UNIX;
+    if (!path || !*path) {
+        error_setg(errp, "chardev: socket path is missing");
+        return false;
+    }
+    if (strlen(path) >= sizeof(addr->sun_path)) {
+        error_setg(errp, "UNIX socket path '%s' is too long", path);
+        return false;
+    }
+    strcpy(addr->sun_path, path);
+    return true;
+}
+
+static bool chr_socket_open(Chardev *chr, const ChardevConfig *cfg,
+                            Error **errp)
+{
+    struct sockaddr_un addr;
+    int fd;
+
+    chr->out_is_socket = true;
+    if (cfg->fd >= 0) {
+        struct stat st;
+        int listening = 0;
+        socklen_t len = sizeof(listening);
+
+        if (fstat(cfg->fd, &st) < 0 || !S_ISSOCK(st.st_mode)) {
+            error_setg(errp, "chardev: fd %d is not a socket", cfg->fd);
+            return false;
+        }
+        if (getsockopt(cfg->fd, SOL_SOCKET, SO_ACCEPTCONN, &listening,
+                       &len) < 0) {
+            error_setg_errno(errp, errno, "chardev: fd %d", cfg->fd);
+            return false;
+        }
+        fcntl(cfg->fd, F_SETFD, FD_CLOEXEC);
+        fcntl(cfg->fd, F_SETFL, fcntl(cfg->fd, F_GETFL) | O_NONBLOCK);
+        if (listening) {
+            chr->listen_fd = cfg->fd;
+            chr_set_listening(chr, true);
+        } else {
+            chr_set_connected(chr, cfg->fd, cfg->fd);
+        }
+        return true;
+    }
+
+    if (!unix_addr(cfg->path, &addr, errp)) {
+        return false;
+    }
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        error_setg_errno(errp, errno, "Failed to create socket");
+        return false;
+    }
+    if (!cfg->server) {
+        if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+            error_setg_errno(errp, errno, "Failed to connect to '%s'",
+                             cfg->path);
+            close(fd);
+            return false;
+        }
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+        chr_set_connected(chr, fd, fd);
+        return true;
+    }
+
+    /* A stale socket file from an earlier run would make bind() fail. */
+    {
+        struct stat st;
+        if (stat(cfg->path, &st) == 0 && S_ISSOCK(st.st_mode)) {
+            unlink(cfg->path);
+        }
+    }
+    if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 ||
+        listen(fd, 1) < 0) {
+        error_setg_errno(errp, errno, "Failed to bind socket to %s",
+                         cfg->path);
+        close(fd);
+        return false;
+    }
+    chr->listen_fd = fd;
+    chr->unlink_path = g_strdup(cfg->path);
+    if (cfg->wait) {
+        int cfd;
+
+        info_report("waiting for connection on: %s,server=on", cfg->path);
+        do {
+            cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        } while (cfd < 0 && errno == EINTR);
+        if (cfd < 0) {
+            error_setg_errno(errp, errno, "Failed to accept on %s",
+                             cfg->path);
+            return false;
+        }
+        chr_set_connected(chr, cfd, cfd);
+        return true;
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    chr_set_listening(chr, true);
+    return true;
+}
+
+static bool chr_file_open(Chardev *chr, const ChardevConfig *cfg,
+                          Error **errp)
+{
+    int flags = O_WRONLY | O_CREAT | O_CLOEXEC |
+                (cfg->append ? O_APPEND : O_TRUNC);
+    int fd;
+
+    if (!cfg->path || !*cfg->path) {
+        error_setg(errp, "chardev: file: path is missing");
+        return false;
+    }
+    fd = open(cfg->path, flags, 0666);
+    if (fd < 0) {
+        error_setg_errno(errp, errno, "Could not open '%s'", cfg->path);
+        return false;
+    }
+    chr_set_connected(chr, -1, fd);
+    return true;
+}
+
+static Chardev *chr_create(const char *label, const ChardevConfig *cfg,
+                           Error **errp)
+{
+    g_autofree Chardev *chr = NULL;
+    bool ok;
+
+    if (!label || !*label) {
+        error_setg(errp, "chardev: no id specified");
+        return NULL;
+    }
+    if (qemu_chr_find(label)) {
+        error_setg(errp, "Duplicate chardev ID '%s'", label);
+        return NULL;
+    }
+    chr = g_new0(Chardev, 1);
+    chr->in_fd = -1;
+    chr->out_fd = -1;
+    chr->listen_fd = -1;
+    chr->open_bh = qemu_bh_new(chr_open_bh, chr);
+    chr->disconnect_bh = qemu_bh_new(chr_disconnect_bh, chr);
+
+    if (!strcmp(cfg->backend, "socket")) {
+        chr->kind = CHARDEV_KIND_SOCKET;
+        ok = chr_socket_open(chr, cfg, errp);
+    } else if (!strcmp(cfg->backend, "stdio")) {
+        chr->kind = CHARDEV_KIND_STDIO;
+        chr_set_connected(chr, STDIN_FILENO, STDOUT_FILENO);
+        ok = true;
+    } else if (!strcmp(cfg->backend, "file")) {
+        chr->kind = CHARDEV_KIND_FILE;
+        ok = chr_file_open(chr, cfg, errp);
+    } else if (!strcmp(cfg->backend, "null")) {
+        chr->kind = CHARDEV_KIND_NULL;
+        chr_set_connected(chr, -1, -1);
+        ok = true;
+    } else {
+        error_setg(errp, "'%s' is not a valid char driver name",
+                   cfg->backend);
+        ok = false;
+    }
+    if (!ok) {
+        qemu_bh_delete(chr->open_bh);
+        qemu_bh_delete(chr->disconnect_bh);
+        g_free(chr->unlink_path);
+        if (chr->listen_fd >= 0) {
+            chr_set_listening(chr, false);
+            close(chr->listen_fd);
+        }
+        return NULL;
+    }
+    chr->label = g_strdup(label);
+    if (!chardevs) {
+        chardevs = g_hash_table_new(g_str_hash, g_str_equal);
+    }
+    g_hash_table_insert(chardevs, chr->label, chr);
+    trace_chardev_new(chr->label, cfg->backend);
+    return g_steal_pointer(&chr);
+}
+
+/* ---- option parsing ---- */
+
+static bool chr_parse_fd(const char *str, int *fd, Error **errp)
+{
+    uint64_t v;
+
+    if (!qemu_strtou64(str, &v, NULL) || v > INT_MAX) {
+        error_setg(errp, "Parameter 'fd' expects a file descriptor number");
+        return false;
+    }
+    *fd = v;
+    return true;
+}
+
+static bool chr_check_opt(void *opaque, const char *key, const char *value,
+                          Error **errp)
+{
+    static const char *const known[] = {
+        "backend", "id", "path", "server", "wait", "fd", "append",
+        "nodelay", "telnet", "mux", "logfile", "signal",
+    };
+    size_t i;
+
+    for (i = 0; i < ARRAY_SIZE(known); i++) {
+        if (!strcmp(key, known[i])) {
+            return true;
+        }
+    }
+    error_setg(errp, "Invalid parameter '%s'", key);
+    return false;
+}
+
+Chardev *qemu_chr_new_from_opts(QemuOpts *opts, Error **errp)
+{
+    ChardevConfig cfg = { .fd = -1 };
+    const char *id = qemu_opts_id(opts);
+    const char *fd_str;
+    Error *local_err = NULL;
+
+    if (!id) {
+        id = qemu_opt_get(opts, "id");
+    }
+    cfg.backend = qemu_opt_get(opts, "backend");
+    if (!cfg.backend) {
+        error_setg(errp, "chardev: \"%s\" missing backend",
+                   id ? id : "(null)");
+        return NULL;
+    }
+    if (!qemu_opt_foreach(opts, chr_check_opt, NULL, errp)) {
+        return NULL;
+    }
+    cfg.path = qemu_opt_get(opts, "path");
+    cfg.server = qemu_opt_get_bool(opts, "server", false, &local_err);
+    if (!local_err) {
+        cfg.wait_set = qemu_opt_has(opts, "wait");
+        cfg.wait = qemu_opt_get_bool(opts, "wait", true, &local_err);
+    }
+    if (!local_err) {
+        cfg.append = qemu_opt_get_bool(opts, "append", false, &local_err);
+    }
+    if (local_err) {
+        error_propagate(errp, local_err);
+        return NULL;
+    }
+    fd_str = qemu_opt_get(opts, "fd");
+    if (fd_str && !chr_parse_fd(fd_str, &cfg.fd, errp)) {
+        return NULL;
+    }
+    if (!strcmp(cfg.backend, "socket") && cfg.fd < 0 && !cfg.path) {
+        error_setg(errp, "chardev: socket: 'path' or 'fd' is required");
+        return NULL;
+    }
+    if (!cfg.server) {
+        cfg.wait = false;
+    }
+    return chr_create(id, &cfg, errp);
+}
+
+static bool chr_legacy_flag(const char *item, const char *name, bool *value,
+                            Error **errp)
+{
+    size_t len = strlen(name);
+
+    if (!strcmp(item, name)) {
+        *value = true;
+        return true;
+    }
+    if (!strncmp(item, "no", 2) && !strcmp(item + 2, name)) {
+        *value = false;
+        return true;
+    }
+    if (!strncmp(item, name, len) && item[len] == '=') {
+        return qemu_strtobool(item + len + 1, value, errp);
+    }
+    error_setg(errp, "Invalid parameter '%s'", item);
+    return false;
+}
+
+Chardev *qemu_chr_new(const char *label, const char *spec, Error **errp)
+{
+    ChardevConfig cfg = { .fd = -1 };
+    g_auto(GStrv) items = NULL;
+    size_t i;
+
+    if (!spec || !strcmp(spec, "none")) {
+        return NULL;
+    }
+    if (g_str_has_prefix(spec, "chardev:")) {
+        Chardev *chr = qemu_chr_find(spec + 8);
+        if (!chr) {
+            error_setg(errp, "chardev '%s' not found", spec + 8);
+        }
+        return chr;
+    }
+    if (!strcmp(spec, "stdio") || !strcmp(spec, "null")) {
+        cfg.backend = spec;
+        return chr_create(label, &cfg, errp);
+    }
+    if (g_str_has_prefix(spec, "file:")) {
+        cfg.backend = "file";
+        cfg.path = spec + 5;
+        return chr_create(label, &cfg, errp);
+    }
+    if (g_str_has_prefix(spec, "fd:")) {
+        cfg.backend = "socket";
+        if (!chr_parse_fd(spec + 3, &cfg.fd, errp)) {
+            return NULL;
+        }
+        return chr_create(label, &cfg, errp);
+    }
+    if (!g_str_has_prefix(spec, "unix:")) {
+        error_setg(errp, "chardev: unsupported specification '%s'", spec);
+        return NULL;
+    }
+    cfg.backend = "socket";
+    items = g_strsplit(spec + 5, ",", -1);
+    cfg.path = items[0];
+    cfg.wait = true;
+    for (i = 1; items[i]; i++) {
+        bool ok;
+        if (g_str_has_prefix(items[i], "server") ||
+            g_str_has_prefix(items[i], "noserver")) {
+            ok = chr_legacy_flag(items[i], "server", &cfg.server, errp);
+        } else if (g_str_has_suffix(items[i], "wait") ||
+                   g_str_has_prefix(items[i], "wait=")) {
+            ok = chr_legacy_flag(items[i], "wait", &cfg.wait, errp);
+        } else {
+            error_setg(errp, "Invalid parameter '%s'", items[i]);
+            ok = false;
+        }
+        if (!ok) {
+            return NULL;
+        }
+    }
+    if (!cfg.server) {
+        cfg.wait = false;
+    }
+    return chr_create(label, &cfg, errp);
+}
+
+void qemu_chr_delete(Chardev *chr)
+{
+    if (!chr) {
+        return;
+    }
+    if (chr->be) {
+        chr->be->chr = NULL;
+        chr->be = NULL;
+    }
+    chr_disconnect(chr);
+    chr_set_listening(chr, false);
+    if (chr->listen_fd >= 0) {
+        close(chr->listen_fd);
+    }
+    if (chr->unlink_path) {
+        unlink(chr->unlink_path);
+        g_free(chr->unlink_path);
+    }
+    if (chr->kind == CHARDEV_KIND_FILE && chr->out_fd >= 0) {
+        close(chr->out_fd);
+    }
+    qemu_bh_delete(chr->open_bh);
+    qemu_bh_delete(chr->disconnect_bh);
+    if (chardevs) {
+        g_hash_table_remove(chardevs, chr->label);
+    }
+    g_free(chr->label);
+    g_free(chr);
+}
+
+void qemu_chr_cleanup_all(void)
+{
+    GList *all, *l;
+
+    if (!chardevs) {
+        return;
+    }
+    all = g_hash_table_get_values(chardevs);
+    for (l = all; l; l = l->next) {
+        qemu_chr_delete(l->data);
+    }
+    g_list_free(all);
+}
+
+/* ---- front-end ---- */
+
+bool qemu_chr_fe_init(CharBackend *be, Chardev *chr, Error **errp)
+{
+    memset(be, 0, sizeof(*be));
+    if (!chr) {
+        return true;
+    }
+    if (chr->be) {
+        error_setg(errp, "Chardev '%s' is busy", chr->label);
+        return false;
+    }
+    chr->be = be;
+    be->chr = chr;
+    return true;
+}
+
+void qemu_chr_fe_deinit(CharBackend *be, bool del)
+{
+    Chardev *chr = be->chr;
+
+    if (!chr) {
+        return;
+    }
+    qemu_chr_fe_set_handlers(be, NULL, NULL, NULL, NULL);
+    chr->be = NULL;
+    be->chr = NULL;
+    chr->opened_sent = false;
+    if (del) {
+        qemu_chr_delete(chr);
+    }
+}
+
+void qemu_chr_fe_set_handlers(CharBackend *be,
+                              IOCanReadHandler *fd_can_read,
+                              IOReadHandler *fd_read,
+                              IOEventHandler *fd_event,
+                              void *opaque)
+{
+    Chardev *chr = be->chr;
+
+    be->chr_can_read = fd_can_read;
+    be->chr_read = fd_read;
+    be->chr_event = fd_event;
+    be->opaque = opaque;
+    if (!chr) {
+        return;
+    }
+    if (!fd_can_read && !fd_read && !fd_event) {
+        chr->opened_sent = false;
+    } else if (chr->connected && !chr->opened_sent) {
+        qemu_bh_schedule(chr->open_bh);
+    }
+    chr_update_read_watch(chr);
+}
+
+bool qemu_chr_fe_backend_connected(CharBackend *be)
+{
+    return be->chr && be->chr->connected;
+}
+
+Chardev *qemu_chr_fe_get_driver(CharBackend *be)
+{
+    return be->chr;
+}
+
+void qemu_chr_fe_accept_input(CharBackend *be)
+{
+    if (be->chr) {
+        chr_update_read_watch(be->chr);
+    }
+}
+
+void qemu_chr_fe_disconnect(CharBackend *be)
+{
+    if (be->chr && be->chr->kind == CHARDEV_KIND_SOCKET) {
+        qemu_bh_schedule(be->chr->disconnect_bh);
+    }
+}
+
+int qemu_chr_fe_write_all(CharBackend *be, const uint8_t *buf, int len)
+{
+    Chardev *chr = be->chr;
+    int64_t waited_ms = 0;
+    int done = 0;
+
+    if (!chr || !chr->connected) {
+        return -1;
+    }
+    if (chr->kind == CHARDEV_KIND_NULL) {
+        return len;
+    }
+    if (chr->out_fd < 0) {
+        return -1;
+    }
+    while (done < len) {
+        ssize_t n;
+
+        if (chr->out_is_socket) {
+            n = send(chr->out_fd, buf + done, len - done, MSG_NOSIGNAL);
+        } else {
+            n = write(chr->out_fd, buf + done, len - done);
+        }
+        if (n > 0) {
+            done += n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0 && errno == EAGAIN && waited_ms < CHR_WRITE_TIMEOUT_MS) {
+            struct pollfd pfd = { .fd = chr->out_fd, .events = POLLOUT };
+            poll(&pfd, 1, 100);
+            waited_ms += 100;
+            continue;
+        }
+        /* Peer gone or stuck: drop it once we are back in the loop. */
+        if (chr->kind == CHARDEV_KIND_SOCKET) {
+            qemu_bh_schedule(chr->disconnect_bh);
+        }
+        return -1;
+    }
+    return len;
+}
+
+int qemu_chr_fe_printf(CharBackend *be, const char *fmt, ...)
+{
+    g_autofree char *s = NULL;
+    va_list ap;
+
+    va_start(ap, fmt);
+    s = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    return qemu_chr_fe_write_all(be, (const uint8_t *)s, strlen(s));
+}

@@ -1,0 +1,189 @@
+/*
+ * QMP commands of the core: version and status, run control, device
+ * hot-plug and QOM introspection.
+ */
+#include "qemu/osdep.h"
+#include "monitor/monitor.h"
+#include "sysemu/runstate.h"
+#include "qemu/option.h"
+#include "qapi/error.h"
+#include "hw/qdev-core.h"
+#include "qom/object.h"
+
+static void qmp_query_version(JsonObject *args, JsonNode **ret, Error **errp)
+{
+    JsonObject *v = json_object_new();
+    JsonObject *qemu = json_object_new();
+
+    /* QEMU-compatible level for management tools; ours in "package". */
+    json_object_set_int_member(qemu, "major", 8);
+    json_object_set_int_member(qemu, "minor", 2);
+    json_object_set_int_member(qemu, "micro", 0);
+    json_object_set_object_member(v, "qemu", qemu);
+    json_object_set_string_member(v, "package", "Conduit " CONDUIT_VERSION);
+    *ret = qmp_node_new_object(v);
+}
+
+static void qmp_query_status(JsonObject *args, JsonNode **ret, Error **errp)
+{
+    JsonObject *s = json_object_new();
+
+    json_object_set_boolean_member(s, "running", runstate_is_running());
+    json_object_set_boolean_member(s, "singlestep", false);
+    json_object_set_string_member(s, "status", runstate_name(runstate_get()));
+    *ret = qmp_node_new_object(s);
+}
+
+static void qmp_stop(JsonObject *args, JsonNode **ret, Error **errp)
+{
+    if (runstate_is_running()) {
+        vm_stop(RUN_STATE_PAUSED);
+    }
+}
+
+static void qmp_cont(JsonObject *args, JsonNode **ret, Error **errp)
+{
+    if (runstate_check(RUN_STATE_INTERNAL_ERROR) ||
+        runstate_check(RUN_STATE_SHUTDOWN)) {
+        error_setg(errp, "Resetting the Virtual Machine is required");
+        return;
+    }
+    vm_start();
+}
+
+static void qmp_system_reset(JsonObject *args, JsonNode **ret, Error **errp)
+{
+    qemu_system_reset_request_cause(SHUTDOWN_CAUSE_HOST_QMP_SYSTEM_RESET);
+}
+
+static void qmp_quit(JsonObject *args, JsonNode **ret, Error **errp)
+{
+    /* The reply goes out before the main loop acts on this. */
+    qemu_system_shutdown_request_cause(SHUTDOWN_CAUSE_HOST_QMP_QUIT, 0);
+}
+
+static void qmp_device_add(JsonObject *args, JsonNode **ret, Error **errp)
+{
+    g_autoptr(QemuOpts) opts = qemu_opts_from_json_object(args, errp);
+
+    if (!opts) {
+        return;
+    }
+    qdev_device_add(opts, errp);
+}
+
+static DeviceState *qmp_find_device(const char *id, Error **errp)
+{
+    DeviceState *dev = qdev_find_by_id(id);
+
+    if (!dev && id[0] == '/') {
+        Object *obj = object_resolve_path(id, NULL);
+        if (obj && object_dynamic_cast(obj, TYPE_DEVICE)) {
+            dev = (DeviceState *)obj;
+        }
+    }
+    if (!dev) {
+        error_set(errp, ERROR_CLASS_DEVICE_NOT_FOUND,
+                  "Device '%s' not found", id);
+    }
+    return dev;
+}
+
+static void qmp_device_del(JsonObject *args, JsonNode **ret, Error **errp)
+{
+    DeviceState *dev =
+        qmp_find_device(json_object_get_string_member(args, "id"), errp);
+
+    if (dev) {
+        qdev_unplug(dev, errp);
+    }
+}
+
+static Object *qmp_resolve(const char *path, Error **errp)
+{
+    bool ambiguous = false;
+    Object *obj = object_resolve_path(path, &ambiguous);
+
+    if (!obj) {
+        if (ambiguous) {
+            error_setg(errp, "Path '%s' is ambiguous", path);
+        } else {
+            error_set(errp, ERROR_CLASS_DEVICE_NOT_FOUND,
+                      "Device '%s' not found", path);
+        }
+    }
+    return obj;
+}
+
+static void qmp_qom_list(JsonObject *args, JsonNode **ret, Error **errp)
+{
+    Object *obj = qmp_resolve(json_object_get_string_member(args, "path"),
+                              errp);
+    ObjectPropertyIterator iter;
+    ObjectProperty *prop;
+    JsonArray *list;
+
+    if (!obj) {
+        return;
+    }
+    list = json_array_new();
+    object_property_iter_init(&iter, obj);
+    while ((prop = object_property_iter_next(&iter))) {
+        JsonObject *o = json_object_new();
+
+        json_object_set_string_member(o, "name", prop->name);
+        json_object_set_string_member(o, "type", prop->type);
+        if (prop->description) {
+            json_object_set_string_member(o, "description",
+                                          prop->description);
+        }
+        json_array_add_object_element(list, o);
+    }
+    *ret = json_node_new(JSON_NODE_ARRAY);
+    json_node_take_array(*ret, list);
+}
+
+static void qmp_qom_get(JsonObject *args, JsonNode **ret, Error **errp)
+{
+    Object *obj = qmp_resolve(json_object_get_string_member(args, "path"),
+                              errp);
+
+    if (obj) {
+        *ret = object_property_get_json(
+            obj, json_object_get_string_member(args, "property"), errp);
+    }
+}
+
+static void qmp_qom_set(JsonObject *args, JsonNode **ret, Error **errp)
+{
+    Object *obj = qmp_resolve(json_object_get_string_member(args, "path"),
+                              errp);
+
+    if (obj) {
+        object_property_set_json(
+            obj, json_object_get_string_member(args, "property"),
+            json_object_get_member(args, "value"), errp);
+    }
+}
+
+static void __attribute__((constructor)) qmp_cmds_register(void)
+{
+    qmp_register_command_args("query-version", qmp_query_version, "",
+                              QCO_ALLOW_PRECONFIG);
+    qmp_register_command_args("query-status", qmp_query_status, "",
+                              QCO_ALLOW_PRECONFIG);
+    qmp_register_command_args("stop", qmp_stop, "", 0);
+    qmp_register_command_args("cont", qmp_cont, "", 0);
+    qmp_register_command_args("system_reset", qmp_system_reset, "", 0);
+    qmp_register_command_args("quit", qmp_quit, "", QCO_ALLOW_PRECONFIG);
+    qmp_register_command_args("device_add", qmp_device_add,
+                              "driver:s *id:s *bus:s **", 0);
+    qmp_register_command_args("device_del", qmp_device_del, "id:s", 0);
+    qmp_register_command_args("qom-list", qmp_qom_list, "path:s",
+                              QCO_ALLOW_PRECONFIG);
+    qmp_register_command_args("qom-get", qmp_qom_get,
+                              "path:s property:s", QCO_ALLOW_PRECONFIG);
+    qmp_register_command_args("qom-set", qmp_qom_set,
+                              "path:s property:s value:any",
+                              QCO_ALLOW_PRECONFIG);
+}
