@@ -1,0 +1,39 @@
+/*
+ * The qtest accelerator: no vCPUs.  The guest is driven from outside over
+ * the qtest protocol, and the virtual clock only moves when the test says
+ * so, which makes timer-driven device behaviour deterministic.
+ */
+#include "qemu/osdep.h"
+#include "sysemu/accel.h"
+#include "sysemu/qtest.h"
+#include "qemu/timer.h"
+#include "trace.h"
+
+static bool qtest_accel_init_machine(MachineState *ms, Error **errp)
+{
+    trace_qtest_accel_init();
+    qtest_set_enabled(true);
+    qemu_clock_virtual_set_manual(true);
+    return true;
+}
+
+static void qtest_accel_class_init(ObjectClass *oc, void *data)
+{
+    AccelClass *ac = ACCEL_CLASS(oc);
+
+    ac->name = "qtest";
+    ac->init_machine = qtest_accel_init_machine;
+}
+
+static const TypeInfo qtest_accel_type = {
+    .name = ACCEL_CLASS_NAME("qtest"),
+    .parent = TYPE_ACCEL,
+    .class_init = qtest_accel_class_init,
+};
+
+static void qtest_accel_register_types(void)
+{
+    type_register_static(&qtest_accel_type);
+}
+
+type_init(qtest_accel_register_types)
