@@ -1,7 +1,441 @@
-/* Placeholder until the NVMe server lands. */
+/*
+ * vfio-user-nvme: an NVMe controller served over vfio-user with libvfu.
+ *
+ * This file binds the model (nvme.h) to the server library: PCI identity,
+ * BAR0 as a memfd the client may map (doorbells polled there), the MSI-X
+ * BAR, IRQs, DMA, reset on disconnect and the signal handling.
+ */
 #include "qemu/osdep.h"
+#include <linux/pci_regs.h>
+#include <sys/mman.h>
+#include "qemu/error-report.h"
+#include "qemu/trace.h"
+#include "qapi/error.h"
+#include "contrib/vfio-user/libvfu/libvfu.h"
+#include "nvme.h"
+#include "poller.h"
+#include "trace.h"
 
-int main(void)
+/*
+ * A test ID in the QEMU range; Linux's nvme driver binds by class code
+ * (mass storage / NVM / NVMe), not by ID, so no quirks apply.
+ */
+#define NVME_PCI_VENDOR     0x1b36
+#define NVME_PCI_DEVICE     0x00f0
+#define NVME_PCI_CLASS      0x010802
+
+typedef struct NvmeServer {
+    NvmeOptions opts;
+    NvmeBarLayout layout;
+    VfuCtx *ctx;
+    NvmeBackend *backend;
+    NvmeCtrl ctrl;
+    NvmePoller poller;
+    bool ctrl_ready;
+    int bar0_fd;
+    uint8_t *bar0;
+    int msix_fd;
+    uint8_t *msix_mem;
+    uint8_t msix_cap;
+} NvmeServer;
+
+static VfuCtx *nvme_signal_ctx;
+
+/* ---- DMA accessor over libvfu ---- */
+
+static __thread bool nvme_dma_read_locked;
+
+static void *nvme_vfu_dma_ptr(void *opaque, uint64_t iova, uint64_t len,
+                              bool write)
 {
-    return 1;
+    NvmeServer *s = opaque;
+
+    return vfu_dma_ptr(s->ctx, iova, len, write);
+}
+
+static bool nvme_vfu_dma_rw(void *opaque, uint64_t iova, void *buf,
+                            uint64_t len, bool write)
+{
+    NvmeServer *s = opaque;
+    bool locked = nvme_dma_read_locked;
+    int r;
+
+    /* Message-based DMA must not run under the read lock (libvfu.h). */
+    if (locked) {
+        vfu_dma_unlock(s->ctx);
+    }
+    r = write ? vfu_dma_write(s->ctx, iova, buf, len)
+              : vfu_dma_read(s->ctx, iova, buf, len);
+    if (locked) {
+        vfu_dma_lock(s->ctx);
+    }
+    return r == 0;
+}
+
+static void nvme_vfu_dma_begin(void *opaque)
+{
+    NvmeServer *s = opaque;
+
+    vfu_dma_lock(s->ctx);
+    nvme_dma_read_locked = true;
+}
+
+static void nvme_vfu_dma_end(void *opaque)
+{
+    NvmeServer *s = opaque;
+
+    nvme_dma_read_locked = false;
+    vfu_dma_unlock(s->ctx);
+}
+
+static const NvmeDmaOps nvme_vfu_dma_ops = {
+    .ptr = nvme_vfu_dma_ptr,
+    .rw = nvme_vfu_dma_rw,
+    .begin = nvme_vfu_dma_begin,
+    .end = nvme_vfu_dma_end,
+};
+
+/* ---- Interrupts ---- */
+
+static bool nvme_msix_enabled(NvmeServer *s)
+{
+    uint16_t ctl = lduw_le_p(vfu_pci_config(s->ctx) + s->msix_cap +
+                             PCI_MSIX_FLAGS);
+
+    return ctl & PCI_MSIX_FLAGS_ENABLE;
+}
+
+static void nvme_irq_notify(void *opaque, unsigned vector)
+{
+    NvmeServer *s = opaque;
+
+    if (nvme_msix_enabled(s)) {
+        /* Masked vectors are latched by libvfu and sent on unmask. */
+        vfu_irq_trigger(s->ctx, VFIO_PCI_MSIX_IRQ_INDEX, vector);
+    } else if (!(s->ctrl.intms & 1)) {
+        vfu_irq_trigger(s->ctx, VFIO_PCI_INTX_IRQ_INDEX, 0);
+    }
+}
+
+/* ---- Regions ---- */
+
+static int nvme_bar0_access(VfuCtx *ctx, void *opaque, uint32_t index,
+                            uint64_t offset, void *buf, uint32_t count,
+                            bool is_write)
+{
+    NvmeServer *s = opaque;
+    uint64_t end = offset + count;
+
+    trace_nvme_region_access(0, offset, count, is_write);
+    if (offset < NVME_DB_BASE) {
+        if (end > NVME_DB_BASE) {
+            return -EINVAL;
+        }
+        if (is_write) {
+            if (count == 4 || count == 8) {
+                nvme_ctrl_reg_write(&s->ctrl, offset, ldn_le_p(buf, count),
+                                    count);
+            } else {
+                qemu_log_guest_error("nvme: %u-byte register write at 0x%"
+                                     PRIx64 " ignored", count, offset);
+            }
+            return 0;
+        }
+        /* Reads of any size: assemble from the dwords they cover. */
+        for (uint64_t dw = offset & ~3ull; dw < end; dw += 4) {
+            uint8_t tmp[4];
+
+            stl_le_p(tmp, nvme_ctrl_reg_read(&s->ctrl, dw, 4));
+            for (unsigned i = 0; i < 4; i++) {
+                if (dw + i >= offset && dw + i < end) {
+                    ((uint8_t *)buf)[dw + i - offset] = tmp[i];
+                }
+            }
+        }
+        return 0;
+    }
+    if (is_write && offset < NVME_DB_BASE + 8 * NVME_MAX_QUEUES) {
+        if (count != 4 || offset & 3) {
+            qemu_log_guest_error("nvme: %u-byte doorbell write at 0x%" PRIx64
+                                 " ignored", count, offset);
+            return 0;
+        }
+        nvme_ctrl_doorbell_write(&s->ctrl, offset, ldl_le_p(buf));
+        return 0;
+    }
+    /* Doorbell reads, the MSI-X table/PBA and unused space: memory. */
+    if (is_write) {
+        memcpy(s->bar0 + offset, buf, count);
+    } else {
+        memcpy(buf, s->bar0 + offset, count);
+    }
+    return 0;
+}
+
+static int nvme_msix_bar_access(VfuCtx *ctx, void *opaque, uint32_t index,
+                                uint64_t offset, void *buf, uint32_t count,
+                                bool is_write)
+{
+    NvmeServer *s = opaque;
+
+    trace_nvme_region_access(index, offset, count, is_write);
+    /* The client emulates MSI-X; these bytes are only memory to us. */
+    if (is_write) {
+        memcpy(s->msix_mem + offset, buf, count);
+    } else {
+        memcpy(buf, s->msix_mem + offset, count);
+    }
+    return 0;
+}
+
+static uint8_t *nvme_memfd_map(const char *name, uint64_t size, int *fd,
+                               Error **errp)
+{
+    void *p;
+
+    *fd = memfd_create(name, MFD_CLOEXEC);
+    if (*fd < 0) {
+        error_setg_errno(errp, errno, "memfd_create(%s)", name);
+        return NULL;
+    }
+    if (ftruncate(*fd, size) < 0) {
+        error_setg_errno(errp, errno, "ftruncate(%s)", name);
+        return NULL;
+    }
+    p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+    if (p == MAP_FAILED) {
+        error_setg_errno(errp, errno, "mmap(%s)", name);
+        return NULL;
+    }
+    return p;
+}
+
+/* ---- libvfu device callbacks ---- */
+
+static void nvme_vfu_reset(VfuCtx *ctx, void *opaque, VfuResetReason reason)
+{
+    NvmeServer *s = opaque;
+
+    trace_nvme_client_reset();
+    if (s->ctrl_ready) {
+        nvme_ctrl_reset(&s->ctrl);
+    }
+}
+
+static void nvme_vfu_dma_unmap(VfuCtx *ctx, void *opaque, uint64_t iova,
+                               uint64_t size)
+{
+    NvmeServer *s = opaque;
+
+    /* libaio may be writing into that memory: let it finish first. */
+    if (s->ctrl_ready) {
+        g_mutex_lock(&s->ctrl.lock);
+        while (nvme_backend_inflight(s->backend)) {
+            nvme_backend_reap(s->backend, true);
+        }
+        g_mutex_unlock(&s->ctrl.lock);
+    }
+}
+
+static void nvme_vfu_attach(VfuCtx *ctx, void *opaque)
+{
+    NvmeServer *s = opaque;
+
+    nvme_poller_kick(&s->poller);
+}
+
+static const VfuDeviceOps nvme_vfu_ops = {
+    .reset = nvme_vfu_reset,
+    .attach = nvme_vfu_attach,
+    .dma_unmap = nvme_vfu_dma_unmap,
+};
+
+static bool nvme_server_setup(NvmeServer *s, Error **errp)
+{
+    NvmeBarLayout *l = &s->layout;
+    VfuSparseArea areas[NVME_MAX_SPARSE_AREAS];
+    VfuPciIds ids = {
+        .vendor_id = NVME_PCI_VENDOR,
+        .device_id = NVME_PCI_DEVICE,
+        .subsys_vendor_id = NVME_PCI_VENDOR,
+        .subsys_id = NVME_PCI_DEVICE,
+        .class_code = NVME_PCI_CLASS,
+        .revision = 2,
+    };
+    VfuRegionInfo bar0 = {
+        .size = l->bar0_size,
+        .flags = VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE,
+        .fd = -1,
+        .bar_flags = PCI_BASE_ADDRESS_MEM_TYPE_64,
+        .access = nvme_bar0_access,
+        .opaque = s,
+    };
+    NvmeCtrlConfig cfg;
+
+    s->backend = nvme_backend_new(&s->opts, errp);
+    if (!s->backend) {
+        return false;
+    }
+    s->bar0 = nvme_memfd_map("nvme-bar0", l->bar0_size, &s->bar0_fd, errp);
+    if (!s->bar0) {
+        return false;
+    }
+    s->ctx = vfu_create_ctx(s->opts.socket_path, &nvme_vfu_ops, s, NULL,
+                            errp);
+    if (!s->ctx || !vfu_pci_init(s->ctx, &ids, errp)) {
+        return false;
+    }
+    vfu_pci_config(s->ctx)[PCI_INTERRUPT_PIN] = 1;
+
+    if (s->opts.mmap && l->nr_areas) {
+        for (unsigned i = 0; i < l->nr_areas; i++) {
+            areas[i].offset = l->areas[i].offset;
+            areas[i].size = l->areas[i].size;
+        }
+        bar0.fd = s->bar0_fd;
+        bar0.sparse = areas;
+        bar0.nr_sparse = l->nr_areas;
+    }
+    bar0.msix_mappable = l->msix_bar == 0 && s->opts.msix_mappable;
+    if (!vfu_setup_region(s->ctx, VFIO_PCI_BAR0_REGION_INDEX, &bar0, errp)) {
+        return false;
+    }
+    if (l->msix_bar != 0) {
+        VfuRegionInfo msix = {
+            .size = l->msix_bar_size,
+            .flags = VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE,
+            .fd = -1,
+            .msix_mappable = s->opts.msix_mappable,
+            .access = nvme_msix_bar_access,
+            .opaque = s,
+        };
+
+        s->msix_mem = nvme_memfd_map("nvme-msix", l->msix_bar_size,
+                                     &s->msix_fd, errp);
+        if (!s->msix_mem) {
+            return false;
+        }
+        /* Without MSIX_MAPPABLE a client must not map the table: trap all. */
+        if (s->opts.mmap && s->opts.msix_mappable) {
+            msix.fd = s->msix_fd;
+        }
+        if (!vfu_setup_region(s->ctx, VFIO_PCI_BAR0_REGION_INDEX + l->msix_bar,
+                              &msix, errp)) {
+            return false;
+        }
+    }
+    s->msix_cap = vfu_pci_add_msix_cap(s->ctx, l->nvectors, l->msix_bar,
+                                       l->table_offset, l->msix_bar,
+                                       l->pba_offset, errp);
+    if (!s->msix_cap || !vfu_setup_irq(s->ctx, VFIO_PCI_INTX_IRQ_INDEX, 1,
+                                       errp)) {
+        return false;
+    }
+
+    cfg = (NvmeCtrlConfig) {
+        .backend = s->backend,
+        .bar = s->bar0,
+        .bar_size = l->bar0_size,
+        .max_ioqs = s->opts.max_ioqs,
+        .nvectors = l->nvectors,
+        .lba_size = s->opts.lba_size,
+        .serial = s->opts.serial,
+        .dma = { .ops = &nvme_vfu_dma_ops, .opaque = s },
+        .irq_notify = nvme_irq_notify,
+        .irq_opaque = s,
+        .kick = nvme_poller_kick,
+        .kick_opaque = &s->poller,
+    };
+    if (!nvme_ctrl_init(&s->ctrl, &cfg, errp)) {
+        return false;
+    }
+    s->ctrl_ready = true;
+    return nvme_poller_start(&s->poller, &s->ctrl,
+                             s->opts.mmap && l->nr_areas > 0,
+                             s->opts.poll_max_sleep_us, errp);
+}
+
+static void nvme_server_teardown(NvmeServer *s)
+{
+    nvme_poller_stop(&s->poller);
+    if (s->ctx) {
+        vfu_destroy_ctx(s->ctx);
+    }
+    if (s->ctrl_ready) {
+        nvme_ctrl_cleanup(&s->ctrl);
+    }
+    nvme_backend_free(s->backend);
+    if (s->bar0) {
+        munmap(s->bar0, s->layout.bar0_size);
+    }
+    if (s->msix_mem) {
+        munmap(s->msix_mem, s->layout.msix_bar_size);
+    }
+    if (s->bar0_fd >= 0) {
+        close(s->bar0_fd);
+    }
+    if (s->msix_fd >= 0) {
+        close(s->msix_fd);
+    }
+    if (s->opts.socket_path) {
+        unlink(s->opts.socket_path);
+    }
+}
+
+static void nvme_signal_handler(int sig)
+{
+    if (nvme_signal_ctx) {
+        vfu_stop(nvme_signal_ctx);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    g_autofree NvmeServer *s = g_new0(NvmeServer, 1);
+    struct sigaction sa = { .sa_handler = nvme_signal_handler };
+    Error *err = NULL;
+    int ret = 0;
+
+    error_set_progname(argv[0]);
+    s->bar0_fd = -1;
+    s->msix_fd = -1;
+    nvme_options_init(&s->opts);
+    if (!nvme_options_parse(&s->opts, argc, argv, &err)) {
+        error_report_err(err);
+        nvme_options_free(&s->opts);
+        return 1;
+    }
+    if (s->opts.help) {
+        nvme_options_usage(stdout, argv[0]);
+        nvme_options_free(&s->opts);
+        return 0;
+    }
+    if ((s->opts.trace && !trace_opt_parse(s->opts.trace, &err)) ||
+        !nvme_layout_compute(&s->opts, sysconf(_SC_PAGESIZE), &s->layout,
+                             &err)) {
+        error_report_err(err);
+        nvme_options_free(&s->opts);
+        return 1;
+    }
+
+    signal(SIGPIPE, SIG_IGN);
+    if (!nvme_server_setup(s, &err)) {
+        error_report_err(err);
+        nvme_server_teardown(s);
+        nvme_options_free(&s->opts);
+        return 1;
+    }
+    nvme_signal_ctx = s->ctx;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+
+    if (!vfu_run(s->ctx, &err)) {
+        error_report_err(err);
+        ret = 1;
+    }
+    nvme_signal_ctx = NULL;
+    nvme_server_teardown(s);
+    nvme_options_free(&s->opts);
+    return ret;
 }

@@ -1,0 +1,663 @@
+/*
+ * vfio-user-nvme: controller registers, queues, doorbells and completions.
+ *
+ * Locking: n->lock protects all controller state.  The libvfu thread takes
+ * it for register and trapped doorbell accesses, the poller thread for
+ * doorbell scans and backend completions.
+ */
+#include "qemu/osdep.h"
+#include "qemu/error-report.h"
+#include "qapi/error.h"
+#include "nvme.h"
+#include "trace.h"
+
+static inline uint32_t nvme_db_load(NvmeCtrl *n, unsigned idx)
+{
+    uint32_t *db = (uint32_t *)(n->bar + NVME_DB_BASE) + idx;
+
+    /* Acquire: queue entries written before the doorbell are visible. */
+    return le32toh(__atomic_load_n(db, __ATOMIC_ACQUIRE));
+}
+
+static inline void nvme_db_store(NvmeCtrl *n, unsigned idx, uint32_t val)
+{
+    uint32_t *db = (uint32_t *)(n->bar + NVME_DB_BASE) + idx;
+
+    __atomic_store_n(db, htole32(val), __ATOMIC_RELEASE);
+}
+
+bool nvme_ctrl_enabled(NvmeCtrl *n)
+{
+    return (n->csts & NVME_CSTS_RDY) != 0;
+}
+
+/* ---- Queues ---- */
+
+uint16_t nvme_create_cq(NvmeCtrl *n, uint16_t qid, uint64_t base,
+                        uint16_t size, uint16_t vector, bool ien)
+{
+    NvmeCQ *cq;
+
+    if (qid > n->max_ioqs || n->cq[qid].valid) {
+        return NVME_INVALID_QID | NVME_DNR;
+    }
+    if (size < 2 || size > NVME_MQES + 1) {
+        return NVME_MAX_QSIZE_EXCEEDED | NVME_DNR;
+    }
+    if (vector >= n->nvectors) {
+        return NVME_INVALID_VECTOR | NVME_DNR;
+    }
+    if (base & (n->page_size - 1)) {
+        return NVME_INVALID_PRP_OFFSET | NVME_DNR;
+    }
+    cq = &n->cq[qid];
+    *cq = (NvmeCQ) {
+        .valid = true, .qid = qid, .base = base, .size = size,
+        .vector = vector, .ien = ien, .phase = true,
+    };
+    nvme_db_store(n, 2 * qid + 1, 0);
+    trace_nvme_create_cq(qid, base, size, vector, ien);
+    return NVME_SUCCESS;
+}
+
+uint16_t nvme_create_sq(NvmeCtrl *n, uint16_t qid, uint16_t cqid,
+                        uint64_t base, uint16_t size)
+{
+    NvmeSQ *sq;
+    NvmeRequest *reqs;
+
+    if (qid > n->max_ioqs || n->sq[qid].valid) {
+        return NVME_INVALID_QID | NVME_DNR;
+    }
+    if (cqid > n->max_ioqs || !n->cq[cqid].valid || (qid && !cqid)) {
+        return NVME_CQ_INVALID | NVME_DNR;
+    }
+    if (size < 2 || size > NVME_MQES + 1) {
+        return NVME_MAX_QSIZE_EXCEEDED | NVME_DNR;
+    }
+    if (base & (n->page_size - 1)) {
+        return NVME_INVALID_PRP_OFFSET | NVME_DNR;
+    }
+    reqs = g_try_new0(NvmeRequest, size);
+    if (!reqs) {
+        return NVME_INTERNAL_ERROR;
+    }
+    sq = &n->sq[qid];
+    *sq = (NvmeSQ) {
+        .valid = true, .qid = qid, .cqid = cqid, .base = base, .size = size,
+        .reqs = reqs,
+    };
+    for (unsigned i = 0; i < size; i++) {
+        reqs[i].sq = sq;
+        reqs[i].next_free = sq->free_reqs;
+        sq->free_reqs = &reqs[i];
+    }
+    n->cq[cqid].nr_sqs++;
+    nvme_db_store(n, 2 * qid, 0);
+    trace_nvme_create_sq(qid, cqid, base, size);
+    return NVME_SUCCESS;
+}
+
+/* Waits for the SQ's backend requests; their completions still post. */
+static void nvme_sq_drain(NvmeCtrl *n, NvmeSQ *sq)
+{
+    while (sq->inflight && nvme_backend_inflight(n->backend)) {
+        nvme_backend_reap(n->backend, true);
+    }
+}
+
+void nvme_delete_sq(NvmeCtrl *n, uint16_t qid)
+{
+    NvmeSQ *sq = &n->sq[qid];
+
+    if (!sq->valid) {
+        return;
+    }
+    nvme_sq_drain(n, sq);
+    n->cq[sq->cqid].nr_sqs--;
+    n->cq[sq->cqid].reserved -= MIN(n->cq[sq->cqid].reserved, sq->inflight);
+    g_free(sq->reqs);
+    *sq = (NvmeSQ) { .valid = false };
+    nvme_db_store(n, 2 * qid, 0);
+    trace_nvme_delete_sq(qid);
+}
+
+void nvme_delete_cq(NvmeCtrl *n, uint16_t qid)
+{
+    if (!n->cq[qid].valid) {
+        return;
+    }
+    n->cq[qid] = (NvmeCQ) { .valid = false };
+    nvme_db_store(n, 2 * qid + 1, 0);
+    trace_nvme_delete_cq(qid);
+}
+
+/* ---- Completions ---- */
+
+static void nvme_req_free(NvmeRequest *req)
+{
+    NvmeSQ *sq = req->sq;
+
+    g_aligned_free(req->bounce);
+    req->bounce = NULL;
+    req->niov = 0;
+    req->next_free = sq->free_reqs;
+    sq->free_reqs = req;
+    sq->inflight--;
+}
+
+static bool nvme_cq_post(NvmeCtrl *n, NvmeCQ *cq, const NvmeCqe *cqe)
+{
+    uint64_t addr = cq->base + (uint64_t)cq->tail * NVME_CQES;
+    NvmeCqe *slot = n->dma.ops->ptr(n->dma.opaque, addr, NVME_CQES, true);
+
+    if (slot) {
+        /* The phase tag lives in the last word: it must land last. */
+        memcpy(slot, cqe, offsetof(NvmeCqe, status));
+        __atomic_store_n(&slot->status, cqe->status, __ATOMIC_RELEASE);
+    } else if (!nvme_dma_write(&n->dma, addr, cqe, sizeof(*cqe))) {
+        return false;
+    }
+    cq->tail = nvme_q_next(cq->tail, cq->size);
+    if (cq->tail == 0) {
+        cq->phase = !cq->phase;
+    }
+    return true;
+}
+
+void nvme_req_complete(NvmeCtrl *n, NvmeRequest *req)
+{
+    NvmeSQ *sq = req->sq;
+    NvmeCQ *cq = &n->cq[sq->cqid];
+    NvmeCqe cqe;
+
+    if (cq->reserved) {
+        cq->reserved--;
+    }
+    if (n->resetting || !cq->valid) {
+        nvme_req_free(req);
+        return;
+    }
+    cqe = (NvmeCqe) {
+        .result = htole32(req->result),
+        .sq_head = htole16(sq->head),
+        .sq_id = htole16(sq->qid),
+        .cid = req->cmd.cid,
+        .status = htole16((req->status << 1) | cq->phase),
+    };
+    trace_nvme_complete(sq->qid, le16toh(req->cmd.cid), req->status,
+                        req->result);
+    if (!nvme_cq_post(n, cq, &cqe)) {
+        qemu_log_guest_error("nvme: CQ %u at 0x%" PRIx64 " is not in guest "
+                             "memory; controller fatal", cq->qid, cq->base);
+        n->csts |= NVME_CSTS_CFS;
+    } else if (cq->ien) {
+        cq->irq_pending = true;
+    }
+    nvme_req_free(req);
+}
+
+/* Interrupts are batched: one per CQ per pass over the doorbells. */
+static void nvme_flush_irqs(NvmeCtrl *n)
+{
+    for (unsigned i = 0; i <= n->max_ioqs; i++) {
+        NvmeCQ *cq = &n->cq[i];
+
+        if (cq->valid && cq->irq_pending) {
+            cq->irq_pending = false;
+            trace_nvme_irq(cq->qid, cq->vector);
+            n->irq_notify(n->irq_opaque, cq->vector);
+        }
+    }
+}
+
+/* ---- Submissions ---- */
+
+static bool nvme_sq_fetch(NvmeCtrl *n, NvmeSQ *sq)
+{
+    NvmeCQ *cq = &n->cq[sq->cqid];
+    bool did = false;
+
+    while (sq->head != sq->tail && !(n->csts & NVME_CSTS_CFS)) {
+        NvmeRequest *req = sq->free_reqs;
+        uint64_t addr = sq->base + (uint64_t)sq->head * NVME_SQES;
+
+        /* Never fetch what the CQ could not take: the host owns its head. */
+        if (!req ||
+            nvme_q_space(cq->head, cq->tail, cq->size) <= cq->reserved) {
+            break;
+        }
+        if (!nvme_dma_read(&n->dma, addr, &req->cmd, sizeof(req->cmd))) {
+            qemu_log_guest_error("nvme: SQ %u entry at 0x%" PRIx64 " is not "
+                                 "in guest memory; controller fatal",
+                                 sq->qid, addr);
+            n->csts |= NVME_CSTS_CFS;
+            break;
+        }
+        sq->free_reqs = req->next_free;
+        sq->head = nvme_q_next(sq->head, sq->size);
+        sq->inflight++;
+        cq->reserved++;
+        req->status = NVME_SUCCESS;
+        req->result = 0;
+        did = true;
+        trace_nvme_submit(sq->qid, req->cmd.opcode, le16toh(req->cmd.cid));
+        if (sq->qid == 0) {
+            nvme_admin_exec(n, req);
+        } else {
+            nvme_io_exec(n, req);
+        }
+        /* An admin command may have deleted this very queue. */
+        if (!sq->valid) {
+            break;
+        }
+    }
+    return did;
+}
+
+static bool nvme_sq_doorbell(NvmeCtrl *n, NvmeSQ *sq)
+{
+    uint32_t tail = nvme_db_load(n, 2 * sq->qid);
+
+    if (tail != sq->tail) {
+        if (tail >= sq->size) {
+            qemu_log_guest_error("nvme: SQ %u tail doorbell %u beyond queue "
+                                 "size %u", sq->qid, tail, sq->size);
+            nvme_db_store(n, 2 * sq->qid, sq->tail);
+            return false;
+        }
+        sq->tail = tail;
+    }
+    return nvme_sq_fetch(n, sq);
+}
+
+static bool nvme_cq_doorbell(NvmeCtrl *n, NvmeCQ *cq)
+{
+    uint32_t head = nvme_db_load(n, 2 * cq->qid + 1);
+
+    if (head == cq->head) {
+        return false;
+    }
+    if (head >= cq->size) {
+        qemu_log_guest_error("nvme: CQ %u head doorbell %u beyond queue "
+                             "size %u", cq->qid, head, cq->size);
+        nvme_db_store(n, 2 * cq->qid + 1, cq->head);
+        return false;
+    }
+    cq->head = head;
+    return true;
+}
+
+static bool nvme_poll_locked(NvmeCtrl *n)
+{
+    bool did = false;
+
+    if (!nvme_ctrl_enabled(n) || (n->csts & NVME_CSTS_CFS)) {
+        return false;
+    }
+    for (unsigned i = 0; i <= n->max_ioqs; i++) {
+        if (n->cq[i].valid) {
+            did |= nvme_cq_doorbell(n, &n->cq[i]);
+        }
+    }
+    for (unsigned i = 0; i <= n->max_ioqs; i++) {
+        if (n->sq[i].valid) {
+            did |= nvme_sq_doorbell(n, &n->sq[i]);
+        }
+    }
+    return did;
+}
+
+bool nvme_ctrl_poll(NvmeCtrl *n)
+{
+    bool did;
+
+    g_mutex_lock(&n->lock);
+    if (n->dma.ops->begin) {
+        n->dma.ops->begin(n->dma.opaque);
+    }
+    did = nvme_backend_reap(n->backend, false) > 0;
+    did |= nvme_poll_locked(n);
+    if (n->dma.ops->end) {
+        n->dma.ops->end(n->dma.opaque);
+    }
+    nvme_flush_irqs(n);
+    g_mutex_unlock(&n->lock);
+    return did;
+}
+
+void nvme_ctrl_doorbell_write(NvmeCtrl *n, uint64_t offset, uint32_t val)
+{
+    uint64_t idx = (offset - NVME_DB_BASE) / 4;
+
+    if (offset < NVME_DB_BASE || offset & 3 || idx >= 2 * NVME_MAX_QUEUES) {
+        return;
+    }
+    trace_nvme_doorbell_trapped(idx / 2, idx & 1, val);
+    g_mutex_lock(&n->lock);
+    nvme_db_store(n, idx, val);
+    if (nvme_ctrl_enabled(n) && !(n->csts & NVME_CSTS_CFS)) {
+        unsigned qid = idx / 2;
+
+        if (idx & 1) {
+            /* A freed CQ slot may unblock any SQ completing into it. */
+            if (n->cq[qid].valid && nvme_cq_doorbell(n, &n->cq[qid])) {
+                nvme_poll_locked(n);
+            }
+        } else if (n->sq[qid].valid) {
+            nvme_sq_doorbell(n, &n->sq[qid]);
+        }
+        nvme_flush_irqs(n);
+    }
+    g_mutex_unlock(&n->lock);
+}
+
+/* ---- Enable, disable, reset ---- */
+
+/* Drops every queue and held AER; in-flight backend work is discarded. */
+static void nvme_teardown_queues(NvmeCtrl *n)
+{
+    n->resetting = true;
+    while (nvme_backend_inflight(n->backend)) {
+        nvme_backend_reap(n->backend, true);
+    }
+    for (unsigned i = 0; i <= n->max_ioqs; i++) {
+        nvme_delete_sq(n, i);
+    }
+    for (unsigned i = 0; i <= n->max_ioqs; i++) {
+        nvme_delete_cq(n, i);
+    }
+    n->aers_held = 0;
+    n->resetting = false;
+    memset(n->bar + NVME_DB_BASE, 0, 8 * NVME_MAX_QUEUES);
+}
+
+static void nvme_features_reset(NvmeCtrl *n)
+{
+    n->feat_nr_queues = (n->max_ioqs - 1) | ((n->max_ioqs - 1) << 16);
+    n->feat_irq_coalesce = 0;
+    n->feat_temp_thresh = 0x157;    /* 343 K over-temperature threshold */
+    n->feat_arbitration = 0;
+    n->feat_power_mgmt = 0;
+    n->feat_error_recovery = 0;
+    n->feat_async_event = 0;
+    n->write_cache = nvme_backend_has_vwc(n->backend);
+    nvme_backend_set_write_cache(n->backend, n->write_cache);
+}
+
+static void nvme_ctrl_disable(NvmeCtrl *n)
+{
+    nvme_teardown_queues(n);
+    n->csts &= ~(NVME_CSTS_RDY | NVME_CSTS_CFS);
+    trace_nvme_disable();
+}
+
+static void nvme_ctrl_enable(NvmeCtrl *n)
+{
+    unsigned mps = NVME_CC_MPS(n->cc);
+    uint16_t sqs = (n->aqa & 0xfff) + 1;
+    uint16_t cqs = ((n->aqa >> 16) & 0xfff) + 1;
+    uint16_t st;
+
+    /* A refused configuration is reported the way hardware does: CFS. */
+    if (NVME_CC_CSS(n->cc) != 0 || NVME_CC_AMS(n->cc) != 0 ||
+        mps > NVME_MPSMAX) {
+        qemu_log_guest_error("nvme: CC 0x%x asks for an unsupported command "
+                             "set, arbitration or page size", n->cc);
+        n->csts |= NVME_CSTS_CFS;
+        return;
+    }
+    n->page_size = 1u << (12 + mps);
+    st = nvme_create_cq(n, 0, n->acq, cqs, 0, true);
+    if (st == NVME_SUCCESS) {
+        st = nvme_create_sq(n, 0, 0, n->asq, sqs);
+    }
+    if (st != NVME_SUCCESS) {
+        qemu_log_guest_error("nvme: admin queues rejected (AQA 0x%x ASQ 0x%"
+                             PRIx64 " ACQ 0x%" PRIx64 "): status 0x%x",
+                             n->aqa, n->asq, n->acq, st);
+        nvme_teardown_queues(n);
+        n->csts |= NVME_CSTS_CFS;
+        return;
+    }
+    n->csts = NVME_CSTS_RDY;
+    trace_nvme_enable(n->page_size, sqs, cqs);
+}
+
+static void nvme_ctrl_reset_locked(NvmeCtrl *n)
+{
+    nvme_ctrl_disable(n);
+    n->cc = 0;
+    n->csts = 0;
+    n->aqa = 0;
+    n->asq = 0;
+    n->acq = 0;
+    n->intms = 0;
+    n->page_size = 4096;
+    nvme_features_reset(n);
+}
+
+void nvme_ctrl_reset(NvmeCtrl *n)
+{
+    g_mutex_lock(&n->lock);
+    nvme_ctrl_reset_locked(n);
+    g_mutex_unlock(&n->lock);
+}
+
+/* ---- Register file ---- */
+
+static uint32_t nvme_reg_read32(NvmeCtrl *n, uint64_t offset)
+{
+    switch (offset) {
+    case NVME_REG_CAP:
+        return n->cap;
+    case NVME_REG_CAP + 4:
+        return n->cap >> 32;
+    case NVME_REG_VS:
+        return NVME_VERSION_1_4;
+    case NVME_REG_INTMS:
+    case NVME_REG_INTMC:
+        return n->intms;
+    case NVME_REG_CC:
+        return n->cc;
+    case NVME_REG_CSTS:
+        return n->csts;
+    case NVME_REG_AQA:
+        return n->aqa;
+    case NVME_REG_ASQ:
+        return n->asq;
+    case NVME_REG_ASQ + 4:
+        return n->asq >> 32;
+    case NVME_REG_ACQ:
+        return n->acq;
+    case NVME_REG_ACQ + 4:
+        return n->acq >> 32;
+    default:
+        /* NSSR, CMB, PMR and the rest: reserved or unsupported, read 0. */
+        return 0;
+    }
+}
+
+static void nvme_cc_write(NvmeCtrl *n, uint32_t val)
+{
+    bool was_en = n->cc & NVME_CC_EN;
+    bool en = val & NVME_CC_EN;
+
+    trace_nvme_cc_write(n->cc, val);
+    if (was_en && !en) {
+        n->cc = val;
+        nvme_ctrl_disable(n);
+        n->csts &= ~NVME_CSTS_SHST_MASK;
+        return;
+    }
+    if (!was_en && en) {
+        n->cc = val;
+        n->csts &= ~NVME_CSTS_SHST_MASK;
+        nvme_ctrl_enable(n);
+    } else if (!en) {
+        n->cc = val;
+    } else {
+        /* Enabled: only the shutdown field may change. */
+        n->cc = (n->cc & ~(3u << 14)) | (val & (3u << 14));
+    }
+    if (NVME_CC_SHN(val)) {
+        /* Normal or abrupt shutdown: finish I/O and make it durable. */
+        while (nvme_backend_inflight(n->backend)) {
+            nvme_backend_reap(n->backend, true);
+        }
+        nvme_backend_sync(n->backend);
+        n->csts = (n->csts & ~NVME_CSTS_SHST_MASK) | NVME_CSTS_SHST_DONE;
+        trace_nvme_shutdown(NVME_CC_SHN(val));
+    }
+}
+
+static void nvme_reg_write32(NvmeCtrl *n, uint64_t offset, uint32_t val)
+{
+    bool en = n->cc & NVME_CC_EN;
+
+    switch (offset) {
+    case NVME_REG_INTMS:
+        n->intms |= val;
+        break;
+    case NVME_REG_INTMC:
+        n->intms &= ~val;
+        break;
+    case NVME_REG_CC:
+        nvme_cc_write(n, val);
+        break;
+    case NVME_REG_AQA:
+        if (!en) {
+            n->aqa = val & 0x0fff0fff;
+        }
+        break;
+    case NVME_REG_ASQ:
+    case NVME_REG_ASQ + 4:
+    case NVME_REG_ACQ:
+    case NVME_REG_ACQ + 4: {
+        uint64_t *reg = offset < NVME_REG_ACQ ? &n->asq : &n->acq;
+
+        /* The admin queue bases are fixed while the controller runs. */
+        if (en) {
+            break;
+        }
+        if (offset & 4) {
+            *reg = deposit64(*reg, 32, 32, val);
+        } else {
+            *reg = deposit64(*reg, 0, 32, val & ~0xfffu);
+        }
+        break;
+    }
+    case NVME_REG_NSSR:
+        /* Subsystem reset is not supported (CAP.NSSRS = 0). */
+        break;
+    default:
+        qemu_log_guest_error("nvme: write 0x%x to read-only or reserved "
+                             "register 0x%" PRIx64, val, offset);
+        break;
+    }
+}
+
+uint64_t nvme_ctrl_reg_read(NvmeCtrl *n, uint64_t offset, unsigned size)
+{
+    uint64_t val;
+
+    if ((size != 4 && size != 8) || offset & (size - 1) ||
+        offset + size > NVME_DB_BASE) {
+        qemu_log_guest_error("nvme: bad register read at 0x%" PRIx64
+                             " size %u", offset, size);
+        return 0;
+    }
+    g_mutex_lock(&n->lock);
+    val = nvme_reg_read32(n, offset);
+    if (size == 8) {
+        val |= (uint64_t)nvme_reg_read32(n, offset + 4) << 32;
+    }
+    g_mutex_unlock(&n->lock);
+    trace_nvme_reg_read(offset, size, val);
+    return val;
+}
+
+void nvme_ctrl_reg_write(NvmeCtrl *n, uint64_t offset, uint64_t val,
+                         unsigned size)
+{
+    bool kick;
+
+    if ((size != 4 && size != 8) || offset & (size - 1) ||
+        offset + size > NVME_DB_BASE) {
+        qemu_log_guest_error("nvme: bad register write at 0x%" PRIx64
+                             " size %u", offset, size);
+        return;
+    }
+    trace_nvme_reg_write(offset, size, val);
+    g_mutex_lock(&n->lock);
+    nvme_reg_write32(n, offset, val);
+    if (size == 8) {
+        nvme_reg_write32(n, offset + 4, val >> 32);
+    }
+    kick = nvme_ctrl_enabled(n);
+    g_mutex_unlock(&n->lock);
+    if (kick && n->kick) {
+        n->kick(n->kick_opaque);
+    }
+}
+
+/* ---- Life cycle ---- */
+
+bool nvme_ctrl_init(NvmeCtrl *n, const NvmeCtrlConfig *cfg, Error **errp)
+{
+    uint64_t size = nvme_backend_size(cfg->backend);
+
+    if (cfg->bar_size < NVME_DB_BASE + 8 * NVME_MAX_QUEUES) {
+        error_setg(errp, "BAR0 of %" PRIu64 " bytes cannot hold the "
+                   "doorbells", cfg->bar_size);
+        return false;
+    }
+    if (cfg->lba_size != 512 && cfg->lba_size != 4096) {
+        error_setg(errp, "LBA size %u is not 512 or 4096", cfg->lba_size);
+        return false;
+    }
+    if (size < cfg->lba_size) {
+        error_setg(errp, "backend of %" PRIu64 " bytes holds no block of "
+                   "%u bytes", size, cfg->lba_size);
+        return false;
+    }
+    if (cfg->max_ioqs < 1 || cfg->max_ioqs > NVME_MAX_IOQS ||
+        cfg->nvectors < 1) {
+        error_setg(errp, "%u I/O queues with %u vectors is not supported",
+                   cfg->max_ioqs, cfg->nvectors);
+        return false;
+    }
+    memset(n, 0, sizeof(*n));
+    g_mutex_init(&n->lock);
+    n->backend = cfg->backend;
+    n->dma = cfg->dma;
+    n->irq_notify = cfg->irq_notify;
+    n->irq_opaque = cfg->irq_opaque;
+    n->kick = cfg->kick;
+    n->kick_opaque = cfg->kick_opaque;
+    n->bar = cfg->bar;
+    n->bar_size = cfg->bar_size;
+    n->max_ioqs = cfg->max_ioqs;
+    n->nvectors = cfg->nvectors;
+    n->lba_size = cfg->lba_size;
+    n->lba_shift = __builtin_ctz(cfg->lba_size);
+    nvme_backend_set_completion(n->backend, nvme_io_backend_done, n);
+    n->nlbas = size >> n->lba_shift;
+    g_strlcpy(n->serial, cfg->serial ? cfg->serial : "CONDUIT0001",
+              sizeof(n->serial));
+    n->cap = NVME_MQES |
+             (1ull << 16) |                     /* CQR: contiguous queues */
+             ((uint64_t)NVME_CAP_TO << 24) |
+             (0ull << 32) |                     /* DSTRD: 4-byte stride */
+             (1ull << 37) |                     /* CSS: NVM command set */
+             ((uint64_t)NVME_MPSMIN << 48) |
+             ((uint64_t)NVME_MPSMAX << 52);
+    nvme_ctrl_reset_locked(n);
+    return true;
+}
+
+void nvme_ctrl_cleanup(NvmeCtrl *n)
+{
+    nvme_ctrl_reset(n);
+    g_mutex_clear(&n->lock);
+}
