@@ -1,0 +1,134 @@
+/*
+ * libvfu internals shared by its source files (not for devices).
+ */
+#ifndef LIBVFU_INTERNAL_H
+#define LIBVFU_INTERNAL_H
+
+#include <pthread.h>
+#include <glib.h>
+#include "libvfu.h"
+
+/* A handler's return value that drops the client instead of replying. */
+#define VFU_DISCONNECT (-10000)
+
+typedef struct VfuRegion {
+    bool present;
+    VfuRegionInfo info;     /* info.sparse points at sparse below */
+    VfuSparseArea *sparse;
+    int fd;                 /* our dup of info.fd, or -1 */
+} VfuRegion;
+
+typedef struct VfuIrqVector {
+    int fd;
+    bool masked;
+    bool pending;
+} VfuIrqVector;
+
+typedef struct VfuIrqIndex {
+    uint32_t count;
+    VfuIrqVector *vec;
+} VfuIrqIndex;
+
+typedef struct VfuDmaRange {
+    uint64_t iova;
+    uint64_t size;
+    uint32_t flags;         /* VFIO_USER_DMA_MAP_FLAG_* */
+    void *map_base;         /* NULL: message-only range */
+    size_t map_len;
+    uint8_t *ptr;           /* host address of iova */
+} VfuDmaRange;
+
+/* A server->client request waiting for its reply. */
+typedef struct VfuPending {
+    uint16_t id;
+    uint16_t command;
+    bool is_write;
+    uint64_t address;
+    uint64_t count;
+    void *buf;              /* read destination */
+    bool done;
+    int err;
+} VfuPending;
+
+/* A received message being processed on the dispatch thread. */
+typedef struct VfuMsg {
+    VFIOUserHdr hdr;
+    uint8_t *payload;
+    size_t len;
+    int fds[VFIO_USER_LIMIT_MAX_FDS];
+    size_t nfds;
+    /* Filled by handlers that succeed. */
+    GByteArray *reply;
+    int reply_fd;
+} VfuMsg;
+
+struct VfuCtx {
+    const VfuDeviceOps *ops;
+    void *opaque;
+
+    char *socket_path;
+    int listen_fd;
+    int conn_fd;
+    int stop_fd;
+    bool negotiated;
+    bool conn_broken;
+    VFIOUserCaps ours;
+    VFIOUserCaps peer;
+
+    /* Set while vfu_dispatch() runs, to recognise the dispatch thread. */
+    bool dispatching;
+    pthread_t dispatch_tid;
+
+    VfuRegion regions[VFIO_PCI_NUM_REGIONS];
+
+    uint8_t *config;
+    uint8_t *config_wmask;
+    uint8_t *config_reset;  /* snapshot taken when the first client came */
+    uint32_t config_next_cap;
+
+    GMutex irq_lock;
+    VfuIrqIndex irqs[VFIO_PCI_NUM_IRQS];
+
+    pthread_rwlock_t dma_lock;
+    GArray *dma;            /* VfuDmaRange */
+
+    GMutex send_lock;
+    GMutex req_lock;
+    GCond req_cond;
+    GPtrArray *pending;     /* VfuPending */
+    uint16_t next_id;
+};
+
+/* libvfu.c */
+bool vfu_send(VfuCtx *ctx, uint16_t id, uint16_t command, uint32_t flags,
+              uint32_t error, const void *payload, size_t len, int fd);
+int vfu_recv(VfuCtx *ctx, VfuMsg *msg, Error **errp);
+void vfu_msg_free_fds(VfuMsg *msg);
+bool vfu_on_dispatch_thread(VfuCtx *ctx);
+
+/* pci.c */
+int vfu_pci_region_access(VfuCtx *ctx, void *opaque, uint32_t index,
+                          uint64_t offset, void *buf, uint32_t count,
+                          bool is_write);
+bool vfu_pci_update_bar(VfuCtx *ctx, uint32_t bar, Error **errp);
+void vfu_pci_reset(VfuCtx *ctx);
+void vfu_pci_snapshot(VfuCtx *ctx);
+void vfu_pci_free(VfuCtx *ctx);
+
+/* irq.c */
+void vfu_irq_init(VfuCtx *ctx);
+int vfu_handle_get_irq_info(VfuCtx *ctx, VfuMsg *msg);
+int vfu_handle_set_irqs(VfuCtx *ctx, VfuMsg *msg);
+void vfu_irq_release_all(VfuCtx *ctx);
+void vfu_irq_free(VfuCtx *ctx);
+
+/* dma.c */
+void vfu_dma_init(VfuCtx *ctx);
+int vfu_handle_dma_map(VfuCtx *ctx, VfuMsg *msg);
+int vfu_handle_dma_unmap(VfuCtx *ctx, VfuMsg *msg);
+void vfu_dma_unmap_all(VfuCtx *ctx);
+void vfu_dma_handle_reply(VfuCtx *ctx, VfuMsg *msg);
+void vfu_dma_fail_pending(VfuCtx *ctx);
+void vfu_dma_free(VfuCtx *ctx);
+
+#endif
