@@ -26,7 +26,7 @@ struct MachineClass {
     const char *name;
     const char *desc;
     /* Builds the board: RAM, buses, built-in devices. */
-    void (*init)(MachineState *ms);
+    bool (*init)(MachineState *ms, Error **errp);
     /* Whole-machine reset; NULL means qemu_devices_reset(). */
     void (*reset)(MachineState *ms);
     bool is_default;
@@ -63,6 +63,12 @@ MachineClass *machine_find_class(const char *name);
 MachineClass *machine_default_class(void);
 /* "-M help": "name  description" lines, the default one marked. */
 void machine_print_list(FILE *out);
+
+/*
+ * Allocates ms->ram (ms->ram_size bytes, memfd-backed) as "pc.ram" etc.;
+ * not mapped anywhere.  False with errp set if the host refuses.
+ */
+bool machine_alloc_ram(MachineState *ms, const char *name, Error **errp);
 
 /* Callbacks run once the machine and the -device devices are created. */
 typedef void MachineInitDoneFn(void *opaque);

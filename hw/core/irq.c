@@ -1,0 +1,65 @@
+/*
+ * Interrupt / GPIO lines: a handler, its opaque and a line number.
+ */
+#include "qemu/osdep.h"
+#include "hw/irq.h"
+
+struct IRQState {
+    qemu_irq_handler handler;
+    void *opaque;
+    int n;
+};
+
+void qemu_set_irq(qemu_irq irq, int level)
+{
+    if (irq && irq->handler) {
+        irq->handler(irq->opaque, irq->n, level);
+    }
+}
+
+qemu_irq qemu_allocate_irq(qemu_irq_handler handler, void *opaque, int n)
+{
+    qemu_irq irq = g_new0(struct IRQState, 1);
+
+    irq->handler = handler;
+    irq->opaque = opaque;
+    irq->n = n;
+    return irq;
+}
+
+qemu_irq *qemu_allocate_irqs(qemu_irq_handler handler, void *opaque, int n)
+{
+    qemu_irq *irqs = g_new0(qemu_irq, n);
+
+    for (int i = 0; i < n; i++) {
+        irqs[i] = qemu_allocate_irq(handler, opaque, i);
+    }
+    return irqs;
+}
+
+void qemu_free_irq(qemu_irq irq)
+{
+    g_free(irq);
+}
+
+void qemu_free_irqs(qemu_irq *irqs, int n)
+{
+    if (!irqs) {
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        qemu_free_irq(irqs[i]);
+    }
+    g_free(irqs);
+}
+
+void qemu_irq_intercept(qemu_irq irq, qemu_irq_handler handler, void *opaque)
+{
+    irq->handler = handler;
+    irq->opaque = opaque;
+}
+
+int qemu_irq_get_line(qemu_irq irq)
+{
+    return irq->n;
+}

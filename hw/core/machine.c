@@ -1,0 +1,213 @@
+/*
+ * The abstract machine type: the object at /machine, its generic
+ * properties, machine lookup by short name, and init-done callbacks.
+ */
+#include "qemu/osdep.h"
+#include "hw/boards.h"
+#include "hw/qdev-core.h"
+#include "exec/memory.h"
+#include "qapi/error.h"
+#include "trace.h"
+
+MachineState *current_machine;
+
+/* "pc-machine" -> "pc"; types without the suffix keep their name. */
+static char *machine_class_short_name(MachineClass *mc)
+{
+    const char *type = object_class_get_name(OBJECT_CLASS(mc));
+
+    if (g_str_has_suffix(type, TYPE_MACHINE_SUFFIX)) {
+        return g_strndup(type, strlen(type) - strlen(TYPE_MACHINE_SUFFIX));
+    }
+    return g_strdup(mc->name ? mc->name : type);
+}
+
+MachineClass *machine_find_class(const char *name)
+{
+    g_autofree char *type = g_strconcat(name, TYPE_MACHINE_SUFFIX, NULL);
+    ObjectClass *oc = object_class_by_name(type);
+
+    if (!oc) {
+        oc = object_class_by_name(name);
+    }
+    if (!oc || !object_class_dynamic_cast(oc, TYPE_MACHINE) ||
+        object_class_is_abstract(oc)) {
+        return NULL;
+    }
+    return MACHINE_CLASS(oc);
+}
+
+MachineClass *machine_default_class(void)
+{
+    GSList *list = object_class_get_list(TYPE_MACHINE, false);
+    MachineClass *found = NULL;
+
+    for (GSList *l = list; l; l = l->next) {
+        MachineClass *mc = MACHINE_CLASS(l->data);
+        if (mc->is_default) {
+            found = mc;
+            break;
+        }
+    }
+    g_slist_free(list);
+    return found;
+}
+
+void machine_print_list(FILE *out)
+{
+    GSList *list = object_class_get_list(TYPE_MACHINE, false);
+
+    fprintf(out, "Supported machines are:\n");
+    for (GSList *l = list; l; l = l->next) {
+        MachineClass *mc = MACHINE_CLASS(l->data);
+        g_autofree char *name = machine_class_short_name(mc);
+
+        fprintf(out, "%-20s %s%s\n", name, mc->desc ? mc->desc : "",
+                mc->is_default ? " (default)" : "");
+    }
+    g_slist_free(list);
+}
+
+bool machine_alloc_ram(MachineState *ms, const char *name, Error **errp)
+{
+    MemoryRegion *mr = g_new0(MemoryRegion, 1);
+
+    if (!memory_region_init_ram(mr, OBJECT(ms), name, ms->ram_size, errp)) {
+        g_free(mr);
+        return false;
+    }
+    ms->ram = mr;
+    trace_machine_init(object_get_typename(OBJECT(ms)), ms->ram_size);
+    return true;
+}
+
+typedef struct InitDoneEntry {
+    MachineInitDoneFn *fn;
+    void *opaque;
+} InitDoneEntry;
+
+static GList *init_done_list;
+static bool init_done;
+
+void qemu_add_machine_init_done(MachineInitDoneFn *fn, void *opaque)
+{
+    InitDoneEntry *e;
+
+    /* Late registrations run at once, so nobody misses the moment. */
+    if (init_done) {
+        fn(opaque);
+        return;
+    }
+    e = g_new(InitDoneEntry, 1);
+    e->fn = fn;
+    e->opaque = opaque;
+    init_done_list = g_list_append(init_done_list, e);
+}
+
+void qemu_run_machine_init_done(void)
+{
+    init_done = true;
+    for (GList *l = init_done_list; l; l = l->next) {
+        InitDoneEntry *e = l->data;
+        e->fn(e->opaque);
+    }
+    g_list_free_full(init_done_list, g_free);
+    init_done_list = NULL;
+}
+
+bool machine_init_done(void)
+{
+    return init_done;
+}
+
+/* ---- generic machine properties (-machine key=val) ---- */
+
+#define MACHINE_STR_PROP(field, propname)                               \
+    static char *machine_get_##field(Object *obj, Error **errp)         \
+    {                                                                   \
+        return g_strdup(MACHINE(obj)->field);                           \
+    }                                                                   \
+    static bool machine_set_##field(Object *obj, const char *value,     \
+                                    Error **errp)                       \
+    {                                                                   \
+        MachineState *ms = MACHINE(obj);                                \
+        g_free(ms->field);                                              \
+        ms->field = g_strdup(value);                                    \
+        return true;                                                    \
+    }
+
+MACHINE_STR_PROP(kernel_filename, "kernel")
+MACHINE_STR_PROP(initrd_filename, "initrd")
+MACHINE_STR_PROP(kernel_cmdline, "append")
+MACHINE_STR_PROP(firmware, "firmware")
+
+static char *machine_get_type(Object *obj, Error **errp)
+{
+    return machine_class_short_name(MACHINE_GET_CLASS(obj));
+}
+
+static void machine_class_init(ObjectClass *oc, void *data)
+{
+    MachineClass *mc = MACHINE_CLASS(oc);
+
+    mc->default_ram_size = 128 * 1024 * 1024;
+    mc->max_cpus = 1;
+    object_class_property_add_str(oc, "kernel", machine_get_kernel_filename,
+                                  machine_set_kernel_filename);
+    object_class_property_add_str(oc, "initrd", machine_get_initrd_filename,
+                                  machine_set_initrd_filename);
+    object_class_property_add_str(oc, "append", machine_get_kernel_cmdline,
+                                  machine_set_kernel_cmdline);
+    object_class_property_add_str(oc, "firmware", machine_get_firmware,
+                                  machine_set_firmware);
+    object_class_property_add_str(oc, "type", machine_get_type, NULL);
+    object_class_property_add_uint(oc, "ram-size",
+                                   offsetof(MachineState, ram_size), 8,
+                                   false);
+    object_class_property_add_uint(oc, "smp-cpus",
+                                   offsetof(MachineState, smp_cpus), 4,
+                                   false);
+}
+
+static void machine_initfn(Object *obj)
+{
+    MachineState *ms = MACHINE(obj);
+
+    ms->ram_size = MACHINE_GET_CLASS(obj)->default_ram_size;
+    ms->smp_cpus = 1;
+}
+
+static void machine_finalize(Object *obj)
+{
+    MachineState *ms = MACHINE(obj);
+
+    if (ms->ram) {
+        memory_region_finalize(ms->ram);
+        g_free(ms->ram);
+    }
+    g_free(ms->kernel_filename);
+    g_free(ms->initrd_filename);
+    g_free(ms->kernel_cmdline);
+    g_free(ms->firmware);
+    if (current_machine == ms) {
+        current_machine = NULL;
+    }
+}
+
+static const TypeInfo machine_type_info = {
+    .name = TYPE_MACHINE,
+    .parent = TYPE_OBJECT,
+    .instance_size = sizeof(MachineState),
+    .class_size = sizeof(MachineClass),
+    .class_init = machine_class_init,
+    .instance_init = machine_initfn,
+    .instance_finalize = machine_finalize,
+    .abstract = true,
+};
+
+static void machine_register_types(void)
+{
+    type_register_static(&machine_type_info);
+}
+
+type_init(machine_register_types)
