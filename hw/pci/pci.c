@@ -325,7 +325,7 @@ void pci_register_bar(PCIDevice *dev, int region_num, uint8_t type,
         pci_set_long(dev->wmask + reg, wmask & 0xffffffff);
         pci_set_long(dev->cmask + reg, 0xffffffff);
     }
-    trace_pci_register_bar(dev->name, region_num, type, size);
+    trace_pci_register_bar(dev->name, region_num, size, type);
 }
 
 static bool pci_bar_is_64bit(uint8_t type)
@@ -402,7 +402,7 @@ void pci_update_mappings(PCIDevice *dev)
         if (new_addr == r->addr) {
             continue;
         }
-        trace_pci_update_mappings(dev->name, i, r->addr, new_addr, r->size);
+        trace_pci_update_mappings(dev->name, r->size, r->addr, new_addr, i);
         if (r->addr != PCI_BAR_UNMAPPED) {
             memory_region_del_subregion(r->address_space, r->memory);
         }
