@@ -308,8 +308,8 @@ void pci_register_bar(PCIDevice *dev, int region_num, uint8_t type,
     r->type = type;
     r->memory = memory;
     r->address_space = (type & PCI_BASE_ADDRESS_SPACE_IO)
-                       ? dev->bus->address_space_io
-                       : dev->bus->address_space_mem;
+                       ? dev->bus->bar_space_io
+                       : dev->bus->bar_space_mem;
 
     wmask = ~(size - 1);
     if (region_num == PCI_ROM_SLOT) {
@@ -674,8 +674,8 @@ PCIBus *pci_root_bus_new(DeviceState *parent, const char *name,
 {
     PCIBus *bus = PCI_BUS(qbus_new(TYPE_PCI_BUS, parent, name));
 
-    bus->address_space_mem = mem;
-    bus->address_space_io = io;
+    bus->bar_space_mem = mem;
+    bus->bar_space_io = io;
     bus->dma_root = dma_root ? dma_root : mem;
     bus->qbus.hotplug_allowed = true;
     return bus;

@@ -56,6 +56,10 @@
 #define PCI_VENDOR_ID_INTEL 0x8086
 #define PCI_DEVICE_ID_CONDUIT_HOST 0x0100
 
+/* Class codes (base << 8 | sub) used by our own devices. */
+#define PCI_CLASS_BRIDGE_HOST 0x0600
+#define PCI_CLASS_OTHERS 0xff
+
 typedef uint64_t pcibus_t;
 #define PCI_BAR_UNMAPPED (~(pcibus_t)0)
 

@@ -7,8 +7,8 @@
 struct PCIBus {
     BusState qbus;
     PCIDevice *devices[PCI_DEVFN_MAX];
-    MemoryRegion *address_space_mem;
-    MemoryRegion *address_space_io;
+    MemoryRegion *bar_space_mem;
+    MemoryRegion *bar_space_io;
     MemoryRegion *dma_root;     /* what bus-master accesses reach */
 
     pci_set_irq_fn set_irq;
