@@ -1,0 +1,625 @@
+/*
+ * vfio-user codecs: every decoder with valid and malformed input.
+ */
+#include "qemu/osdep.h"
+#include "qapi/error.h"
+#include "vfio-user/protocol.h"
+
+/* ---- header ---- */
+
+static void test_hdr_valid(void)
+{
+    VFIOUserHdr h;
+
+    vfio_user_hdr_init(&h, 7, VFIO_USER_DMA_MAP, 16 + 32, 0);
+    g_assert_true(vfio_user_hdr_validate(&h, 32, &error_abort));
+    h.flags = VFIO_USER_F_TYPE_REPLY | VFIO_USER_F_ERROR;
+    g_assert_true(vfio_user_hdr_validate(&h, 32, &error_abort));
+    g_assert_cmpstr(vfio_user_command_name(VFIO_USER_DMA_MAP), ==,
+                    "DMA_MAP");
+    g_assert_cmpstr(vfio_user_command_name(14), ==, "UNKNOWN");
+    g_assert_cmpstr(vfio_user_command_name(0xffff), ==, "UNKNOWN");
+}
+
+static void test_hdr_malformed(void)
+{
+    VFIOUserHdr h;
+    Error *err = NULL;
+
+    vfio_user_hdr_init(&h, 1, VFIO_USER_VERSION, 15, 0);
+    g_assert_false(vfio_user_hdr_validate(&h, 64, &err));
+    error_free_or_abort(&err);
+
+    vfio_user_hdr_init(&h, 1, VFIO_USER_VERSION, 16 + 65, 0);
+    g_assert_false(vfio_user_hdr_validate(&h, 64, &err));
+    error_free_or_abort(&err);
+
+    vfio_user_hdr_init(&h, 1, VFIO_USER_VERSION, UINT32_MAX, 0);
+    g_assert_false(vfio_user_hdr_validate(&h, 64, &err));
+    error_free_or_abort(&err);
+
+    vfio_user_hdr_init(&h, 1, VFIO_USER_VERSION, 16, 2);
+    g_assert_false(vfio_user_hdr_validate(&h, 64, &err));
+    error_free_or_abort(&err);
+
+    vfio_user_hdr_init(&h, 1, VFIO_USER_VERSION, 16, 1u << 6);
+    g_assert_false(vfio_user_hdr_validate(&h, 64, &err));
+    error_free_or_abort(&err);
+}
+
+/* ---- VERSION ---- */
+
+static bool parse_json(const char *json, VFIOUserCaps *caps, Error **errp)
+{
+    size_t jlen = strlen(json) + 1;
+    g_autofree uint8_t *buf = g_malloc0(4 + jlen);
+    uint16_t major, minor;
+
+    stw_le_p(buf, 0);
+    stw_le_p(buf + 2, 1);
+    memcpy(buf + 4, json, jlen);
+    return vfio_user_version_parse(buf, 4 + jlen, &major, &minor, caps, errp);
+}
+
+static void test_version_roundtrip(void)
+{
+    VFIOUserCaps in = {
+        .max_msg_fds = 5, .max_data_xfer_size = 65536,
+        .max_dma_maps = 100, .pgsizes = 4096 | 2 * 1024 * 1024,
+    };
+    VFIOUserCaps out;
+    uint16_t major, minor;
+    size_t len;
+    g_autofree void *p = vfio_user_version_build(0, 1, &in, &len);
+
+    g_assert_true(vfio_user_version_parse(p, len, &major, &minor, &out,
+                                          &error_abort));
+    g_assert_cmpint(major, ==, 0);
+    g_assert_cmpint(minor, ==, 1);
+    g_assert_cmpuint(out.max_msg_fds, ==, 5);
+    g_assert_cmpuint(out.max_data_xfer_size, ==, 65536);
+    g_assert_cmpuint(out.max_dma_maps, ==, 100);
+    g_assert_cmpuint(out.pgsizes, ==, 4096 | 2 * 1024 * 1024);
+}
+
+static void test_version_defaults(void)
+{
+    uint8_t bare[4] = { 0, 0, 3, 0 };
+    VFIOUserCaps caps;
+    uint16_t major, minor;
+
+    g_assert_true(vfio_user_version_parse(bare, 4, &major, &minor, &caps,
+                                          &error_abort));
+    g_assert_cmpint(minor, ==, 3);
+    g_assert_cmpuint(caps.max_msg_fds, ==, VFIO_USER_DEF_MAX_FDS);
+    g_assert_cmpuint(caps.max_data_xfer_size, ==,
+                     VFIO_USER_DEF_MAX_DATA_XFER);
+    g_assert_cmpuint(caps.max_dma_maps, ==, VFIO_USER_DEF_MAX_DMA_MAPS);
+    g_assert_cmpuint(caps.pgsizes, ==, VFIO_USER_DEF_PGSIZES);
+
+    /* Only some keys: the others keep their defaults; unknown ignored. */
+    g_assert_true(parse_json("{\"capabilities\":{\"max_msg_fds\":3,"
+                             "\"twin_socket\":{\"supported\":false},"
+                             "\"migration\":{\"pgsize\":4096}}}",
+                             &caps, &error_abort));
+    g_assert_cmpuint(caps.max_msg_fds, ==, 3);
+    g_assert_cmpuint(caps.max_data_xfer_size, ==,
+                     VFIO_USER_DEF_MAX_DATA_XFER);
+    g_assert_true(parse_json("{}", &caps, &error_abort));
+    g_assert_true(parse_json("", &caps, &error_abort));
+
+    /* Huge values are clamped to our ceilings, not trusted. */
+    g_assert_true(parse_json("{\"capabilities\":{\"max_msg_fds\":100000,"
+                             "\"max_data_xfer_size\":1099511627776}}",
+                             &caps, &error_abort));
+    g_assert_cmpuint(caps.max_msg_fds, ==, VFIO_USER_LIMIT_MAX_FDS);
+    g_assert_cmpuint(caps.max_data_xfer_size, ==,
+                     VFIO_USER_LIMIT_MAX_DATA_XFER);
+}
+
+static void test_version_malformed(void)
+{
+    static const char *const bad[] = {
+        "{",
+        "[1,2]",
+        "42",
+        "{\"capabilities\":7}",
+        "{\"capabilities\":{\"max_msg_fds\":\"8\"}}",
+        "{\"capabilities\":{\"max_msg_fds\":1.5}}",
+        "{\"capabilities\":{\"max_msg_fds\":0}}",
+        "{\"capabilities\":{\"max_data_xfer_size\":-4096}}",
+        "{\"capabilities\":{\"pgsizes\":true}}",
+        "{\"capabilities\":{\"max_dma_maps\":null}}",
+    };
+    VFIOUserCaps caps;
+    uint16_t major, minor;
+    Error *err = NULL;
+
+    for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+        g_assert_false(parse_json(bad[i], &caps, &err));
+        error_free_or_abort(&err);
+    }
+
+    /* Short payload. */
+    g_assert_false(vfio_user_version_parse("\0\0", 2, &major, &minor, &caps,
+                                           &err));
+    error_free_or_abort(&err);
+    /* Missing terminating NUL. */
+    {
+        uint8_t buf[6] = { 0, 0, 1, 0, '{', '}' };
+
+        g_assert_false(vfio_user_version_parse(buf, sizeof(buf), &major,
+                                               &minor, &caps, &err));
+        error_free_or_abort(&err);
+    }
+    /* Embedded NUL: the string is shorter than the payload says. */
+    {
+        uint8_t buf[8] = { 0, 0, 1, 0, '{', '}', 0, 0 };
+
+        g_assert_false(vfio_user_version_parse(buf, sizeof(buf), &major,
+                                               &minor, &caps, &err));
+        error_free_or_abort(&err);
+    }
+    /* Oversized JSON. */
+    {
+        size_t n = VFIO_USER_LIMIT_VERSION_JSON + 10;
+        g_autofree char *json = g_malloc(n + 1);
+
+        memset(json, ' ', n);
+        json[0] = '{';
+        json[n - 1] = '}';
+        json[n] = 0;
+        g_assert_false(parse_json(json, &caps, &err));
+        error_free_or_abort(&err);
+    }
+}
+
+static void test_caps_negotiate(void)
+{
+    VFIOUserCaps a = { 8, 1 << 20, 1000, 4096 | 65536 };
+    VFIOUserCaps b = { 2, 1 << 16, 5000, 4096 };
+    VFIOUserCaps c = { 2, 1 << 16, 5000, 65536 * 2 };
+    VFIOUserCaps out;
+    Error *err = NULL;
+
+    g_assert_true(vfio_user_caps_negotiate(&a, &b, &out, &error_abort));
+    g_assert_cmpuint(out.max_msg_fds, ==, 2);
+    g_assert_cmpuint(out.max_data_xfer_size, ==, 1 << 16);
+    g_assert_cmpuint(out.max_dma_maps, ==, 1000);
+    g_assert_cmpuint(out.pgsizes, ==, 4096);
+    g_assert_false(vfio_user_caps_negotiate(&a, &c, &out, &err));
+    error_free_or_abort(&err);
+}
+
+/* ---- DMA map / unmap ---- */
+
+static VFIOUserDMAMap good_map(void)
+{
+    return (VFIOUserDMAMap) {
+        .argsz = 32, .flags = VFIO_USER_DMA_MAP_FLAG_READ |
+                              VFIO_USER_DMA_MAP_FLAG_WRITE,
+        .offset = 0x1000, .address = 0x100000, .size = 0x10000,
+    };
+}
+
+static void expect_map_fail(VFIOUserDMAMap m, size_t len, size_t nfds,
+                            int want_errno)
+{
+    VFIOUserDMAMap out;
+    uint8_t buf[64] = { 0 };
+    Error *err = NULL;
+    int e = 0;
+
+    memcpy(buf, &m, sizeof(m));
+    g_assert_false(vfio_user_dma_map_decode(buf, len, nfds, &out, &e, &err));
+    g_assert_cmpint(e, ==, want_errno);
+    error_free_or_abort(&err);
+}
+
+static void test_dma_map(void)
+{
+    VFIOUserDMAMap m = good_map(), out;
+
+    g_assert_true(vfio_user_dma_map_decode(&m, sizeof(m), 1, &out, NULL,
+                                           &error_abort));
+    g_assert_cmpuint(out.address, ==, 0x100000);
+    g_assert_cmpuint(out.offset, ==, 0x1000);
+    g_assert_true(vfio_user_dma_map_decode(&m, sizeof(m), 0, &out, NULL,
+                                           &error_abort));
+    /* A range ending exactly at the top of the address space is fine. */
+    m.address = UINT64_MAX - 0xffff;
+    g_assert_true(vfio_user_dma_map_decode(&m, sizeof(m), 0, &out, NULL,
+                                           &error_abort));
+
+    expect_map_fail(good_map(), 31, 1, EINVAL);
+    expect_map_fail(good_map(), 33, 1, EINVAL);
+    m = good_map();
+    m.argsz = 40;
+    expect_map_fail(m, 32, 1, EINVAL);
+    m = good_map();
+    m.flags = 4;
+    expect_map_fail(m, 32, 1, EINVAL);
+    m = good_map();
+    m.size = 0;
+    expect_map_fail(m, 32, 1, EINVAL);
+    m = good_map();
+    m.address = UINT64_MAX - 0xfff;
+    expect_map_fail(m, 32, 0, EINVAL);
+    expect_map_fail(good_map(), 32, 2, EINVAL);
+    m = good_map();
+    m.offset = UINT64_MAX - 0x100;
+    expect_map_fail(m, 32, 1, EINVAL);
+}
+
+static void expect_unmap(VFIOUserDMAUnmap u, size_t nfds, int want_errno)
+{
+    VFIOUserDMAUnmap out;
+    Error *err = NULL;
+    int e = 0;
+    bool ok = vfio_user_dma_unmap_decode(&u, sizeof(u), nfds, &out, &e,
+                                         &err);
+
+    if (!want_errno) {
+        g_assert_true(ok);
+        g_assert_null(err);
+        g_assert_cmpuint(out.address, ==, u.address);
+    } else {
+        g_assert_false(ok);
+        g_assert_cmpint(e, ==, want_errno);
+        error_free_or_abort(&err);
+    }
+}
+
+static void test_dma_unmap(void)
+{
+    VFIOUserDMAUnmap u = { 24, 0, 0x100000, 0x10000 };
+    VFIOUserDMAUnmap out;
+    Error *err = NULL;
+
+    expect_unmap(u, 0, 0);
+    expect_unmap(u, 1, EINVAL);
+    expect_unmap((VFIOUserDMAUnmap) { 24, VFIO_DMA_UNMAP_FLAG_ALL, 0, 0 },
+                 0, 0);
+    expect_unmap((VFIOUserDMAUnmap) { 24, VFIO_DMA_UNMAP_FLAG_ALL, 0, 1 },
+                 0, EINVAL);
+    expect_unmap((VFIOUserDMAUnmap) { 24,
+                 VFIO_DMA_UNMAP_FLAG_GET_DIRTY_BITMAP, 0x1000, 0x1000 },
+                 0, ENOTSUP);
+    expect_unmap((VFIOUserDMAUnmap) { 24, 1u << 7, 0x1000, 0x1000 },
+                 0, EINVAL);
+    expect_unmap((VFIOUserDMAUnmap) { 24, 0, 0x1000, 0 }, 0, EINVAL);
+    expect_unmap((VFIOUserDMAUnmap) { 24, 0, UINT64_MAX, 2 }, 0, EINVAL);
+    expect_unmap((VFIOUserDMAUnmap) { 8, 0, 0x1000, 0x1000 }, 0, EINVAL);
+    g_assert_false(vfio_user_dma_unmap_decode(&u, 16, 0, &out, NULL, &err));
+    error_free_or_abort(&err);
+}
+
+static void test_ranges_overlap(void)
+{
+    g_assert_true(vfio_user_ranges_overlap(0x1000, 0x1000, 0x1fff, 1));
+    g_assert_false(vfio_user_ranges_overlap(0x1000, 0x1000, 0x2000, 1));
+    g_assert_false(vfio_user_ranges_overlap(0x2000, 1, 0x1000, 0x1000));
+    g_assert_true(vfio_user_ranges_overlap(0, UINT64_MAX, UINT64_MAX - 1, 1));
+    g_assert_true(vfio_user_ranges_overlap(UINT64_MAX - 0xfff, 0x1000,
+                                           UINT64_MAX, 1));
+    g_assert_true(vfio_user_ranges_overlap(0x3000, 0x100, 0x1000, 0x10000));
+    g_assert_false(vfio_user_ranges_overlap(0x1000, 0, 0x1000, 0x1000));
+}
+
+/* ---- region / DMA read-write ---- */
+
+static void test_region_rw(void)
+{
+    uint8_t buf[16 + 8] = { 0 };
+    VFIOUserRegionRW *rw = (VFIOUserRegionRW *)buf;
+    const VFIOUserRegionRW *out;
+    Error *err = NULL;
+    int e = 0;
+
+    rw->offset = 0x10;
+    rw->region = 0;
+    rw->count = 8;
+    g_assert_true(vfio_user_region_rw_decode(buf, 16, false, 4096, 0, &out,
+                                             NULL, &error_abort));
+    g_assert_true(out == rw);
+    g_assert_true(vfio_user_region_rw_decode(buf, 24, true, 4096, 0, &out,
+                                             NULL, &error_abort));
+    /* Write whose data is shorter/longer than count. */
+    g_assert_false(vfio_user_region_rw_decode(buf, 23, true, 4096, 0, &out,
+                                              &e, &err));
+    g_assert_cmpint(e, ==, EINVAL);
+    error_free_or_abort(&err);
+    /* Read carrying data. */
+    g_assert_false(vfio_user_region_rw_decode(buf, 24, false, 4096, 0, &out,
+                                              &e, &err));
+    error_free_or_abort(&err);
+    /* Short. */
+    g_assert_false(vfio_user_region_rw_decode(buf, 12, false, 4096, 0, &out,
+                                              &e, &err));
+    error_free_or_abort(&err);
+    /* fds are never expected. */
+    g_assert_false(vfio_user_region_rw_decode(buf, 16, false, 4096, 1, &out,
+                                              &e, &err));
+    error_free_or_abort(&err);
+    /* Count above max_data_xfer_size. */
+    rw->count = 4097;
+    g_assert_false(vfio_user_region_rw_decode(buf, 16, false, 4096, 0, &out,
+                                              &e, &err));
+    g_assert_cmpint(e, ==, E2BIG);
+    error_free_or_abort(&err);
+    /* Zero count. */
+    rw->count = 0;
+    g_assert_false(vfio_user_region_rw_decode(buf, 16, false, 4096, 0, &out,
+                                              &e, &err));
+    error_free_or_abort(&err);
+
+    /* Replies must echo the request. */
+    rw->count = 8;
+    g_assert_true(vfio_user_region_rw_reply_check(buf, 24, false, 0, 0x10, 8,
+                                                  &error_abort));
+    g_assert_true(vfio_user_region_rw_reply_check(buf, 16, true, 0, 0x10, 8,
+                                                  &error_abort));
+    g_assert_false(vfio_user_region_rw_reply_check(buf, 16, false, 0, 0x10,
+                                                   8, &err));
+    error_free_or_abort(&err);
+    g_assert_false(vfio_user_region_rw_reply_check(buf, 24, false, 1, 0x10,
+                                                   8, &err));
+    error_free_or_abort(&err);
+}
+
+static void test_dma_rw(void)
+{
+    uint8_t buf[16 + 4] = { 0 };
+    VFIOUserDMARW *rw = (VFIOUserDMARW *)buf;
+    const VFIOUserDMARW *out;
+    Error *err = NULL;
+    int e = 0;
+
+    rw->address = 0x2000;
+    rw->count = 4;
+    g_assert_true(vfio_user_dma_rw_decode(buf, 20, true, 64, 0, &out, NULL,
+                                          &error_abort));
+    g_assert_true(vfio_user_dma_rw_decode(buf, 16, false, 64, 0, &out, NULL,
+                                          &error_abort));
+    g_assert_true(vfio_user_dma_rw_reply_check(buf, 20, false, 0x2000, 4,
+                                               &error_abort));
+    g_assert_false(vfio_user_dma_rw_reply_check(buf, 20, false, 0x2004, 4,
+                                                &err));
+    error_free_or_abort(&err);
+    rw->address = UINT64_MAX - 1;
+    g_assert_false(vfio_user_dma_rw_decode(buf, 20, true, 64, 0, &out, &e,
+                                           &err));
+    g_assert_cmpint(e, ==, EINVAL);
+    error_free_or_abort(&err);
+    rw->address = 0;
+    rw->count = UINT64_MAX;
+    g_assert_false(vfio_user_dma_rw_decode(buf, 16, false, 64, 0, &out, &e,
+                                           &err));
+    g_assert_cmpint(e, ==, E2BIG);
+    error_free_or_abort(&err);
+}
+
+/* ---- SET_IRQS ---- */
+
+static bool irq_set(uint32_t flags, uint32_t start, uint32_t count,
+                    size_t extra, size_t len_adjust, size_t nfds,
+                    uint32_t index_count, int *e)
+{
+    size_t len = sizeof(struct vfio_irq_set) + extra;
+    g_autofree struct vfio_irq_set *s = g_malloc0(len);
+    const struct vfio_irq_set *out;
+    Error *err = NULL;
+    bool ok;
+
+    s->argsz = len + len_adjust;
+    s->flags = flags;
+    s->index = VFIO_PCI_MSIX_IRQ_INDEX;
+    s->start = start;
+    s->count = count;
+    ok = vfio_user_irq_set_decode(s, len, nfds, index_count, &out, e, &err);
+    g_assert_true(ok == !err);
+    error_free(err);
+    return ok;
+}
+
+static void test_irq_set(void)
+{
+    const uint32_t efd = VFIO_IRQ_SET_DATA_EVENTFD |
+                         VFIO_IRQ_SET_ACTION_TRIGGER;
+    const uint32_t none = VFIO_IRQ_SET_DATA_NONE |
+                          VFIO_IRQ_SET_ACTION_TRIGGER;
+    const uint32_t mask_bool = VFIO_IRQ_SET_DATA_BOOL |
+                               VFIO_IRQ_SET_ACTION_MASK;
+    int e = 0;
+
+    g_assert_true(irq_set(efd, 0, 4, 0, 0, 4, 4, &e));
+    g_assert_true(irq_set(efd, 2, 2, 0, 0, 0, 4, &e));      /* de-assign */
+    g_assert_true(irq_set(efd, 0, 4, 16, 0, 4, 4, &e));     /* fd array */
+    g_assert_true(irq_set(none, 0, 0, 0, 0, 0, 4, &e));     /* disable all */
+    g_assert_true(irq_set(mask_bool, 1, 3, 3, 0, 0, 4, &e));
+    g_assert_true(irq_set(VFIO_IRQ_SET_DATA_NONE | VFIO_IRQ_SET_ACTION_UNMASK,
+                          3, 1, 0, 0, 0, 4, &e));
+
+    /* Missing and surplus fds. */
+    g_assert_false(irq_set(efd, 0, 4, 0, 0, 3, 4, &e));
+    g_assert_cmpint(e, ==, EINVAL);
+    g_assert_false(irq_set(efd, 0, 2, 0, 0, 3, 4, &e));
+    g_assert_false(irq_set(none, 0, 1, 0, 0, 1, 4, &e));
+    /* Out of range vectors, including a start+count that wraps 32 bits. */
+    g_assert_false(irq_set(efd, 3, 2, 0, 0, 2, 4, &e));
+    g_assert_false(irq_set(efd, UINT32_MAX, 2, 0, 0, 2, 4, &e));
+    g_assert_false(irq_set(efd, 0, 1, 0, 0, 1, 0, &e));
+    /* count 0 only means "disable all" for DATA_NONE|TRIGGER at 0. */
+    g_assert_false(irq_set(none, 1, 0, 0, 0, 0, 4, &e));
+    g_assert_false(irq_set(VFIO_IRQ_SET_DATA_NONE | VFIO_IRQ_SET_ACTION_MASK,
+                           0, 0, 0, 0, 0, 4, &e));
+    /* Flag combinations. */
+    g_assert_false(irq_set(VFIO_IRQ_SET_DATA_NONE | VFIO_IRQ_SET_DATA_BOOL |
+                           VFIO_IRQ_SET_ACTION_TRIGGER, 0, 1, 0, 0, 0, 4, &e));
+    g_assert_false(irq_set(VFIO_IRQ_SET_DATA_NONE, 0, 1, 0, 0, 0, 4, &e));
+    g_assert_false(irq_set(none | VFIO_IRQ_SET_ACTION_MASK, 0, 1, 0, 0, 0, 4,
+                           &e));
+    g_assert_false(irq_set(none | (1u << 6), 0, 1, 0, 0, 0, 4, &e));
+    /* BOOL data of the wrong size; NONE with data; argsz mismatch. */
+    g_assert_false(irq_set(mask_bool, 0, 4, 3, 0, 0, 4, &e));
+    g_assert_false(irq_set(none, 0, 1, 4, 0, 0, 4, &e));
+    g_assert_false(irq_set(none, 0, 1, 0, 4, 0, 4, &e));
+    /* Short. */
+    {
+        struct vfio_irq_set s = { .argsz = 12 };
+        const struct vfio_irq_set *out;
+        Error *err = NULL;
+
+        g_assert_false(vfio_user_irq_set_decode(&s, 12, 0, 4, &out, &e,
+                                                &err));
+        error_free_or_abort(&err);
+    }
+}
+
+/* ---- region info and capability chains ---- */
+
+static GByteArray *build_info(void)
+{
+    struct vfio_region_sparse_mmap_area areas[2] = {
+        { .offset = 0, .size = 0x1000 },
+        { .offset = 0x2000, .size = 0x2000 },
+    };
+    GByteArray *b = vfio_user_region_info_new(0,
+        VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE |
+        VFIO_REGION_INFO_FLAG_MMAP, 0x4000, 0);
+
+    vfio_user_region_info_add_sparse_mmap(b, areas, 2);
+    vfio_user_region_info_add_msix_mappable(b);
+    return b;
+}
+
+static struct vfio_info_cap_header *cap_at(GByteArray *b, uint32_t off)
+{
+    return (struct vfio_info_cap_header *)(b->data + off);
+}
+
+static void test_region_info_build(void)
+{
+    g_autoptr(GByteArray) b = build_info();
+    struct vfio_region_info *info = (void *)b->data;
+    const struct vfio_info_cap_header *cap;
+    const struct vfio_region_info_cap_sparse_mmap *sp;
+    size_t cap_len = 0;
+
+    g_assert_cmpuint(info->argsz, ==, b->len);
+    g_assert_true(info->flags & VFIO_REGION_INFO_FLAG_CAPS);
+    g_assert_cmpuint(info->cap_offset, ==, 32);
+    g_assert_cmpuint(info->cap_offset % 8, ==, 0);
+    g_assert_true(vfio_user_region_info_validate(b->data, b->len,
+                                                 &error_abort));
+    cap = vfio_user_region_info_find_cap(b->data, b->len,
+                                         VFIO_REGION_INFO_CAP_SPARSE_MMAP,
+                                         &cap_len);
+    g_assert_nonnull(cap);
+    g_assert_cmpuint(cap_len, >=, sizeof(*sp) + 2 * 16);
+    sp = (const void *)cap;
+    g_assert_cmpuint(sp->nr_areas, ==, 2);
+    g_assert_cmpuint(sp->areas[1].offset, ==, 0x2000);
+    g_assert_cmpuint(sp->areas[1].size, ==, 0x2000);
+    g_assert_cmpuint(cap->next % 8, ==, 0);
+    cap = vfio_user_region_info_find_cap(b->data, b->len,
+                                         VFIO_REGION_INFO_CAP_MSIX_MAPPABLE,
+                                         NULL);
+    g_assert_nonnull(cap);
+    g_assert_cmpuint(cap->next, ==, 0);
+    g_assert_null(vfio_user_region_info_find_cap(b->data, b->len,
+                                                 VFIO_REGION_INFO_CAP_TYPE,
+                                                 NULL));
+}
+
+static void expect_invalid(GByteArray *b, size_t len)
+{
+    Error *err = NULL;
+
+    g_assert_false(vfio_user_region_info_validate(b->data, len, &err));
+    error_free_or_abort(&err);
+}
+
+static void test_region_info_malformed(void)
+{
+    g_autoptr(GByteArray) b = build_info();
+    struct vfio_region_info *info = (void *)b->data;
+    uint32_t first = info->cap_offset;
+    uint32_t second = cap_at(b, first)->next;
+    struct vfio_region_info_cap_sparse_mmap *sp = (void *)cap_at(b, first);
+
+    /* Short buffer; argsz below the fixed struct. */
+    expect_invalid(b, 16);
+    info->argsz = 16;
+    expect_invalid(b, b->len);
+    info->argsz = b->len;
+
+    /* Truncated reply (argsz > len): valid, but no capability visible. */
+    g_assert_true(vfio_user_region_info_validate(b->data, 32, &error_abort));
+    g_assert_null(vfio_user_region_info_find_cap(b->data, 32,
+                  VFIO_REGION_INFO_CAP_SPARSE_MMAP, NULL));
+
+    /* First offset inside the fixed struct, beyond the end, misaligned. */
+    info->cap_offset = 8;
+    expect_invalid(b, b->len);
+    info->cap_offset = b->len - 4;
+    expect_invalid(b, b->len);
+    info->cap_offset = b->len + 64;
+    expect_invalid(b, b->len);
+    info->cap_offset = first + 2;
+    expect_invalid(b, b->len);
+    info->cap_offset = first;
+
+    /* A chain that loops back on itself or to an earlier capability. */
+    cap_at(b, second)->next = first;
+    expect_invalid(b, b->len);
+    g_assert_null(vfio_user_region_info_find_cap(b->data, b->len,
+                  VFIO_REGION_INFO_CAP_TYPE, NULL));
+    cap_at(b, second)->next = second;
+    expect_invalid(b, b->len);
+    cap_at(b, second)->next = b->len;
+    expect_invalid(b, b->len);
+    cap_at(b, second)->next = 0;
+
+    /* Sparse areas: more than fit, or outside the region. */
+    sp->nr_areas = 3;
+    expect_invalid(b, b->len);
+    sp->nr_areas = UINT32_MAX;
+    expect_invalid(b, b->len);
+    sp->nr_areas = 2;
+    sp->areas[1].size = 0x2001;
+    expect_invalid(b, b->len);
+    sp->areas[1].offset = UINT64_MAX;
+    sp->areas[1].size = 2;
+    expect_invalid(b, b->len);
+    sp->areas[1].offset = 0x2000;
+    sp->areas[1].size = 0x2000;
+    g_assert_true(vfio_user_region_info_validate(b->data, b->len,
+                                                 &error_abort));
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/vfio-user/codec/hdr/valid", test_hdr_valid);
+    g_test_add_func("/vfio-user/codec/hdr/malformed", test_hdr_malformed);
+    g_test_add_func("/vfio-user/codec/version/roundtrip",
+                    test_version_roundtrip);
+    g_test_add_func("/vfio-user/codec/version/defaults-and-clamping",
+                    test_version_defaults);
+    g_test_add_func("/vfio-user/codec/version/malformed",
+                    test_version_malformed);
+    g_test_add_func("/vfio-user/codec/caps/negotiate", test_caps_negotiate);
+    g_test_add_func("/vfio-user/codec/dma-map/validation", test_dma_map);
+    g_test_add_func("/vfio-user/codec/dma-unmap/validation", test_dma_unmap);
+    g_test_add_func("/vfio-user/codec/dma/ranges-overlap",
+                    test_ranges_overlap);
+    g_test_add_func("/vfio-user/codec/region-rw/validation", test_region_rw);
+    g_test_add_func("/vfio-user/codec/dma-rw/validation", test_dma_rw);
+    g_test_add_func("/vfio-user/codec/set-irqs/validation", test_irq_set);
+    g_test_add_func("/vfio-user/codec/region-info/build-and-find",
+                    test_region_info_build);
+    g_test_add_func("/vfio-user/codec/region-info/malformed-chains",
+                    test_region_info_malformed);
+    return g_test_run();
+}
