@@ -127,6 +127,22 @@ static const MemoryRegionOps ops_unaligned = {
     .impl = { .unaligned = true },
 };
 
+/* Guests may be unaligned, the callbacks only see aligned accesses. */
+static const MemoryRegionOps ops_valid_unaligned = {
+    .read = dev_read,
+    .write = dev_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = { .min_access_size = 1, .max_access_size = 4, .unaligned = true },
+};
+
+static const MemoryRegionOps ops_valid_unaligned_impl4 = {
+    .read = dev_read,
+    .write = dev_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = { .min_access_size = 1, .max_access_size = 4, .unaligned = true },
+    .impl = { .min_access_size = 4, .max_access_size = 4 },
+};
+
 static const MemoryRegionOps ops_be = {
     .read = dev_read,
     .write = dev_write,
@@ -400,6 +416,27 @@ static void test_alias_partial(void)
     g_assert_cmphex(address_space_ldl_le(&as, 0x8010, NULL), ==, 0);
     host[0x2010] = 0x5a;
     g_assert_cmphex(address_space_ldub(&as, 0x8010, NULL), ==, 0x5a);
+
+    /*
+     * Two aliases continuing each other render as one range: a listener
+     * (e.g. KVM) gets one slot, not two.
+     */
+    {
+        MemoryRegion lo, hi;
+
+        memory_region_init_alias(&lo, NULL, "lo", &ram, 0x0, 0x800);
+        memory_region_init_alias(&hi, NULL, "hi", &ram, 0x800, 0x800);
+        memory_region_add_subregion(&root, 0x10000, &lo);
+        memory_region_add_subregion(&root, 0x10800, &hi);
+        g_assert_cmpuint(nr_ranges(&as), ==, 2);
+        assert_range(&as, 1, 0x10000, 0x1000, &ram, 0x0);
+        memory_region_set_alias_offset(&hi, 0x1000);
+        g_assert_cmpuint(nr_ranges(&as), ==, 3);
+        assert_range(&as, 2, 0x10800, 0x800, &ram, 0x1000);
+        memory_region_finalize(&hi);
+        memory_region_finalize(&lo);
+        g_assert_cmpuint(nr_ranges(&as), ==, 1);
+    }
 
     /* Alias of part of a container: offsets inside the I/O region shift. */
     memory_region_init(&bar, NULL, "bar", 0x2000);
@@ -858,6 +895,25 @@ static void test_dispatch_unaligned(void)
     g_assert_cmpuint(f.dev.nr_calls, ==, 1);
     assert_call(&f.dev, 0, false, 0x1, 4, ldl_le_p(f.dev.regs + 1));
 
+    /* Valid unaligned, implemented aligned: smaller aligned pieces. */
+    dispatch_finalize(&f);
+    dispatch_init(&f, &ops_valid_unaligned);
+    v = address_space_ldl_le(&f.as, 0x1002, NULL);
+    g_assert_cmphex(v, ==, ldl_le_p(f.dev.regs + 2));
+    g_assert_cmpuint(f.dev.nr_calls, ==, 2);
+    assert_call(&f.dev, 0, false, 0x2, 2, lduw_le_p(f.dev.regs + 2));
+    assert_call(&f.dev, 1, false, 0x4, 2, lduw_le_p(f.dev.regs + 4));
+
+    /* ... and when the implementation needs words: two covering words. */
+    dispatch_finalize(&f);
+    dispatch_init(&f, &ops_valid_unaligned_impl4);
+    address_space_stw_le(&f.as, 0x1003, 0xbbaa, NULL);
+    g_assert_cmpuint(f.dev.nr_calls, ==, 4);
+    assert_call(&f.dev, 0, false, 0x0, 4, 0x13121110);
+    assert_call(&f.dev, 1, true, 0x0, 4, 0xaa121110);
+    assert_call(&f.dev, 2, false, 0x4, 4, 0x17161514);
+    assert_call(&f.dev, 3, true, 0x4, 4, 0x171615bb);
+
     /* Direct dispatch of an unaligned access to an aligned-only region. */
     dispatch_finalize(&f);
     dispatch_init(&f, &ops_1_4);
@@ -1239,6 +1295,19 @@ static void test_ram_device_exact_width(void)
     g_assert_cmphex(tracked_faults[0], ==, 0x12);
     g_assert_cmphex(ldq_le_p(tracked_page + 0x10), ==, 0x88776655beef2211ULL);
 
+    /* 4-byte write and 1-byte read: one access each. */
+    tracked_reset();
+    address_space_stl_le(&as, 0x40020, 0xa1b2c3d4, NULL);
+    tracked_stop();
+    g_assert_cmpuint(tracked_nr, ==, 1);
+    g_assert_cmphex(tracked_faults[0], ==, 0x20);
+    g_assert_cmphex(ldl_le_p(tracked_page + 0x20), ==, 0xa1b2c3d4);
+    tracked_reset();
+    g_assert_cmphex(address_space_ldub(&as, 0x40023, NULL), ==, 0xa1);
+    tracked_stop();
+    g_assert_cmpuint(tracked_nr, ==, 1);
+    g_assert_cmphex(tracked_faults[0], ==, 0x23);
+
     /* 8 bytes at a 4-aligned offset: two naturally aligned 4-byte loads. */
     tracked_reset();
     address_space_read(&as, 0x40014, buf, 8);
@@ -1264,8 +1333,8 @@ static void test_ram_device_exact_width(void)
         uint64_t reads, writes;
 
         memory_region_get_access_counts(&bar, &reads, &writes);
-        g_assert_cmpuint(reads, ==, 3);
-        g_assert_cmpuint(writes, ==, 2);
+        g_assert_cmpuint(reads, ==, 4);
+        g_assert_cmpuint(writes, ==, 3);
     }
 
     address_space_destroy(&as);
