@@ -1,11 +1,816 @@
-/* Placeholder until the command-line front end lands. */
+/*
+ * The command line: parse every option first, then build the system in a
+ * fixed order (chardevs and monitors, accelerator, board, -device, reset,
+ * start) and run the main loop.
+ *
+ * Start-up errors are reported with the option that caused them
+ * ("conduit-system-x86_64: -device foo: ...") and exit with status 1.
+ */
 #include "qemu/osdep.h"
 #include "sysemu/sysemu.h"
+#include "sysemu/accel.h"
+#include "sysemu/runstate.h"
+#include "sysemu/qtest.h"
+#include "hw/boards.h"
+#include "hw/qdev-core.h"
+#include "hw/qdev-properties.h"
+#include "qapi/error.h"
 #include "qemu/error-report.h"
+#include "qemu/option.h"
+#include "qemu/trace.h"
+#include "qemu/main-loop.h"
+#include "chardev/char.h"
+#include "monitor/monitor.h"
+
+const char *qemu_name;
+bool no_shutdown;
+bool autostart = true;
+
+static Chardev *serial_hds[MAX_SERIAL_PORTS];
+
+Chardev *serial_hd(int i)
+{
+    return i >= 0 && i < MAX_SERIAL_PORTS ? serial_hds[i] : NULL;
+}
+
+/* One option occurrence, kept with its text for error locations. */
+typedef struct CmdlineOpt {
+    const char *name;           /* as typed, e.g. "-device" */
+    const char *arg;
+    QemuOpts *opts;             /* parsed form, when the option has one */
+} CmdlineOpt;
+
+typedef enum OptIndex {
+    OPT_MACHINE, OPT_M, OPT_MEMORY, OPT_ACCEL, OPT_ENABLE_KVM, OPT_DEVICE,
+    OPT_QMP, OPT_CHARDEV, OPT_MON, OPT_QTEST, OPT_QTEST_LOG, OPT_SERIAL,
+    OPT_NOGRAPHIC, OPT_DISPLAY, OPT_VGA, OPT_NAME, OPT_S, OPT_DAEMONIZE,
+    OPT_SMP, OPT_KERNEL, OPT_INITRD, OPT_APPEND, OPT_NODEFAULTS,
+    OPT_NO_SHUTDOWN, OPT_NO_REBOOT, OPT_NO_USER_CONFIG, OPT_TRACE, OPT_LOGFILE,
+    OPT_LOG, OPT_VERSION, OPT_HELP, OPT_H, OPT_PIDFILE,
+} OptIndex;
+
+typedef struct OptDef {
+    const char *name;
+    OptIndex index;
+    bool has_arg;
+    const char *args;           /* for --help */
+    const char *help;
+} OptDef;
+
+static const OptDef opt_defs[] = {
+    { "machine", OPT_MACHINE, true, "TYPE[,prop=value...]",
+      "select the machine (-machine help lists them) and set its properties" },
+    { "M", OPT_M, true, "TYPE[,prop=value...]", "same as -machine" },
+    { "m", OPT_MEMORY, true, "[size=]SIZE",
+      "guest RAM size (default unit MiB; suffixes k, M, G, T)" },
+    { "accel", OPT_ACCEL, true, "NAME", "accelerator: kvm or qtest "
+      "(-accel help lists them; repeat to give fallbacks)" },
+    { "enable-kvm", OPT_ENABLE_KVM, false, "", "same as -accel kvm" },
+    { "device", OPT_DEVICE, true, "DRIVER[,prop=value...] | JSON",
+      "add a device (-device help lists them, -device DRIVER,help its "
+      "properties)" },
+    { "qmp", OPT_QMP, true, "CHARDEV-SPEC",
+      "QMP monitor on unix:PATH[,server=on,wait=off], stdio, fd=N..." },
+    { "chardev", OPT_CHARDEV, true, "BACKEND,id=ID[,...]",
+      "create a character device" },
+    { "mon", OPT_MON, true, "chardev=ID[,mode=control]",
+      "QMP monitor on an existing chardev" },
+    { "qtest", OPT_QTEST, true, "CHARDEV-SPEC",
+      "qtest protocol server (implies -accel qtest)" },
+    { "qtest-log", OPT_QTEST_LOG, true, "FILE", "log qtest traffic to FILE" },
+    { "serial", OPT_SERIAL, true, "CHARDEV-SPEC",
+      "back the next serial port with a chardev (none: no port)" },
+    { "nographic", OPT_NOGRAPHIC, false, "",
+      "no display; first serial port on stdio" },
+    { "display", OPT_DISPLAY, true, "none", "display type (only none)" },
+    { "vga", OPT_VGA, true, "none", "VGA card (only none)" },
+    { "name", OPT_NAME, true, "[guest=]NAME", "name of the guest" },
+    { "S", OPT_S, false, "", "do not start the guest (use QMP cont)" },
+    { "daemonize", OPT_DAEMONIZE, false, "", "not supported" },
+    { "smp", OPT_SMP, true, "[cpus=]N[,sockets=,cores=,threads=]",
+      "number of vCPUs" },
+    { "kernel", OPT_KERNEL, true, "FILE", "kernel image (Linux or PVH ELF)" },
+    { "initrd", OPT_INITRD, true, "FILE", "initial ram disk" },
+    { "append", OPT_APPEND, true, "CMDLINE", "kernel command line" },
+    { "nodefaults", OPT_NODEFAULTS, false, "", "create no default devices" },
+    { "no-shutdown", OPT_NO_SHUTDOWN, false, "",
+      "stop (do not exit) when the guest shuts down" },
+    { "no-reboot", OPT_NO_REBOOT, false, "", "exit instead of rebooting" },
+    { "no-user-config", OPT_NO_USER_CONFIG, false, "",
+      "accepted for compatibility (there are no config files)" },
+    { "trace", OPT_TRACE, true, "[enable=]PATTERN|events=FILE|file=FILE",
+      "enable trace events (-trace help lists them)" },
+    { "D", OPT_LOGFILE, true, "FILE", "send trace and log output to FILE" },
+    { "d", OPT_LOG, true, "ITEM[,...]", "enable logging (guest_errors)" },
+    { "pidfile", OPT_PIDFILE, true, "FILE", "write the process id to FILE" },
+    { "version", OPT_VERSION, false, "", "print the version and exit" },
+    { "help", OPT_HELP, false, "", "print this help and exit" },
+    { "h", OPT_H, false, "", "same as -help" },
+};
+
+/* Everything the command line asked for, gathered before building. */
+typedef struct VlConfig {
+    GPtrArray *machine_opts;    /* QemuOpts *, in order */
+    GPtrArray *machine_args;    /* the text of each, for error locations */
+    const char *memory_arg;
+    uint64_t ram_size;
+    bool ram_size_set;
+    GPtrArray *accels;          /* char *, in preference order */
+    GArray *devices;            /* CmdlineOpt */
+    GArray *chardevs;           /* CmdlineOpt */
+    GArray *mons;               /* CmdlineOpt */
+    GPtrArray *qmp_specs;       /* char * */
+    GPtrArray *serial_specs;    /* char * */
+    const char *qtest_spec;
+    const char *qtest_log;
+    bool nographic;
+    bool nodefaults;
+    unsigned smp_cpus;
+    const char *smp_arg;
+    const char *kernel;
+    const char *initrd;
+    const char *append;
+    const char *pidfile;
+    const char *machine_loc_name;   /* the -machine that named the type */
+    const char *machine_loc_arg;
+} VlConfig;
+
+static void print_version(void)
+{
+    printf("Conduit emulator version %s (QEMU-compatible 8.2.0)\n",
+           CONDUIT_VERSION);
+}
+
+static void print_help(const char *progname)
+{
+    print_version();
+    printf("usage: %s [options]\n\n", progname);
+    for (size_t i = 0; i < ARRAY_SIZE(opt_defs); i++) {
+        g_autofree char *head = g_strdup_printf("-%s %s", opt_defs[i].name,
+                                                opt_defs[i].args);
+        printf("%-46s %s\n", head, opt_defs[i].help);
+    }
+    printf("\nOptions may also be written with two leading dashes.\n");
+}
+
+static const OptDef *lookup_opt(const char *arg)
+{
+    const char *name = arg + 1;
+
+    if (*name == '-') {
+        name++;
+    }
+    for (size_t i = 0; i < ARRAY_SIZE(opt_defs); i++) {
+        if (!strcmp(opt_defs[i].name, name)) {
+            return &opt_defs[i];
+        }
+    }
+    return NULL;
+}
+
+/* Reports err against the current location and exits: start-up only. */
+static void QEMU_NORETURN fatal_err(Error *err)
+{
+    error_report_err(err);
+    exit(1);
+}
+
+static QemuOpts *parse_or_die(const char *arg, const char *implied)
+{
+    Error *err = NULL;
+    QemuOpts *opts = qemu_opts_parse(arg, implied, &err);
+
+    if (!opts) {
+        fatal_err(err);
+    }
+    return opts;
+}
+
+/* Only the listed keys may appear (with an implied key counted as one). */
+static void check_keys(QemuOpts *opts, const char *const *allowed)
+{
+    for (size_t i = 0; i < qemu_opts_count(opts); i++) {
+        const char *key = qemu_opts_key(opts, i);
+        bool ok = false;
+
+        for (const char *const *a = allowed; *a; a++) {
+            if (!strcmp(key, *a)) {
+                ok = true;
+                break;
+            }
+        }
+        if (!ok) {
+            error_report("Invalid parameter '%s'", key);
+            exit(1);
+        }
+    }
+    if (qemu_opts_id(opts)) {
+        error_report("Invalid parameter 'id'");
+        exit(1);
+    }
+}
+
+static unsigned parse_smp(const char *arg)
+{
+    static const char *const keys[] = {
+        "cpus", "sockets", "cores", "threads", "maxcpus", "dies", NULL
+    };
+    g_autoptr(QemuOpts) opts = parse_or_die(arg, "cpus");
+    Error *err = NULL;
+    uint64_t cpus, sockets, cores, threads;
+
+    check_keys(opts, keys);
+    cpus = qemu_opt_get_number(opts, "cpus", 0, &err);
+    sockets = qemu_opt_get_number(opts, "sockets", 1, err ? NULL : &err);
+    cores = qemu_opt_get_number(opts, "cores", 1, err ? NULL : &err);
+    threads = qemu_opt_get_number(opts, "threads", 1, err ? NULL : &err);
+    if (err) {
+        fatal_err(err);
+    }
+    if (!cpus) {
+        cpus = sockets * cores * threads;
+    }
+    if (cpus < 1 || cpus > 1024 || sockets * cores * threads < 1) {
+        error_report("Invalid number of CPUs");
+        exit(1);
+    }
+    return cpus;
+}
+
+static void parse_memory(VlConfig *cfg, const char *arg)
+{
+    static const char *const keys[] = { "size", "slots", "maxmem", NULL };
+    g_autoptr(QemuOpts) opts = parse_or_die(arg, "size");
+    const char *size = qemu_opt_get(opts, "size");
+    Error *err = NULL;
+
+    check_keys(opts, keys);
+    if (!size) {
+        return;
+    }
+    if (!qemu_strtosz_MiB(size, &cfg->ram_size, &err)) {
+        error_prepend(&err, "Invalid RAM size: ");
+        fatal_err(err);
+    }
+    if (!cfg->ram_size) {
+        error_report("RAM size must not be zero");
+        exit(1);
+    }
+    cfg->ram_size_set = true;
+}
+
+static void parse_log_items(const char *arg)
+{
+    g_auto(GStrv) items = g_strsplit(arg, ",", 0);
+
+    for (char **i = items; *i; i++) {
+        if (!strcmp(*i, "guest_errors")) {
+            qemu_set_log_guest_errors(true);
+        } else if (!strcmp(*i, "help")) {
+            printf("Log items (comma separated):\n"
+                   "guest_errors  log when the guest programs a device "
+                   "incorrectly\n");
+            exit(0);
+        } else if (**i) {
+            error_report("unknown logging item '%s' (-d help lists them)",
+                         *i);
+            exit(1);
+        }
+    }
+}
+
+static void handle_device_help(QemuOpts *opts)
+{
+    const char *driver = qemu_opt_get(opts, "driver");
+    Error *err = NULL;
+
+    if (!driver) {
+        qdev_print_device_list(stdout);
+        exit(0);
+    }
+    if (!qdev_print_props(stdout, driver, &err)) {
+        fatal_err(err);
+    }
+    exit(0);
+}
+
+static void parse_one(VlConfig *cfg, const OptDef *def, const char *name,
+                      const char *arg)
+{
+    CmdlineOpt co = { .name = name, .arg = arg };
+    Error *err = NULL;
+
+    switch (def->index) {
+    case OPT_MACHINE:
+    case OPT_M: {
+        QemuOpts *opts = parse_or_die(arg, "type");
+        if (qemu_opts_has_help(opts) ||
+            !g_strcmp0(qemu_opt_get(opts, "type"), "help")) {
+            machine_print_list(stdout);
+            exit(0);
+        }
+        if (qemu_opt_get(opts, "type")) {
+            cfg->machine_loc_name = name;
+            cfg->machine_loc_arg = arg;
+        }
+        g_ptr_array_add(cfg->machine_opts, opts);
+        g_ptr_array_add(cfg->machine_args, (char *)arg);
+        break;
+    }
+    case OPT_MEMORY:
+        parse_memory(cfg, arg);
+        break;
+    case OPT_ACCEL: {
+        g_autoptr(QemuOpts) opts = parse_or_die(arg, "accel");
+        const char *accel = qemu_opt_get(opts, "accel");
+        if (qemu_opts_has_help(opts)) {
+            accel_print_list(stdout);
+            exit(0);
+        }
+        if (!accel) {
+            error_report("Parameter 'accel' is missing");
+            exit(1);
+        }
+        /* "kvm:qtest" lists fallbacks, as QEMU's accel= did. */
+        g_auto(GStrv) names = g_strsplit(accel, ":", 0);
+        for (char **n = names; *n; n++) {
+            g_ptr_array_add(cfg->accels, g_strdup(*n));
+        }
+        break;
+    }
+    case OPT_ENABLE_KVM:
+        g_ptr_array_add(cfg->accels, g_strdup("kvm"));
+        break;
+    case OPT_DEVICE:
+        if (arg[0] == '{') {
+            co.opts = qemu_opts_from_json(arg, &err);
+        } else {
+            co.opts = qemu_opts_parse(arg, "driver", &err);
+        }
+        if (!co.opts) {
+            fatal_err(err);
+        }
+        if (qemu_opts_has_help(co.opts) ||
+            !g_strcmp0(qemu_opt_get(co.opts, "driver"), "help")) {
+            if (!g_strcmp0(qemu_opt_get(co.opts, "driver"), "help")) {
+                qemu_opt_del(co.opts, "driver");
+            }
+            handle_device_help(co.opts);
+        }
+        g_array_append_val(cfg->devices, co);
+        break;
+    case OPT_QMP:
+        g_ptr_array_add(cfg->qmp_specs, (char *)arg);
+        break;
+    case OPT_CHARDEV:
+        co.opts = parse_or_die(arg, "backend");
+        g_array_append_val(cfg->chardevs, co);
+        break;
+    case OPT_MON:
+        co.opts = parse_or_die(arg, "chardev");
+        g_array_append_val(cfg->mons, co);
+        break;
+    case OPT_QTEST:
+        cfg->qtest_spec = arg;
+        break;
+    case OPT_QTEST_LOG:
+        cfg->qtest_log = arg;
+        break;
+    case OPT_SERIAL:
+        if (cfg->serial_specs->len >= MAX_SERIAL_PORTS) {
+            error_report("too many serial ports (at most %d)",
+                         MAX_SERIAL_PORTS);
+            exit(1);
+        }
+        g_ptr_array_add(cfg->serial_specs, (char *)arg);
+        break;
+    case OPT_NOGRAPHIC:
+        cfg->nographic = true;
+        break;
+    case OPT_DISPLAY: {
+        g_autoptr(QemuOpts) opts = parse_or_die(arg, "type");
+        if (g_strcmp0(qemu_opt_get(opts, "type"), "none")) {
+            error_report("Display '%s' is not available (only 'none')",
+                         qemu_opt_get(opts, "type") ?: "");
+            exit(1);
+        }
+        break;
+    }
+    case OPT_VGA:
+        if (strcmp(arg, "none")) {
+            error_report("VGA card '%s' is not available (only 'none')",
+                         arg);
+            exit(1);
+        }
+        break;
+    case OPT_NAME: {
+        static const char *const keys[] = {
+            "guest", "process", "debug-threads", NULL
+        };
+        QemuOpts *opts = parse_or_die(arg, "guest");
+        check_keys(opts, keys);
+        /* Kept for the life of the process. */
+        qemu_name = qemu_opt_get(opts, "guest");
+        break;
+    }
+    case OPT_S:
+        autostart = false;
+        break;
+    case OPT_DAEMONIZE:
+        error_report("-daemonize is not supported; run Conduit under a "
+                     "supervisor (systemd, libvirt) instead");
+        exit(1);
+    case OPT_SMP:
+        cfg->smp_cpus = parse_smp(arg);
+        cfg->smp_arg = arg;
+        break;
+    case OPT_KERNEL:
+        cfg->kernel = arg;
+        break;
+    case OPT_INITRD:
+        cfg->initrd = arg;
+        break;
+    case OPT_APPEND:
+        cfg->append = arg;
+        break;
+    case OPT_NODEFAULTS:
+        cfg->nodefaults = true;
+        break;
+    case OPT_NO_SHUTDOWN:
+        no_shutdown = true;
+        break;
+    case OPT_NO_REBOOT:
+    case OPT_NO_USER_CONFIG:
+        break;
+    case OPT_TRACE:
+        if (!strcmp(arg, "help") || !strcmp(arg, "?") ||
+            !strcmp(arg, "enable=help")) {
+            trace_list_events(stdout);
+            exit(0);
+        }
+        if (!trace_opt_parse(arg, &err)) {
+            fatal_err(err);
+        }
+        break;
+    case OPT_LOGFILE:
+        if (!trace_set_logfile(arg, &err)) {
+            fatal_err(err);
+        }
+        break;
+    case OPT_LOG:
+        parse_log_items(arg);
+        break;
+    case OPT_PIDFILE:
+        cfg->pidfile = arg;
+        break;
+    case OPT_VERSION:
+        print_version();
+        exit(0);
+    case OPT_HELP:
+    case OPT_H:
+        print_help(error_get_progname());
+        exit(0);
+    }
+}
+
+static void parse_cmdline(VlConfig *cfg, int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *name = argv[i];
+        const char *arg = NULL;
+        const OptDef *def;
+
+        if (name[0] != '-' || !name[1]) {
+            error_report("%s: unexpected argument (disk images are not "
+                         "supported; use -device)", name);
+            exit(1);
+        }
+        def = lookup_opt(name);
+        if (!def) {
+            error_report("%s: invalid option", name);
+            exit(1);
+        }
+        if (def->has_arg) {
+            if (i + 1 >= argc) {
+                error_report("%s: requires an argument", name);
+                exit(1);
+            }
+            arg = argv[++i];
+        }
+        loc_push_cmdline(name, arg);
+        parse_one(cfg, def, name, arg);
+        loc_pop();
+    }
+}
+
+/* ---- building the system ---- */
+
+static MachineClass *select_machine(VlConfig *cfg)
+{
+    const char *type = NULL;
+    MachineClass *mc;
+
+    for (guint i = 0; i < cfg->machine_opts->len; i++) {
+        const char *t = qemu_opt_get(g_ptr_array_index(cfg->machine_opts, i),
+                                     "type");
+        if (t) {
+            type = t;
+        }
+    }
+    if (!type) {
+        mc = machine_default_class();
+        if (mc) {
+            return mc;
+        }
+        error_report("No machine specified, and there is no default");
+    } else {
+        mc = machine_find_class(type);
+        if (mc) {
+            return mc;
+        }
+        loc_push_cmdline(cfg->machine_loc_name, cfg->machine_loc_arg);
+        error_report("unsupported machine type '%s'", type);
+        loc_pop();
+    }
+    fprintf(stderr, "Use -machine help to list supported machines\n");
+    exit(1);
+}
+
+static void apply_machine_opts(VlConfig *cfg, MachineState *ms)
+{
+    for (guint i = 0; i < cfg->machine_opts->len; i++) {
+        QemuOpts *opts = g_ptr_array_index(cfg->machine_opts, i);
+
+        for (size_t k = 0; k < qemu_opts_count(opts); k++) {
+            const char *key = qemu_opts_key(opts, k);
+            const char *val = qemu_opts_value(opts, k);
+            Error *err = NULL;
+
+            if (!strcmp(key, "type")) {
+                continue;
+            }
+            if (!strcmp(key, "accel")) {
+                g_auto(GStrv) names = g_strsplit(val, ":", 0);
+                for (char **n = names; *n; n++) {
+                    g_ptr_array_add(cfg->accels, g_strdup(*n));
+                }
+                continue;
+            }
+            if (!object_property_parse(OBJECT(ms), key, val, &err)) {
+                loc_push_cmdline("-machine",
+                                 g_ptr_array_index(cfg->machine_args, i));
+                fatal_err(err);
+            }
+        }
+    }
+}
+
+static void init_accel(VlConfig *cfg, MachineClass *mc, MachineState *ms)
+{
+    Error *err = NULL;
+
+    if (!cfg->accels->len) {
+        /* -qtest implies the qtest accelerator, as in QEMU. */
+        const char *def = cfg->qtest_spec ? "qtest"
+                          : mc->default_accel ? mc->default_accel : "kvm";
+        g_ptr_array_add(cfg->accels, g_strdup(def));
+    }
+    for (guint i = 0; i < cfg->accels->len; i++) {
+        const char *name = g_ptr_array_index(cfg->accels, i);
+        AccelClass *ac = accel_find(name);
+        bool last = i + 1 == cfg->accels->len;
+
+        if (!ac) {
+            error_report("invalid accelerator %s", name);
+            if (last) {
+                exit(1);
+            }
+            continue;
+        }
+        if (accel_init_machine(ac, ms, &err)) {
+            return;
+        }
+        if (last) {
+            error_prepend(&err, "failed to initialize %s: ", name);
+            fatal_err(err);
+        }
+        warn_report("failed to initialize %s: %s; trying the next "
+                    "accelerator", name, error_get_pretty(err));
+        error_free(err);
+        err = NULL;
+    }
+}
+
+/* -nographic puts serial0 on stdio unless a monitor already uses it. */
+static bool stdio_taken(VlConfig *cfg)
+{
+    for (guint i = 0; i < cfg->qmp_specs->len; i++) {
+        if (g_str_has_prefix(g_ptr_array_index(cfg->qmp_specs, i), "stdio")) {
+            return true;
+        }
+    }
+    for (guint i = 0; i < cfg->chardevs->len; i++) {
+        CmdlineOpt *co = &g_array_index(cfg->chardevs, CmdlineOpt, i);
+        if (!g_strcmp0(qemu_opt_get(co->opts, "backend"), "stdio")) {
+            return true;
+        }
+    }
+    return cfg->qtest_spec && g_str_has_prefix(cfg->qtest_spec, "stdio");
+}
+
+static void init_chardevs_and_monitors(VlConfig *cfg)
+{
+    Error *err = NULL;
+
+    for (guint i = 0; i < cfg->chardevs->len; i++) {
+        CmdlineOpt *co = &g_array_index(cfg->chardevs, CmdlineOpt, i);
+        loc_push_cmdline(co->name, co->arg);
+        if (!qemu_chr_new_from_opts(co->opts, &err)) {
+            fatal_err(err);
+        }
+        loc_pop();
+    }
+    for (guint i = 0; i < cfg->qmp_specs->len; i++) {
+        const char *spec = g_ptr_array_index(cfg->qmp_specs, i);
+        g_autofree char *label = g_strdup_printf("compat_monitor%u", i);
+        Chardev *chr;
+
+        loc_push_cmdline("-qmp", spec);
+        chr = qemu_chr_new(label, spec, &err);
+        if (!chr || !monitor_init_qmp(chr, &err)) {
+            fatal_err(err);
+        }
+        loc_pop();
+    }
+    for (guint i = 0; i < cfg->mons->len; i++) {
+        CmdlineOpt *co = &g_array_index(cfg->mons, CmdlineOpt, i);
+        loc_push_cmdline(co->name, co->arg);
+        if (!monitor_init_opts(co->opts, &err)) {
+            fatal_err(err);
+        }
+        loc_pop();
+    }
+    if (!cfg->serial_specs->len && cfg->nographic && !cfg->nodefaults &&
+        !stdio_taken(cfg)) {
+        g_ptr_array_add(cfg->serial_specs, (char *)"stdio");
+    }
+    for (guint i = 0; i < cfg->serial_specs->len; i++) {
+        const char *spec = g_ptr_array_index(cfg->serial_specs, i);
+        g_autofree char *label = g_strdup_printf("serial%u", i);
+
+        if (!strcmp(spec, "none")) {
+            continue;
+        }
+        loc_push_cmdline("-serial", spec);
+        serial_hds[i] = qemu_chr_new(label, spec, &err);
+        if (!serial_hds[i]) {
+            fatal_err(err);
+        }
+        loc_pop();
+    }
+}
+
+static void create_devices(VlConfig *cfg)
+{
+    for (guint i = 0; i < cfg->devices->len; i++) {
+        CmdlineOpt *co = &g_array_index(cfg->devices, CmdlineOpt, i);
+        Error *err = NULL;
+
+        loc_push_cmdline(co->name, co->arg);
+        if (!qdev_device_add(co->opts, &err)) {
+            fatal_err(err);
+        }
+        loc_pop();
+    }
+}
+
+static void write_pidfile(const char *path)
+{
+    g_autofree char *text = g_strdup_printf("%d\n", (int)getpid());
+    g_autoptr(GError) gerr = NULL;
+
+    if (!g_file_set_contents(path, text, -1, &gerr)) {
+        error_report("cannot write pid file %s: %s", path, gerr->message);
+        exit(1);
+    }
+}
+
+static void vl_config_free(VlConfig *cfg)
+{
+    for (guint i = 0; i < cfg->devices->len; i++) {
+        qemu_opts_free(g_array_index(cfg->devices, CmdlineOpt, i).opts);
+    }
+    for (guint i = 0; i < cfg->chardevs->len; i++) {
+        qemu_opts_free(g_array_index(cfg->chardevs, CmdlineOpt, i).opts);
+    }
+    for (guint i = 0; i < cfg->mons->len; i++) {
+        qemu_opts_free(g_array_index(cfg->mons, CmdlineOpt, i).opts);
+    }
+    g_array_free(cfg->devices, TRUE);
+    g_array_free(cfg->chardevs, TRUE);
+    g_array_free(cfg->mons, TRUE);
+    g_ptr_array_free(cfg->machine_opts, TRUE);
+    g_ptr_array_free(cfg->machine_args, TRUE);
+    g_ptr_array_free(cfg->accels, TRUE);
+    g_ptr_array_free(cfg->qmp_specs, TRUE);
+    g_ptr_array_free(cfg->serial_specs, TRUE);
+}
 
 int qemu_main(int argc, char **argv)
 {
+    VlConfig cfg = { 0 };
+    MachineClass *mc;
+    MachineState *ms;
+    Error *err = NULL;
+    int status;
+
     error_set_progname(argv[0]);
-    error_report("not implemented yet");
-    return 1;
+    cfg.machine_opts = g_ptr_array_new_with_free_func(
+        (GDestroyNotify)qemu_opts_free);
+    cfg.machine_args = g_ptr_array_new();
+    cfg.accels = g_ptr_array_new_with_free_func(g_free);
+    cfg.devices = g_array_new(FALSE, TRUE, sizeof(CmdlineOpt));
+    cfg.chardevs = g_array_new(FALSE, TRUE, sizeof(CmdlineOpt));
+    cfg.mons = g_array_new(FALSE, TRUE, sizeof(CmdlineOpt));
+    cfg.qmp_specs = g_ptr_array_new();
+    cfg.serial_specs = g_ptr_array_new();
+
+    parse_cmdline(&cfg, argc, argv);
+
+    qemu_init_main_loop();
+    mc = select_machine(&cfg);
+
+    ms = MACHINE(object_new_with_class(OBJECT_CLASS(mc)));
+    object_property_add_child(object_get_root(), "machine", OBJECT(ms));
+    object_unref(ms);
+    current_machine = ms;
+    if (cfg.ram_size_set) {
+        ms->ram_size = cfg.ram_size;
+        ms->ram_size_set = true;
+    }
+    if (cfg.smp_cpus) {
+        if (mc->max_cpus && cfg.smp_cpus > mc->max_cpus) {
+            loc_push_cmdline("-smp", cfg.smp_arg);
+            error_report("Invalid SMP CPUs %u: the machine supports at most "
+                         "%u", cfg.smp_cpus, mc->max_cpus);
+            exit(1);
+        }
+        ms->smp_cpus = cfg.smp_cpus;
+    }
+    apply_machine_opts(&cfg, ms);
+    if (cfg.kernel) {
+        g_free(ms->kernel_filename);
+        ms->kernel_filename = g_strdup(cfg.kernel);
+    }
+    if (cfg.initrd) {
+        g_free(ms->initrd_filename);
+        ms->initrd_filename = g_strdup(cfg.initrd);
+    }
+    if (cfg.append) {
+        g_free(ms->kernel_cmdline);
+        ms->kernel_cmdline = g_strdup(cfg.append);
+    }
+    if ((ms->initrd_filename || ms->kernel_cmdline) && !ms->kernel_filename) {
+        error_report("-initrd and -append only work together with -kernel");
+        exit(1);
+    }
+
+    init_chardevs_and_monitors(&cfg);
+    init_accel(&cfg, mc, ms);
+    if (cfg.qtest_spec) {
+        loc_push_cmdline("-qtest", cfg.qtest_spec);
+        if (!qtest_server_init(cfg.qtest_spec, cfg.qtest_log, &err)) {
+            fatal_err(err);
+        }
+        loc_pop();
+    }
+
+    if (mc->init && !mc->init(ms, &err)) {
+        fatal_err(err);
+    }
+    create_devices(&cfg);
+    qdev_hotplug = true;
+    qemu_run_machine_init_done();
+    qemu_system_reset(SHUTDOWN_CAUSE_NONE);
+    if (!accel_start_vcpus(ms, &err)) {
+        fatal_err(err);
+    }
+    if (cfg.pidfile) {
+        write_pidfile(cfg.pidfile);
+    }
+    if (autostart) {
+        vm_start();
+    }
+
+    status = qemu_main_loop();
+
+    if (cfg.pidfile) {
+        unlink(cfg.pidfile);
+    }
+    accel_cleanup();
+    monitor_cleanup();
+    object_unparent(OBJECT(ms));
+    qemu_chr_cleanup_all();
+    vl_config_free(&cfg);
+    return status;
 }

@@ -141,11 +141,6 @@ MACHINE_STR_PROP(initrd_filename, "initrd")
 MACHINE_STR_PROP(kernel_cmdline, "append")
 MACHINE_STR_PROP(firmware, "firmware")
 
-static char *machine_get_type(Object *obj, Error **errp)
-{
-    return machine_class_short_name(MACHINE_GET_CLASS(obj));
-}
-
 static void machine_class_init(ObjectClass *oc, void *data)
 {
     MachineClass *mc = MACHINE_CLASS(oc);
@@ -160,7 +155,6 @@ static void machine_class_init(ObjectClass *oc, void *data)
                                   machine_set_kernel_cmdline);
     object_class_property_add_str(oc, "firmware", machine_get_firmware,
                                   machine_set_firmware);
-    object_class_property_add_str(oc, "type", machine_get_type, NULL);
     object_class_property_add_uint(oc, "ram-size",
                                    offsetof(MachineState, ram_size), 8,
                                    false);

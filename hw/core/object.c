@@ -1262,11 +1262,22 @@ Object *container_get(Object *root, const char *path)
     return obj;
 }
 
+static char *object_type_get(Object *obj, Error **errp)
+{
+    return g_strdup(object_get_typename(obj));
+}
+
+static void object_class_init(ObjectClass *oc, void *data)
+{
+    object_class_property_add_str(oc, "type", object_type_get, NULL);
+}
+
 static const TypeInfo object_core_types[] = {
     {
         .name = TYPE_OBJECT,
         .instance_size = sizeof(Object),
         .class_size = sizeof(ObjectClass),
+        .class_init = object_class_init,
         .abstract = true,
     }, {
         .name = TYPE_INTERFACE,

@@ -11,6 +11,10 @@ int qemu_main(int argc, char **argv);
 /* -name NAME (or guest=NAME); NULL if not given. */
 extern const char *qemu_name;
 
+/* -S clears autostart; -no-shutdown sets no_shutdown (guest shutdown pauses). */
+extern bool autostart;
+extern bool no_shutdown;
+
 /* Backend of the i-th serial port (-serial, or stdio for -nographic). */
 #define MAX_SERIAL_PORTS 4
 Chardev *serial_hd(int i);
