@@ -801,6 +801,9 @@ static bool pci_qdev_realize(DeviceState *qdev, Error **errp)
     pci_config_alloc(dev, pc->is_express ? PCIE_CONFIG_SPACE_SIZE
                                          : PCI_CONFIG_SPACE_SIZE);
     pci_init_header(dev, pc);
+    for (int i = 0; i < PCI_NUM_REGIONS; i++) {
+        dev->io_regions[i].addr = PCI_BAR_UNMAPPED;
+    }
     pci_init_bus_master(dev);
     bus->devices[dev->devfn] = dev;
 
