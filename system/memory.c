@@ -502,11 +502,20 @@ void memory_region_transaction_commit(void)
     if (--transaction_depth || !topology_pending) {
         return;
     }
-    topology_pending = false;
-    trace_memory_region_transaction_commit();
-    for (as = address_spaces; as; as = as->next) {
-        address_space_update_topology(as);
+    /*
+     * A listener may change the topology from a callback (e.g. a device
+     * reacting to a mapping): defer that to another round instead of
+     * re-rendering in the middle of a diff.
+     */
+    transaction_depth++;
+    while (topology_pending) {
+        topology_pending = false;
+        trace_memory_region_transaction_commit();
+        for (as = address_spaces; as; as = as->next) {
+            address_space_update_topology(as);
+        }
     }
+    transaction_depth--;
 }
 
 /* Every topology change goes through here: commits unless nested. */

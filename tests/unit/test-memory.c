@@ -727,6 +727,46 @@ static void test_listener_priority_order(void)
     g_array_free(f.events, true);
 }
 
+/* Enables the overlay when it sees the neighbour appear at 0x20000. */
+static MemoryRegion *reacting_target;
+
+static void reacting_add(MemoryListener *l, MemoryRegionSection *s)
+{
+    rec_add(l, s);
+    if (s->offset_within_address_space == 0x20000) {
+        memory_region_set_enabled(reacting_target, true);
+    }
+}
+
+static void test_listener_change_from_callback(void)
+{
+    ListenerFixture f;
+    g_autoptr(GArray) changes = NULL;
+
+    listener_fixture_init(&f);
+    f.rec.listener.region_add = reacting_add;
+    reacting_target = &f.overlay.mr;
+    memory_listener_register(&f.rec.listener, &f.as);
+    g_array_set_size(f.events, 0);
+
+    /* The nested change is applied in a second round, not mid-diff. */
+    memory_region_set_address(&f.neighbour, 0x20000);
+    changes = rec_changes(f.events);
+    g_assert_cmpuint(changes->len, ==, 6);
+    assert_event(changes, 0, 'd', &f.neighbour, 0x10000, 0x1000, 0);
+    assert_event(changes, 1, 'a', &f.neighbour, 0x20000, 0x1000, 0);
+    assert_event(changes, 2, 'd', &f.ram, 0x0, 0x1000, 0);
+    assert_event(changes, 4, 'a', &f.overlay.mr, 0x800, 0x100, 0);
+    g_assert_cmpuint(nr_ranges(&f.as), ==, 4);
+    /* Two full begin/commit rounds. */
+    g_assert_cmpint(g_array_index(f.events, ListenerEvent, 0).kind, ==, 'b');
+    g_assert_cmpint(g_array_index(f.events, ListenerEvent, 3).kind, ==, 'c');
+    g_assert_cmpint(g_array_index(f.events, ListenerEvent, 4).kind, ==, 'b');
+
+    memory_listener_unregister(&f.rec.listener);
+    listener_fixture_finalize(&f);
+}
+
 static void test_finalize_mapped(void)
 {
     ListenerFixture f;
@@ -1441,6 +1481,8 @@ int main(int argc, char **argv)
                     test_listener_diff_set_address);
     g_test_add_func("/memory/listener/priority-order",
                     test_listener_priority_order);
+    g_test_add_func("/memory/listener/change-from-callback",
+                    test_listener_change_from_callback);
     g_test_add_func("/memory/region/finalize-mapped", test_finalize_mapped);
     g_test_add_func("/memory/dispatch/across-ram-io-boundary",
                     test_dispatch_across_boundary);
