@@ -1,0 +1,183 @@
+/*
+ * The qtest line protocol's error handling and clock control, and the
+ * command-line start-up paths (errors, help output).
+ */
+#include "qemu/osdep.h"
+#include "libqtest.h"
+#include <sys/wait.h>
+
+static QTestState *qts;
+
+static void assert_fail(const char *line)
+{
+    g_autofree char *reply = qtest_raw_cmd(qts, line);
+
+    g_test_message("'%s' -> '%s'", line, reply);
+    g_assert_true(g_str_has_prefix(reply, "FAIL "));
+    g_assert_cmpuint(strlen(reply), >, 5);
+}
+
+static void assert_still_answers(void)
+{
+    qtest_writel(qts, 0x100000, 0x600df00d);
+    g_assert_cmphex(qtest_readl(qts, 0x100000), ==, 0x600df00d);
+}
+
+static void test_unknown_command(void)
+{
+    g_autofree char *reply = qtest_raw_cmd(qts, "frobnicate 1 2");
+
+    g_assert_cmpstr(reply, ==, "FAIL Unknown command 'frobnicate'");
+    assert_still_answers();
+}
+
+static void test_bad_numbers(void)
+{
+    assert_fail("readb xyz");
+    assert_fail("readl 0x10g0");
+    assert_fail("readq -1");
+    assert_fail("writel 0x1000 banana");
+    assert_fail("writeb 0x1000 0x100");         /* does not fit a byte */
+    assert_fail("outb 0x10000 1");               /* port out of range */
+    assert_fail("memset 0x1000 4 0x1ff");        /* pattern not a byte */
+    assert_fail("read 0x1000 0xffffffffffff");   /* absurd size */
+    assert_still_answers();
+}
+
+static void test_wrong_arg_count(void)
+{
+    assert_fail("readb");
+    assert_fail("readb 0x1000 0x2000");
+    assert_fail("writew 0x1000");
+    assert_fail("write 0x1000 4");
+    assert_fail("b64read 0x1000");
+    assert_fail("endianness big");
+    assert_still_answers();
+}
+
+static void test_bad_buffers(void)
+{
+    assert_fail("write 0x1000 2 0x123");         /* odd digit count */
+    assert_fail("write 0x1000 1 0xaabb");        /* more data than size */
+    assert_fail("write 0x1000 2 0xzz00");
+    assert_fail("write 0x1000 2 aabb");          /* no 0x prefix */
+    assert_fail("b64write 0x1000 4 !!!!");
+    assert_still_answers();
+}
+
+static void test_short_write_zero_fills(void)
+{
+    g_autofree char *ok = NULL;
+
+    qtest_writel(qts, 0x101000, 0xffffffff);
+    ok = qtest_raw_cmd(qts, "write 0x101000 4 0xab");
+    g_assert_cmpstr(ok, ==, "OK");
+    g_assert_cmphex(qtest_readl(qts, 0x101000), ==, 0xab);
+}
+
+static void test_blank_lines_ignored(void)
+{
+    /* Blank lines get no reply, so the next reply is the readb's. */
+    g_autofree char *reply = NULL;
+
+    qtest_writeb(qts, 0x102000, 0x5e);
+    reply = qtest_raw_cmd(qts, "\n\r\nreadb 0x102000");
+    g_assert_cmpstr(reply, ==, "OK 0x5e");
+}
+
+static void test_endianness(void)
+{
+    g_autofree char *reply = qtest_raw_cmd(qts, "endianness");
+
+    g_assert_cmpstr(reply, ==, "OK little");
+}
+
+static void test_clock(void)
+{
+    int64_t t0 = qtest_clock_step(qts, 0);
+    int64_t t1 = qtest_clock_step(qts, 1000);
+    int64_t t2 = qtest_clock_step(qts, 250);
+
+    /* The virtual clock is manual under qtest: it moves exactly. */
+    g_assert_cmpint(t1, ==, t0 + 1000);
+    g_assert_cmpint(t2, ==, t1 + 250);
+    g_assert_cmpint(qtest_clock_set(qts, t2 + 100000), ==, t2 + 100000);
+    /* Setting it backwards leaves it where it is. */
+    g_assert_cmpint(qtest_clock_set(qts, t0), ==, t2 + 100000);
+    assert_fail("clock_step abc");
+    assert_fail("clock_set");
+}
+
+static void test_cmdline_unknown_device(void)
+{
+    g_autofree char *out = NULL, *err = NULL;
+    int status = qtest_run_expect_fail(
+        "-M pc -accel qtest -display none -device foo", &out, &err);
+
+    g_test_message("stderr: %s", err);
+    g_assert_true(WIFEXITED(status));
+    g_assert_cmpint(WEXITSTATUS(status), ==, 1);
+    g_assert_nonnull(strstr(err, "-device foo"));
+}
+
+static void test_cmdline_bad_option(void)
+{
+    g_autofree char *out = NULL, *err = NULL;
+    int status = qtest_run_expect_fail("-no-such-option", &out, &err);
+
+    g_assert_true(WIFEXITED(status));
+    g_assert_cmpint(WEXITSTATUS(status), ==, 1);
+    g_assert_nonnull(strstr(err, "no-such-option"));
+}
+
+static void test_cmdline_device_help(void)
+{
+    g_autofree char *out = NULL, *err = NULL;
+    int status = qtest_run_expect_fail("-M pc -device help", &out, &err);
+
+    g_assert_true(WIFEXITED(status));
+    g_assert_cmpint(WEXITSTATUS(status), ==, 0);
+    g_assert_cmpuint(strlen(out) + strlen(err), >, 0);
+}
+
+static void test_cmdline_machine_help(void)
+{
+    g_autofree char *out = NULL, *err = NULL;
+    int status = qtest_run_expect_fail("-M help", &out, &err);
+
+    g_assert_true(WIFEXITED(status));
+    g_assert_cmpint(WEXITSTATUS(status), ==, 0);
+    g_assert_nonnull(strstr(out, "pc"));
+}
+
+int main(int argc, char **argv)
+{
+    int ret;
+
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/qtest-protocol/errors/unknown-command",
+                    test_unknown_command);
+    g_test_add_func("/qtest-protocol/errors/bad-numbers", test_bad_numbers);
+    g_test_add_func("/qtest-protocol/errors/wrong-arg-count",
+                    test_wrong_arg_count);
+    g_test_add_func("/qtest-protocol/errors/bad-buffers", test_bad_buffers);
+    g_test_add_func("/qtest-protocol/write/short-data-zero-fills",
+                    test_short_write_zero_fills);
+    g_test_add_func("/qtest-protocol/lines/blank-ignored",
+                    test_blank_lines_ignored);
+    g_test_add_func("/qtest-protocol/endianness/pc-is-little",
+                    test_endianness);
+    g_test_add_func("/qtest-protocol/clock/step-and-set-exact", test_clock);
+    g_test_add_func("/cmdline/device/unknown-exits-1",
+                    test_cmdline_unknown_device);
+    g_test_add_func("/cmdline/option/unknown-exits-1",
+                    test_cmdline_bad_option);
+    g_test_add_func("/cmdline/device/help-lists", test_cmdline_device_help);
+    g_test_add_func("/cmdline/machine/help-lists-pc",
+                    test_cmdline_machine_help);
+
+    qts = qtest_init("-M pc -m 64M");
+    ret = g_test_run();
+    qtest_quit(qts);
+    return ret;
+}
