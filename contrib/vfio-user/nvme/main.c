@@ -336,7 +336,7 @@ static bool nvme_server_setup(NvmeServer *s, Error **errp)
         .backend = s->backend,
         .bar = s->bar0,
         .bar_size = l->bar0_size,
-        .max_ioqs = s->opts.max_ioqs,
+        .max_ioqs = l->max_ioqs,
         .nvectors = l->nvectors,
         .lba_size = s->opts.lba_size,
         .serial = s->opts.serial,

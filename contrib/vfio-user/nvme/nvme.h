@@ -281,6 +281,7 @@ typedef struct NvmeOptions {
     unsigned lba_size;
     unsigned aio_depth;
     unsigned max_ioqs;
+    bool max_ioqs_set;
     int msix_bar;
     uint64_t msix_table_offset;
     uint64_t msix_pba_offset;
@@ -298,6 +299,7 @@ typedef struct NvmeOptions {
 
 typedef struct NvmeBarLayout {
     uint64_t bar0_size;
+    unsigned max_ioqs;          /* I/O queue pairs: one vector each + admin */
     unsigned nvectors;
     int msix_bar;
     uint64_t msix_bar_size;     /* size of msix_bar when it is not BAR0 */

@@ -241,6 +241,7 @@ bool nvme_options_parse(NvmeOptions *o, int argc, char **argv, Error **errp)
                                  &o->max_ioqs, errp)) {
                 return false;
             }
+            o->max_ioqs_set = true;
             break;
         case OPT_MSIX_BAR:
             if (!nvme_parse_uint("msix-bar", optarg, 0, 5, &u, errp)) {
@@ -340,6 +341,26 @@ static bool nvme_ranges_overlap(uint64_t a, uint64_t alen, uint64_t b,
     return a < b + blen && b < a + alen;
 }
 
+/*
+ * Without an explicit --queues, a table placed right before the PBA (the
+ * 0x1800/0x1c00 doorbell-page layout) gets as many vectors as fit there.
+ */
+static unsigned nvme_layout_default_ioqs(const NvmeOptions *o)
+{
+    unsigned ioqs = NVME_MAX_IOQS;
+
+    if (o->max_ioqs_set || !o->msix_table_offset_set ||
+        !o->msix_pba_offset_set ||
+        o->msix_table_offset >= o->msix_pba_offset) {
+        return o->max_ioqs;
+    }
+    while (ioqs > 1 &&
+           o->msix_table_offset + 16ull * (ioqs + 1) > o->msix_pba_offset) {
+        ioqs--;
+    }
+    return ioqs;
+}
+
 bool nvme_layout_compute(const NvmeOptions *o, uint64_t host_page_size,
                          NvmeBarLayout *l, Error **errp)
 {
@@ -347,11 +368,12 @@ bool nvme_layout_compute(const NvmeOptions *o, uint64_t host_page_size,
     uint64_t end, mmap_start;
 
     memset(l, 0, sizeof(*l));
-    l->nvectors = o->max_ioqs + 1;
+    l->max_ioqs = nvme_layout_default_ioqs(o);
+    l->nvectors = l->max_ioqs + 1;
     l->msix_bar = o->msix_bar;
     l->table_size = 16ull * l->nvectors;
     l->pba_size = 8ull * DIV_ROUND_UP(l->nvectors, 64);
-    l->doorbell_end = NVME_DB_BASE + 8ull * (o->max_ioqs + 1);
+    l->doorbell_end = NVME_DB_BASE + 8ull * (l->max_ioqs + 1);
     l->table_offset = o->msix_table_offset_set ? o->msix_table_offset
                       : in_bar0 ? 0x2000 : 0;
     l->pba_offset = o->msix_pba_offset_set ? o->msix_pba_offset
@@ -380,6 +402,8 @@ bool nvme_layout_compute(const NvmeOptions *o, uint64_t host_page_size,
                    "PBA [0x%" PRIx64 ", 0x%" PRIx64 ") overlap",
                    l->table_offset, l->table_offset + l->table_size,
                    l->pba_offset, l->pba_offset + l->pba_size);
+        error_append_hint(errp, "Each of the %u vectors (--queues + 1) takes "
+                          "16 bytes of table\n", l->nvectors);
         return false;
     }
     if (in_bar0) {
