@@ -294,6 +294,21 @@ static void handle_device_help(QemuOpts *opts)
     exit(0);
 }
 
+/*
+ * A misspelt driver is reported before anything is built, so the user sees
+ * the real mistake rather than a later accelerator or board error.
+ */
+static void check_device_driver(QemuOpts *opts)
+{
+    const char *driver = qemu_opt_get(opts, "driver");
+    ObjectClass *oc = driver ? object_class_by_name(driver) : NULL;
+
+    if (driver && (!oc || !object_class_dynamic_cast(oc, TYPE_DEVICE))) {
+        error_report("'%s' is not a valid device model name", driver);
+        exit(1);
+    }
+}
+
 static void parse_one(VlConfig *cfg, const OptDef *def, const char *name,
                       const char *arg)
 {
@@ -357,6 +372,7 @@ static void parse_one(VlConfig *cfg, const OptDef *def, const char *name,
             }
             handle_device_help(co.opts);
         }
+        check_device_driver(co.opts);
         g_array_append_val(cfg->devices, co);
         break;
     case OPT_QMP:

@@ -1,0 +1,91 @@
+/*
+ * The minimal "pc" machine: guest RAM laid out like QEMU's pc (low RAM up
+ * to 3.5 GiB, the rest above 4 GiB).  PCI, firmware loading and serial
+ * ports are added by their own code.
+ */
+#include "qemu/osdep.h"
+#include "hw/i386/pc.h"
+#include "hw/boards.h"
+#include "exec/memory.h"
+#include "exec/address-spaces.h"
+#include "qapi/error.h"
+#include "trace.h"
+
+void pc_ram_split(uint64_t ram_size, uint64_t *below_4g, uint64_t *above_4g)
+{
+    *below_4g = MIN(ram_size, PC_LOWMEM_LIMIT);
+    *above_4g = ram_size - *below_4g;
+}
+
+static bool pc_init(MachineState *ms, Error **errp)
+{
+    PCMachineState *pcms = PC_MACHINE(ms);
+    MemoryRegion *sysmem = get_system_memory();
+
+    if (ms->kernel_filename) {
+        error_setg(errp, "-kernel is not supported by this pc machine yet");
+        return false;
+    }
+    pc_ram_split(ms->ram_size, &pcms->below_4g_mem_size,
+                 &pcms->above_4g_mem_size);
+    if (!machine_alloc_ram(ms, "pc.ram", errp)) {
+        return false;
+    }
+    /* Aliases, so the RAM block stays one memfd while the map has a hole. */
+    memory_region_init_alias(&pcms->ram_below_4g, OBJECT(ms), "ram-below-4g",
+                             ms->ram, 0, pcms->below_4g_mem_size);
+    memory_region_add_subregion(sysmem, 0, &pcms->ram_below_4g);
+    if (pcms->above_4g_mem_size) {
+        memory_region_init_alias(&pcms->ram_above_4g, OBJECT(ms),
+                                 "ram-above-4g", ms->ram,
+                                 pcms->below_4g_mem_size,
+                                 pcms->above_4g_mem_size);
+        memory_region_add_subregion(sysmem, PC_HIGHMEM_BASE,
+                                    &pcms->ram_above_4g);
+    }
+    trace_pc_init(ms->ram_size, pcms->below_4g_mem_size,
+                  pcms->above_4g_mem_size);
+    return true;
+}
+
+static void pc_machine_finalize(Object *obj)
+{
+    PCMachineState *pcms = PC_MACHINE(obj);
+
+    /* The aliases go before the machine frees the RAM they point at. */
+    memory_region_finalize(&pcms->ram_above_4g);
+    memory_region_finalize(&pcms->ram_below_4g);
+}
+
+static void pc_machine_class_init(ObjectClass *oc, void *data)
+{
+    MachineClass *mc = MACHINE_CLASS(oc);
+
+    mc->desc = "Standard PC (Conduit minimal, i440FX-style memory map)";
+    mc->init = pc_init;
+    mc->is_default = true;
+    mc->default_ram_size = 128 * 1024 * 1024;
+    mc->max_cpus = 255;
+    object_class_property_add_uint(oc, "below-4g-mem-size",
+                                   offsetof(PCMachineState,
+                                            below_4g_mem_size), 8, false);
+    object_class_property_add_uint(oc, "above-4g-mem-size",
+                                   offsetof(PCMachineState,
+                                            above_4g_mem_size), 8, false);
+}
+
+static const TypeInfo pc_machine_type_info = {
+    .name = TYPE_PC_MACHINE,
+    .parent = TYPE_MACHINE,
+    .instance_size = sizeof(PCMachineState),
+    .class_size = sizeof(PCMachineClass),
+    .class_init = pc_machine_class_init,
+    .instance_finalize = pc_machine_finalize,
+};
+
+static void pc_machine_register_types(void)
+{
+    type_register_static(&pc_machine_type_info);
+}
+
+type_init(pc_machine_register_types)
