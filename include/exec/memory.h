@@ -178,7 +178,10 @@ struct AddressSpace {
 
 /* ---- Region life cycle ------------------------------------------------ */
 
-/* A pure container of size bytes (UINT64_MAX: the whole 64-bit space). */
+/*
+ * A pure container of size bytes.  UINT64_MAX stands for the whole 64-bit
+ * space; a view ends at 2^64 - 1, so the very last byte is never mapped.
+ */
 void memory_region_init(MemoryRegion *mr, Object *owner, const char *name,
                         uint64_t size);
 void memory_region_init_io(MemoryRegion *mr, Object *owner,
@@ -211,7 +214,7 @@ void memory_region_finalize(MemoryRegion *mr);
 
 /* ---- Topology --------------------------------------------------------- */
 
-/* Priority 0, may not overlap siblings meaningfully (newest wins if so). */
+/* Priority 0.  Where siblings of equal priority overlap, the newest wins. */
 void memory_region_add_subregion(MemoryRegion *mr, hwaddr offset,
                                  MemoryRegion *subregion);
 /* Higher priority wins where siblings overlap; equal: the newest wins. */
