@@ -12,6 +12,8 @@
  *   0x0c RW  INTx level (bit 0)
  *   0x10 RO  number of MSI-X vectors
  *   0x14 RO  count of fire writes
+ * Other offsets read 0xdead0000 | offset, so a test can tell them apart
+ * from the MSI-X structures overlaid on the same page.
  */
 #include "qemu/osdep.h"
 #include "qapi/error.h"
@@ -33,6 +35,7 @@
 #define TESTDEV_REG_INTX 0x0c
 #define TESTDEV_REG_NVEC 0x10
 #define TESTDEV_REG_FIRED 0x14
+#define TESTDEV_UNUSED_PATTERN 0xdead0000u
 #define TESTDEV_BAR_SIZE 0x1000
 #define TESTDEV_IO_SIZE 0x20
 #define TESTDEV_TABLE_OFFSET 0x800
@@ -80,7 +83,7 @@ static uint64_t testdev_read(void *opaque, hwaddr addr, unsigned size)
         val = t->fired;
         break;
     default:
-        val = 0;
+        val = TESTDEV_UNUSED_PATTERN | addr;
         break;
     }
     trace_pci_testdev_read(addr, val, size);
