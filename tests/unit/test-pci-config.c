@@ -12,6 +12,7 @@
 #include "hw/pci/pci.h"
 #include "hw/pci/pci_bus.h"
 #include "hw/pci/msi.h"
+#include "hw/pci/pci_host.h"
 
 #define TYPE_TEST_PCI_DEV "test-pci-config-dev"
 
@@ -493,6 +494,39 @@ static void test_slot_placement(void)
     g_assert_null(pci_find_device(f->bus, 0, PCI_DEVFN(1, 0)));
 }
 
+static void test_host_bar_placement(void)
+{
+    PCIHostWindow win = { 0xe1000000ULL, 0xfec00000ULL };
+    const uint64_t used[][2] = {
+        { 0xe1000000ULL, 0xe1001000ULL },   /* 4 KiB at the start */
+        { 0xe1004000ULL, 0xe1008000ULL },   /* 16 KiB */
+    };
+    uint64_t addr;
+
+    /* Empty window: the aligned base. */
+    g_assert_true(pci_host_find_free_range(&win, 0x1000, NULL, 0, &addr));
+    g_assert_cmphex(addr, ==, 0xe1000000ULL);
+    /* First fit past the used ranges, naturally aligned. */
+    g_assert_true(pci_host_find_free_range(&win, 0x1000, used, 2, &addr));
+    g_assert_cmphex(addr, ==, 0xe1001000ULL);
+    g_assert_true(pci_host_find_free_range(&win, 0x4000, used, 2, &addr));
+    g_assert_cmphex(addr, ==, 0xe1008000ULL);
+    /* Alignment bigger than the window base's. */
+    g_assert_true(pci_host_find_free_range(&win, 0x2000000, used, 2, &addr));
+    g_assert_cmphex(addr, ==, 0xe2000000ULL);
+    /* Too big, not a power of two, zero: no placement. */
+    g_assert_false(pci_host_find_free_range(&win, 0x40000000, used, 2, &addr));
+    g_assert_false(pci_host_find_free_range(&win, 0x3000, used, 2, &addr));
+    g_assert_false(pci_host_find_free_range(&win, 0, used, 2, &addr));
+
+    /* The top of a 64-bit window does not wrap. */
+    win = (PCIHostWindow){ 0xfffffffff0000000ULL, UINT64_MAX };
+    g_assert_true(pci_host_find_free_range(&win, 0x1000, NULL, 0, &addr));
+    g_assert_cmphex(addr, ==, 0xfffffffff0000000ULL);
+    g_assert_false(pci_host_find_free_range(&win, 0x20000000, NULL, 0,
+                                            &addr));
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -505,5 +539,7 @@ int main(int argc, char **argv)
     g_test_add_func("/pci/bus-master/gated-by-command", test_bus_master_gate);
     g_test_add_func("/pci/intx/level-and-disable", test_intx);
     g_test_add_func("/pci/bus/slot-placement", test_slot_placement);
+    g_test_add_func("/pci/host/bar-placement-first-fit",
+                    test_host_bar_placement);
     return g_test_run();
 }
