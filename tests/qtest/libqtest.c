@@ -109,11 +109,22 @@ qtest_fatal(QTestState *s, const char *fmt, ...)
     msg = g_strdup_vprintf(fmt, ap);
     va_end(ap);
     if (s) {
-        qtest_drain_stderr(s);
+        int i;
+
+        /* Give a dying child a moment so its last words are captured. */
+        for (i = 0; i < 100 && !qtest_reap(s, WNOHANG); i++) {
+            qtest_drain_stderr(s);
+            g_usleep(10 * 1000);
+        }
         if (!s->reaped) {
             kill(s->pid, SIGKILL);
             qtest_reap(s, 0);
         }
+        if (s->stderr_fd >= 0) {
+            fcntl(s->stderr_fd, F_SETFL, 0);
+            qtest_drain_stderr(s);
+        }
+        g_printerr("libqtest: child status 0x%x\n", s->status);
     }
     g_error("libqtest: %s", msg);
 }

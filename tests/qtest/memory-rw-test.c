@@ -66,7 +66,7 @@ static void test_cross_page(void)
 
     qtest_writeq(qts, addr, 0xcafef00dd00dfeedULL);
     g_assert_cmphex(qtest_readq(qts, addr), ==, 0xcafef00dd00dfeedULL);
-    g_assert_cmphex(qtest_readb(qts, addr + 3), ==, 0x0d);
+    g_assert_cmphex(qtest_readb(qts, addr + 3), ==, 0xd0);
 
     for (i = 0; i < sizeof(buf); i++) {
         buf[i] = 0x30 + i;
