@@ -86,7 +86,7 @@ int vfu_handle_dma_map(VfuCtx *ctx, VfuMsg *msg)
         fd = msg->fds[0];
     }
     trace_vfu_dma_map(m.address, m.size, m.offset, m.flags, fd);
-    if (ctx->dma->len >= ctx->ours.max_dma_maps) {
+    if (ctx->dma->len >= ctx->max_dma_maps) {
         return -ENOSPC;
     }
     for (guint i = 0; i < ctx->dma->len; i++) {

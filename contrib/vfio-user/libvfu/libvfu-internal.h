@@ -74,6 +74,7 @@ struct VfuCtx {
     bool conn_broken;
     VFIOUserCaps ours;
     VFIOUserCaps peer;
+    uint64_t max_dma_maps;  /* negotiated with the current client */
 
     /* Set while vfu_dispatch() runs, to recognise the dispatch thread. */
     bool dispatching;

@@ -225,6 +225,7 @@ bool vfu_attach_fd(VfuCtx *ctx, int fd, Error **errp)
     ctx->conn_fd = fd;
     ctx->conn_broken = false;
     ctx->negotiated = false;
+    ctx->max_dma_maps = ctx->ours.max_dma_maps;
     vfio_user_caps_init_default(&ctx->peer);
     trace_vfu_client_attached(fd);
     return true;
@@ -511,7 +512,7 @@ static int handle_version(VfuCtx *ctx, VfuMsg *msg)
     offer = ctx->ours;
     offer.max_dma_maps = MIN(ctx->ours.max_dma_maps, peer.max_dma_maps);
     offer.pgsizes = ctx->ours.pgsizes & peer.pgsizes;
-    ctx->ours.max_dma_maps = offer.max_dma_maps;
+    ctx->max_dma_maps = offer.max_dma_maps;
     reply = vfio_user_version_build(VFIO_USER_MAJOR,
                                     MIN(minor, VFIO_USER_MINOR), &offer,
                                     &len);
