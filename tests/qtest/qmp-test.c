@@ -313,6 +313,49 @@ static void test_device_errors(void)
     qtest_quit(qts);
 }
 
+static void test_device_add_del(void)
+{
+    QTestState *qts = qtest_init("-M pc -m 64M");
+    g_autoptr(JsonObject) dup = NULL, again = NULL;
+
+    qtest_qmp_device_add(qts, "pci-testdev", "td0", NULL);
+    /* The id is taken now. */
+    dup = qtest_qmp(qts, "{'execute': 'device_add', "
+                    "'arguments': {'driver': 'pci-testdev', 'id': 'td0'}}");
+    assert_error(dup, "GenericError", NULL);
+    qtest_qmp_device_del(qts, "td0");
+    /* Gone: a second delete does not find it. */
+    again = qtest_qmp(qts, "{'execute': 'device_del', "
+                      "'arguments': {'id': 'td0'}}");
+    assert_error(again, "DeviceNotFound", "Device 'td0' not found");
+    qtest_quit(qts);
+}
+
+static void test_monitor_reconnect(void)
+{
+    QTestState *qts = start_with_second_monitor();
+    int round;
+
+    /* Each new client gets a greeting and must negotiate again. */
+    for (round = 0; round < 2; round++) {
+        RawMon *m = raw_connect(mon_path);
+        g_autoptr(JsonObject) greeting = raw_recv(m);
+        g_autoptr(JsonObject) early = NULL, caps = NULL;
+
+        g_assert_true(json_object_has_member(greeting, "QMP"));
+        raw_send(m, "{\"execute\": \"query-status\"}");
+        early = raw_recv(m);
+        assert_error(early, "CommandNotFound", NULL);
+        raw_send(m, "{\"execute\": \"qmp_capabilities\"}");
+        caps = raw_recv(m);
+        g_assert_true(json_object_has_member(caps, "return"));
+        /* Leave a half-sent message behind: it must not leak over. */
+        raw_send(m, "{\"execute\": ");
+        raw_close(m);
+    }
+    qtest_quit(qts);
+}
+
 static void test_qom_list_machine(void)
 {
     QTestState *qts = qtest_init("-M pc -m 64M");
@@ -370,6 +413,9 @@ int main(int argc, char **argv)
     g_test_add_func("/qmp/runstate/stop-cont-reset-events",
                     test_stop_cont_reset);
     g_test_add_func("/qmp/device/errors-keep-vm-alive", test_device_errors);
+    g_test_add_func("/qmp/device/add-del-pci-testdev", test_device_add_del);
+    g_test_add_func("/qmp/monitor/reconnect-renegotiates",
+                    test_monitor_reconnect);
     g_test_add_func("/qmp/qom/list-root-has-machine", test_qom_list_machine);
     g_test_add_func("/qmp/quit/shutdown-event-and-exit-0", test_quit);
 
