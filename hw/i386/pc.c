@@ -9,6 +9,7 @@
 #include "exec/memory.h"
 #include "exec/address-spaces.h"
 #include "qapi/error.h"
+#include "hw/pci/pci_host.h"
 #include "trace.h"
 
 void pc_ram_split(uint64_t ram_size, uint64_t *below_4g, uint64_t *above_4g)
@@ -42,6 +43,11 @@ static bool pc_init(MachineState *ms, Error **errp)
                                  pcms->above_4g_mem_size);
         memory_region_add_subregion(sysmem, PC_HIGHMEM_BASE,
                                     &pcms->ram_above_4g);
+    }
+    if (!pc_pci_host_init(ms, pcms->above_4g_mem_size
+                                  ? PC_HIGHMEM_BASE + pcms->above_4g_mem_size
+                                  : 0, errp)) {
+        return false;
     }
     trace_pc_init(ms->ram_size, pcms->below_4g_mem_size,
                   pcms->above_4g_mem_size);
