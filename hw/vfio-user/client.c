@@ -119,6 +119,7 @@ static int client_recv(VFIOUserClient *c, VFIOUserMsg *msg, int64_t deadline,
 {
     struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
     size_t nfds = CLIENT_MAX_RECV_FDS;
+    size_t max_payload;
     ssize_t ret;
 
     memset(msg, 0, sizeof(*msg));
@@ -154,9 +155,8 @@ static int client_recv(VFIOUserClient *c, VFIOUserMsg *msg, int64_t deadline,
         return -1;
     }
     msg->nfds = nfds;
-    if (!vfio_user_hdr_validate(&msg->hdr,
-                                vfio_user_max_payload(c->ours.max_data_xfer_size),
-                                errp)) {
+    max_payload = vfio_user_max_payload(c->ours.max_data_xfer_size);
+    if (!vfio_user_hdr_validate(&msg->hdr, max_payload, errp)) {
         error_prepend(errp, "vfio-user %s: ", c->name);
         msg_close_fds(msg);
         client_set_broken(c, "malformed header");

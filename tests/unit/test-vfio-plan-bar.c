@@ -576,8 +576,8 @@ static void test_describe_no_mmap(void)
     in.no_mmap = true;
     plan = vfio_plan_bar(&in, &error_abort);
     desc = vfio_plan_bar_describe(plan);
-    g_assert_cmpstr(desc, ==,
-                    "bar5 size 0x2000 page 0x1000 mmap [] trapped [0x0+0x2000]");
+    g_assert_cmpstr(desc, ==, "bar5 size 0x2000 page 0x1000 mmap []"
+                    " trapped [0x0+0x2000]");
 }
 
 /* A random part inside [0, size), or absent. */

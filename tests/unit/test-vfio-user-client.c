@@ -16,9 +16,12 @@
 #define SERVER_MAX_FDS 64
 
 typedef struct IrqMsg {
+    uint32_t flags;
     uint32_t start;
     uint32_t count;
     size_t nfds;
+    uint32_t payload_len;
+    uint8_t data[2];            /* DATA_BOOL bytes, when present */
 } IrqMsg;
 
 typedef struct FakeServer {
@@ -252,7 +255,12 @@ static gpointer server_thread(gpointer opaque)
             IrqMsg m;
 
             memcpy(&set, payload, sizeof(set));
-            m = (IrqMsg) { set.start, set.count, nfds };
+            m = (IrqMsg) {
+                .flags = set.flags, .start = set.start, .count = set.count,
+                .nfds = nfds, .payload_len = hdr.size - sizeof(hdr),
+            };
+            memcpy(m.data, payload + sizeof(set),
+                   MIN(sizeof(m.data), m.payload_len - sizeof(set)));
             /* Tell each eventfd which vector it was assigned to. */
             for (i = 0; i < nfds; i++) {
                 uint64_t v = set.start + i + 1;
@@ -371,7 +379,8 @@ static void device_open(VFIODevice *dev, FakeServer *s, uint32_t timeout_ms)
 
 static void device_close(VFIODevice *dev)
 {
-    dev->ops->close(dev);
+    vfio_device_close(dev);
+    g_assert_null(dev->ops);
 }
 
 /* Open fds of this process, to catch leaked received fds. */
@@ -399,6 +408,7 @@ static void assert_error_contains(Error *err, const char *needle)
 static void test_negotiation(void)
 {
     FakeServer *s = server_new();
+    Error *err = NULL;
     VFIODevice dev;
     const VFIOUserCaps *caps;
 
@@ -417,6 +427,11 @@ static void test_negotiation(void)
     g_assert_cmpint(dev.fd, ==, -1);
     g_assert_false(dev.broken);
     device_close(&dev);
+    /* A closed device refuses every op and may be closed again. */
+    g_assert_false(vfio_device_reset(&dev, &err));
+    assert_error_contains(err, "vfio fake: operation not supported");
+    error_free(err);
+    vfio_device_close(&dev);
     server_free(s);
 }
 
@@ -659,24 +674,36 @@ static void test_irqs(void)
     /* DATA_BOOL carries its bytes; DATA_NONE "disable all" has count 0. */
     g_array_set_size(s->irq_msgs, 0);
     {
-        struct {
-            struct vfio_irq_set set;
-            uint8_t data[2];
-        } b = { { sizeof(b.set) + 2,
-                  VFIO_IRQ_SET_DATA_BOOL | VFIO_IRQ_SET_ACTION_MASK,
-                  VFIO_PCI_MSIX_IRQ_INDEX, 0, 2 }, { 1, 0 } };
+        /* A vfio_irq_set followed by two bytes of data. */
+        uint64_t storage[4] = { 0 };
+        struct vfio_irq_set *bset = (struct vfio_irq_set *)storage;
         struct vfio_irq_set none = {
             sizeof(none), VFIO_IRQ_SET_DATA_NONE | VFIO_IRQ_SET_ACTION_TRIGGER,
             VFIO_PCI_MSIX_IRQ_INDEX, 0, 0,
         };
         Error *err = NULL;
 
-        g_assert_true(dev.ops->set_irqs(&dev, &b.set, NULL, &error_abort));
+        *bset = (struct vfio_irq_set) {
+            .argsz = sizeof(*bset) + 2,
+            .flags = VFIO_IRQ_SET_DATA_BOOL | VFIO_IRQ_SET_ACTION_MASK,
+            .index = VFIO_PCI_MSIX_IRQ_INDEX,
+            .start = 0,
+            .count = 2,
+        };
+        bset->data[0] = 1;
+        g_assert_true(dev.ops->set_irqs(&dev, bset, NULL, &error_abort));
         g_assert_true(dev.ops->set_irqs(&dev, &none, NULL, &error_abort));
         g_assert_cmpuint(s->irq_msgs->len, ==, 2);
+        m = &g_array_index(s->irq_msgs, IrqMsg, 0);
+        g_assert_cmphex(m[0].flags, ==, bset->flags);
+        g_assert_cmpuint(m[0].payload_len, ==, sizeof(*bset) + 2);
+        g_assert_cmpuint(m[0].data[0], ==, 1);
+        g_assert_cmpuint(m[0].data[1], ==, 0);
+        g_assert_cmpuint(m[1].count, ==, 0);
+        g_assert_cmpuint(m[1].payload_len, ==, sizeof(none));
         /* A DATA_BOOL set without its data is refused locally. */
-        b.set.argsz = sizeof(b.set);
-        g_assert_false(dev.ops->set_irqs(&dev, &b.set, NULL, &err));
+        bset->argsz = sizeof(*bset);
+        g_assert_false(dev.ops->set_irqs(&dev, bset, NULL, &err));
         assert_error_contains(err, "DATA_BOOL");
         error_free(err);
         g_assert_cmpuint(s->irq_msgs->len, ==, 2);
@@ -692,12 +719,12 @@ static void test_dma_map_unmap_reset(void)
     int memfd = memfd_create("guest-ram", MFD_CLOEXEC);
 
     device_open(&dev, s, 0);
-    g_assert_true(dev.ops->dma_map(&dev, 0x100000, 0x200000, memfd, 0, NULL,
-                                   false, &error_abort));
+    g_assert_true(vfio_device_dma_map(&dev, 0x100000, 0x200000, memfd, 0,
+                                      NULL, false, &error_abort));
     g_assert_cmpint(s->dma_maps, ==, 1);
-    g_assert_true(dev.ops->dma_unmap(&dev, 0x100000, 0x200000,
-                                     &error_abort));
-    g_assert_true(dev.ops->reset(&dev, &error_abort));
+    g_assert_true(vfio_device_dma_unmap(&dev, 0x100000, 0x200000,
+                                        &error_abort));
+    g_assert_true(vfio_device_reset(&dev, &error_abort));
     close(memfd);
     device_close(&dev);
     server_free(s);
@@ -837,11 +864,10 @@ static void test_server_dma_requests(void)
     FakeServer *s = server_new();
     VFIODevice dev;
     uint32_t v = 7;
-    struct {
-        VFIOUserHdr hdr;
-        VFIOUserDMARW rw;
-        uint8_t data[8];
-    } w;
+    /* header, DMA_WRITE fixed part, 8 bytes of data */
+    uint64_t storage[5];
+    VFIOUserHdr *w_hdr = (VFIOUserHdr *)storage;
+    VFIOUserDMARW *w_rw = (VFIOUserDMARW *)(w_hdr + 1);
 
     memcpy(guest_ram + 0x1000, "sixteen-bytes-ok", 16);
     s->dma_read_on_write = true;
@@ -853,11 +879,12 @@ static void test_server_dma_requests(void)
     g_assert_cmpmem(s->dma_seen, 16, "sixteen-bytes-ok", 16);
 
     /* An unsolicited DMA_WRITE, served from the main-loop handler. */
-    vfio_user_hdr_init(&w.hdr, 0x7001, VFIO_USER_DMA_WRITE, sizeof(w),
+    vfio_user_hdr_init(w_hdr, 0x7001, VFIO_USER_DMA_WRITE, sizeof(storage),
                        VFIO_USER_F_TYPE_COMMAND);
-    w.rw = (VFIOUserDMARW) { .address = 0x10, .count = 8 };
-    memcpy(w.data, "written!", 8);
-    qemu_send_with_fds(s->fd, &w, sizeof(w), NULL, 0, &error_abort);
+    *w_rw = (VFIOUserDMARW) { .address = 0x10, .count = 8 };
+    memcpy(w_rw->data, "written!", 8);
+    qemu_send_with_fds(s->fd, storage, sizeof(storage), NULL, 0,
+                       &error_abort);
     g_assert_true(vfio_user_client_process_incoming(dev.backend,
                                                     &error_abort));
     g_assert_cmpmem(guest_ram + 0x10, 8, "written!", 8);

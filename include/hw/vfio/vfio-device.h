@@ -140,6 +140,9 @@ struct VFIODevice {
  * Thin wrappers that refuse to call into a backend that is gone, so a
  * device model never dispatches into a dead peer or a NULL op.
  */
+#define VFIO_DEVICE_HAS_OP(vbasedev, op) \
+    ((vbasedev)->ops && (vbasedev)->ops->op)
+
 static inline bool vfio_device_check(VFIODevice *vbasedev, bool has_op,
                                      Error **errp)
 {
@@ -161,7 +164,9 @@ static inline bool vfio_device_region_read(VFIODevice *vbasedev,
                                            uint32_t size, void *buf,
                                            Error **errp)
 {
-    return vfio_device_check(vbasedev, vbasedev->ops->region_read, errp) &&
+    return vfio_device_check(vbasedev,
+                             VFIO_DEVICE_HAS_OP(vbasedev, region_read),
+                             errp) &&
            vbasedev->ops->region_read(vbasedev, index, off, size, buf, errp);
 }
 
@@ -170,9 +175,76 @@ static inline bool vfio_device_region_write(VFIODevice *vbasedev,
                                             uint32_t size, const void *buf,
                                             bool post, Error **errp)
 {
-    return vfio_device_check(vbasedev, vbasedev->ops->region_write, errp) &&
+    return vfio_device_check(vbasedev,
+                             VFIO_DEVICE_HAS_OP(vbasedev, region_write),
+                             errp) &&
            vbasedev->ops->region_write(vbasedev, index, off, size, buf,
                                        post, errp);
+}
+
+static inline bool vfio_device_get_region_info(VFIODevice *vbasedev,
+                                               uint32_t index,
+                                               struct vfio_region_info **info,
+                                               int *fd, Error **errp)
+{
+    return vfio_device_check(vbasedev,
+                             VFIO_DEVICE_HAS_OP(vbasedev, get_region_info),
+                             errp) &&
+           vbasedev->ops->get_region_info(vbasedev, index, info, fd, errp);
+}
+
+static inline bool vfio_device_get_irq_info(VFIODevice *vbasedev,
+                                            struct vfio_irq_info *info,
+                                            Error **errp)
+{
+    return vfio_device_check(vbasedev,
+                             VFIO_DEVICE_HAS_OP(vbasedev, get_irq_info),
+                             errp) &&
+           vbasedev->ops->get_irq_info(vbasedev, info, errp);
+}
+
+static inline bool vfio_device_set_irqs(VFIODevice *vbasedev,
+                                        const struct vfio_irq_set *irq_set,
+                                        const int *fds, Error **errp)
+{
+    return vfio_device_check(vbasedev, VFIO_DEVICE_HAS_OP(vbasedev, set_irqs),
+                             errp) &&
+           vbasedev->ops->set_irqs(vbasedev, irq_set, fds, errp);
+}
+
+static inline bool vfio_device_reset(VFIODevice *vbasedev, Error **errp)
+{
+    return vfio_device_check(vbasedev, VFIO_DEVICE_HAS_OP(vbasedev, reset),
+                             errp) &&
+           vbasedev->ops->reset(vbasedev, errp);
+}
+
+static inline bool vfio_device_dma_map(VFIODevice *vbasedev, uint64_t iova,
+                                       uint64_t size, int fd,
+                                       uint64_t fd_offset, void *vaddr,
+                                       bool readonly, Error **errp)
+{
+    return vfio_device_check(vbasedev, VFIO_DEVICE_HAS_OP(vbasedev, dma_map),
+                             errp) &&
+           vbasedev->ops->dma_map(vbasedev, iova, size, fd, fd_offset, vaddr,
+                                  readonly, errp);
+}
+
+static inline bool vfio_device_dma_unmap(VFIODevice *vbasedev, uint64_t iova,
+                                         uint64_t size, Error **errp)
+{
+    return vfio_device_check(vbasedev, VFIO_DEVICE_HAS_OP(vbasedev, dma_unmap),
+                             errp) &&
+           vbasedev->ops->dma_unmap(vbasedev, iova, size, errp);
+}
+
+/* Releases the backend; safe on a broken device and to call twice. */
+static inline void vfio_device_close(VFIODevice *vbasedev)
+{
+    if (vbasedev->ops && vbasedev->ops->close) {
+        vbasedev->ops->close(vbasedev);
+    }
+    vbasedev->ops = NULL;
 }
 
 #endif
