@@ -487,13 +487,14 @@ Chardev *qemu_chr_new_from_opts(QemuOpts *opts, Error **errp)
 static bool chr_legacy_flag(const char *item, const char *name, bool *value,
                             Error **errp)
 {
+    g_autofree char *negated = g_strconcat("no", name, NULL);
     size_t len = strlen(name);
 
     if (!strcmp(item, name)) {
         *value = true;
         return true;
     }
-    if (!strncmp(item, "no", 2) && !strcmp(item + 2, name)) {
+    if (!strcmp(item, negated)) {
         *value = false;
         return true;
     }

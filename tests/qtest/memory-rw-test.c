@@ -127,6 +127,13 @@ static void test_zero_length(void)
     g_assert_cmphex(qtest_readb(qts, AREA(6)), ==, 0);
 }
 
+/* Last: the binary must exit cleanly (no crash, no sanitizer report). */
+static void test_clean_exit(void)
+{
+    qtest_quit(qts);
+    qts = NULL;
+}
+
 int main(int argc, char **argv)
 {
     int ret;
@@ -141,6 +148,7 @@ int main(int argc, char **argv)
                    test_hex_and_b64_large);
     g_test_add_func("/memory-rw/memset/pattern-and-bounds", test_memset);
     g_test_add_func("/memory-rw/zero-length/no-op", test_zero_length);
+    g_test_add_func("/memory-rw/exit/clean-after-sigterm", test_clean_exit);
 
     qts = qtest_init("-M pc -m 64M");
     ret = g_test_run();

@@ -150,6 +150,13 @@ static void test_cmdline_machine_help(void)
     g_assert_nonnull(strstr(out, "pc"));
 }
 
+/* Last: the binary must exit cleanly (no crash, no sanitizer report). */
+static void test_clean_exit(void)
+{
+    qtest_quit(qts);
+    qts = NULL;
+}
+
 int main(int argc, char **argv)
 {
     int ret;
@@ -175,6 +182,8 @@ int main(int argc, char **argv)
     g_test_add_func("/cmdline/device/help-lists", test_cmdline_device_help);
     g_test_add_func("/cmdline/machine/help-lists-pc",
                     test_cmdline_machine_help);
+    g_test_add_func("/qtest-protocol/exit/clean-after-sigterm",
+                    test_clean_exit);
 
     qts = qtest_init("-M pc -m 64M");
     ret = g_test_run();
