@@ -24,6 +24,7 @@ typedef struct TestDev {
     int bar0_fd;
     uint8_t *bar0;
     uint8_t bar4[BAR4_SIZE];
+    gint attaches;
     gint resets_client;
     gint resets_lost;
     gint config_writes;
@@ -48,6 +49,11 @@ static void dev_reset(VfuCtx *ctx, void *opaque, VfuResetReason reason)
     } else {
         g_atomic_int_inc(&d->resets_client);
     }
+}
+
+static void dev_attach(VfuCtx *ctx, void *opaque)
+{
+    g_atomic_int_inc(&((TestDev *)opaque)->attaches);
 }
 
 static void dev_config_write(VfuCtx *ctx, void *opaque, uint32_t offset,
@@ -100,6 +106,7 @@ static int bar4_access(VfuCtx *ctx, void *opaque, uint32_t index,
 
 static const VfuDeviceOps dev_ops = {
     .reset = dev_reset,
+    .attach = dev_attach,
     .config_write = dev_config_write,
     .dma_map = dev_dma_map,
     .dma_unmap = dev_dma_unmap,
@@ -172,6 +179,19 @@ static void dev_stop(TestDev *d)
     g_free(d->path);
     g_free(d->dir);
     g_free(d);
+}
+
+/* Open fds of this process: the server must not leak any. */
+static int count_fds(void)
+{
+    g_autoptr(GDir) dir = g_dir_open("/proc/self/fd", 0, NULL);
+    int n = 0;
+
+    g_assert_nonnull(dir);
+    while (g_dir_read_name(dir)) {
+        n++;
+    }
+    return n;
 }
 
 /* Waits (generously) for the server thread to reach a state. */
@@ -415,7 +435,11 @@ static void test_version_negotiation(void)
 {
     TestDev *d = dev_start();
     int fd = cl_connect_raw(d);
-    VFIOUserCaps caps = cl_version(fd, 65536);
+    VFIOUserCaps caps;
+
+    g_assert_cmpint(g_atomic_int_get(&d->attaches), ==, 0);
+    caps = cl_version(fd, 65536);
+    g_assert_cmpint(g_atomic_int_get(&d->attaches), ==, 1);
 
     /* The server names what it accepts; DMA maps are the common minimum. */
     g_assert_cmpuint(caps.max_msg_fds, ==, 8);
@@ -1082,6 +1106,7 @@ static void test_disconnect_resets_and_reconnects(void)
     TestDev *d = dev_start();
     int ram = make_memfd(0x10000);
     int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    int fds_before = count_fds();
     int fd;
 
     for (int round = 1; round <= 3; round++) {
@@ -1106,6 +1131,8 @@ static void test_disconnect_resets_and_reconnects(void)
     g_assert_cmpint(g_atomic_int_get(&d->resets_client), ==, 0);
     close(fd);
     g_assert_true(wait_for(&d->resets_lost, 4));
+    /* Received eventfds, DMA fds and sockets were all closed. */
+    g_assert_cmpint(count_fds(), ==, fds_before);
     close(efd);
     close(ram);
     dev_stop(d);
@@ -1115,6 +1142,7 @@ static void test_garbage_input(void)
 {
     TestDev *d = dev_start();
     g_autoptr(GRand) rand = g_rand_new_with_seed(0x5eed);
+    int fds_before = count_fds();
     int lost = 0;
     int fd;
 
@@ -1133,6 +1161,28 @@ static void test_garbage_input(void)
             NULL, 0);
     g_assert_cmpuint(cfg_read32(fd, PCI_VENDOR_ID), ==, 0x00101b36);
     g_assert_cmpint(g_atomic_int_get(&d->resets_client), ==, 1);
+    /* A message that arrives in pieces is reassembled. */
+    {
+        uint8_t msg[16 + 16];
+        VFIOUserRegionRW rw = { .offset = PCI_VENDOR_ID,
+                                .region = VFIO_PCI_CONFIG_REGION_INDEX,
+                                .count = 2 };
+        VFIOUserHdr h;
+        g_autofree uint8_t *payload = NULL;
+
+        vfio_user_hdr_init((VFIOUserHdr *)msg, 9, VFIO_USER_REGION_READ,
+                           sizeof(msg), 0);
+        memcpy(msg + 16, &rw, sizeof(rw));
+        for (size_t i = 0; i < sizeof(msg); i += 5) {
+            qemu_send_with_fds(fd, msg + i, MIN(5, sizeof(msg) - i), NULL, 0,
+                               &error_abort);
+            g_usleep(100);
+        }
+        g_assert_true(cl_recv(fd, &h, &payload, NULL));
+        g_assert_cmpuint(h.id, ==, 9);
+        g_assert_cmpuint(h.size, ==, 16 + 16 + 2);
+        g_assert_cmpuint(lduw_le_p(payload + 16), ==, 0x1b36);
+    }
     close(fd);
     g_assert_true(wait_for(&d->resets_lost, ++lost));
 
@@ -1211,6 +1261,8 @@ static void test_garbage_input(void)
     g_assert_cmpuint(cfg_read32(fd, PCI_VENDOR_ID), ==, 0x00101b36);
     g_assert_cmpuint(vfu_dma_count(d->ctx), ==, 0);
     close(fd);
+    g_assert_true(wait_for(&d->resets_lost, ++lost));
+    g_assert_cmpint(count_fds(), ==, fds_before);
     dev_stop(d);
 }
 

@@ -10,6 +10,8 @@
 
 /* A handler's return value that drops the client instead of replying. */
 #define VFU_DISCONNECT (-10000)
+/* Longest a client may pause inside one message (or a DMA reply). */
+#define VFU_MSG_TIMEOUT_S 10
 
 typedef struct VfuRegion {
     bool present;

@@ -217,8 +217,18 @@ void vfu_destroy_ctx(VfuCtx *ctx)
 
 bool vfu_attach_fd(VfuCtx *ctx, int fd, Error **errp)
 {
+    /*
+     * We only read once poll() says a message has started; a client that
+     * stalls in the middle of one is dropped instead of hanging us.
+     */
+    struct timeval tv = { .tv_sec = VFU_MSG_TIMEOUT_S };
+
     if (ctx->conn_fd >= 0) {
         error_setg(errp, "libvfu: a client is already attached");
+        return false;
+    }
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0) {
+        error_setg_errno(errp, errno, "libvfu: cannot set a receive timeout");
         return false;
     }
     vfu_pci_snapshot(ctx);
@@ -518,6 +528,9 @@ static int handle_version(VfuCtx *ctx, VfuMsg *msg)
                                     &len);
     g_byte_array_append(msg->reply, reply, len);
     ctx->negotiated = true;
+    if (ctx->ops->attach) {
+        ctx->ops->attach(ctx, ctx->opaque);
+    }
     return 0;
 }
 
@@ -629,7 +642,12 @@ bool vfu_dispatch(VfuCtx *ctx, Error **errp)
                              ctx->socket_path);
             return false;
         }
-        return vfu_attach_fd(ctx, fd, errp);
+        if (!vfu_attach_fd(ctx, fd, &err)) {
+            /* Only this client is affected: keep listening. */
+            warn_report_err(err);
+            close(fd);
+        }
+        return true;
     }
 
     ctx->dispatch_tid = pthread_self();

@@ -124,7 +124,11 @@ VfuCtx *vfu_create_ctx(const char *socket_path, const VfuDeviceOps *ops,
 /* Drops the client (resetting the device), closes everything, frees. */
 void vfu_destroy_ctx(VfuCtx *ctx);
 
-/* Serves a connected socket as the current client (replaces no client). */
+/*
+ * Serves a connected socket as the current client; the context owns fd
+ * from then on.  Fails if a client is attached.  A client that stops in
+ * the middle of a message for more than 10 s is dropped.
+ */
 bool vfu_attach_fd(VfuCtx *ctx, int fd, Error **errp);
 bool vfu_is_attached(VfuCtx *ctx);
 /* Drops the current client as if it disconnected. */
