@@ -302,6 +302,7 @@ static void test_init_errors(void)
     g_assert_cmpint(msix_init(f->dev, 4, &small, 1, 4, &small, 1, 0x80, 0,
                               &err), <, 0);
     error_free(err);
+    memory_region_finalize(&small);
 }
 
 static void test_notify_delivers_to_ram(void)
@@ -662,6 +663,95 @@ static void test_uninit(void)
                                          NULL), ==, 0xffffffff);
 }
 
+static void cfg_write(Fixture *f, uint32_t addr, uint32_t val, int len)
+{
+    pci_host_config_write_common(f->dev, addr, 256, val, len);
+}
+
+static uint32_t cfg_read(Fixture *f, uint32_t addr, int len)
+{
+    return pci_host_config_read_common(f->dev, addr, 256, len);
+}
+
+static void test_msi_64bit_masked(void)
+{
+    Fixture *f = fixture_new();
+    int cap = msi_init(f->dev, 0, 4, true, true, &error_abort);
+
+    g_assert_cmpint(cap, >, 0);
+    /* 4 vectors capable, 64-bit, per-vector masking. */
+    g_assert_cmphex(cfg_read(f, cap + PCI_MSI_FLAGS, 2), ==, 0x0184);
+    cfg_write(f, cap + PCI_MSI_ADDRESS_LO, 0x9003, 4);
+    g_assert_cmphex(cfg_read(f, cap + PCI_MSI_ADDRESS_LO, 4), ==, 0x9000);
+    cfg_write(f, cap + PCI_MSI_ADDRESS_HI, 0, 4);
+    cfg_write(f, cap + PCI_MSI_DATA_64, 0x40, 2);
+
+    /* Not enabled: nothing. */
+    msi_notify(f->dev, 0);
+    g_assert_cmphex(ram_readl(f, 0x9000), ==, 0);
+
+    /* Enable 4 vectors: the vector number goes into the data low bits. */
+    cfg_write(f, cap + PCI_MSI_FLAGS, PCI_MSI_FLAGS_ENABLE | (2 << 4), 2);
+    g_assert_true(msi_enabled(f->dev));
+    g_assert_cmpuint(msi_nr_vectors_allocated(f->dev), ==, 4);
+    msi_notify(f->dev, 2);
+    g_assert_cmphex(ram_readl(f, 0x9000), ==, 0x42);
+    /* Beyond what the guest enabled: ignored. */
+    ram_writel(f, 0x9000, 0);
+    msi_notify(f->dev, 4);
+    g_assert_cmphex(ram_readl(f, 0x9000), ==, 0);
+
+    /* Masked: pending instead, delivered on unmask. */
+    cfg_write(f, cap + PCI_MSI_MASK_64, 1u << 1, 4);
+    msi_notify(f->dev, 1);
+    g_assert_cmphex(ram_readl(f, 0x9000), ==, 0);
+    g_assert_cmphex(cfg_read(f, cap + PCI_MSI_PENDING_64, 4), ==, 1u << 1);
+    /* Pending bits are read-only. */
+    cfg_write(f, cap + PCI_MSI_PENDING_64, 0, 4);
+    g_assert_cmphex(cfg_read(f, cap + PCI_MSI_PENDING_64, 4), ==, 1u << 1);
+    /* Mask bits beyond the vectors offered are not writable. */
+    cfg_write(f, cap + PCI_MSI_MASK_64, 0xffffffff, 4);
+    g_assert_cmphex(cfg_read(f, cap + PCI_MSI_MASK_64, 4), ==, 0xf);
+    cfg_write(f, cap + PCI_MSI_MASK_64, 0, 4);
+    g_assert_cmphex(ram_readl(f, 0x9000), ==, 0x41);
+    g_assert_cmphex(cfg_read(f, cap + PCI_MSI_PENDING_64, 4), ==, 0);
+
+    /* Asking for more vectors than offered gets what is offered. */
+    cfg_write(f, cap + PCI_MSI_FLAGS, PCI_MSI_FLAGS_ENABLE | (5 << 4), 2);
+    g_assert_cmpuint(msi_nr_vectors_allocated(f->dev), ==, 4);
+
+    /* Reset disables and clears. */
+    pci_device_reset(f->dev);
+    g_assert_false(msi_enabled(f->dev));
+    g_assert_cmphex(cfg_read(f, cap + PCI_MSI_ADDRESS_LO, 4), ==, 0);
+}
+
+static void test_msi_32bit(void)
+{
+    Fixture *f = fixture_new();
+    int cap = msi_init(f->dev, 0, 1, false, false, &error_abort);
+    MSIMessage msg;
+    Error *err = NULL;
+
+    g_assert_cmphex(cfg_read(f, cap + PCI_MSI_FLAGS, 2), ==, 0);
+    cfg_write(f, cap + PCI_MSI_ADDRESS_LO, 0xa000, 4);
+    cfg_write(f, cap + PCI_MSI_DATA_32, 0x1234, 2);
+    cfg_write(f, cap + PCI_MSI_FLAGS, PCI_MSI_FLAGS_ENABLE, 2);
+    msg = msi_get_message(f->dev, 0);
+    g_assert_cmphex(msg.address, ==, 0xa000);
+    g_assert_cmphex(msg.data, ==, 0x1234);
+    g_assert_false(msi_is_masked(f->dev, 0));
+    msi_notify(f->dev, 0);
+    g_assert_cmphex(ram_readl(f, 0xa000), ==, 0x1234);
+
+    /* Vector counts must be powers of two up to 32. */
+    g_assert_cmpint(msi_init(f->dev, 0, 3, false, false, &err), <, 0);
+    error_free(err);
+    err = NULL;
+    g_assert_cmpint(msi_init(f->dev, 0, 64, false, false, &err), <, 0);
+    error_free(err);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -687,5 +777,8 @@ int main(int argc, char **argv)
                     test_bad_accesses);
     g_test_add_func("/msix/reset/masks-and-clears", test_reset);
     g_test_add_func("/msix/uninit/unmaps", test_uninit);
+    g_test_add_func("/msi/64bit-masked/pending-and-multiple-vectors",
+                    test_msi_64bit_masked);
+    g_test_add_func("/msi/32bit/deliver", test_msi_32bit);
     return g_test_run();
 }

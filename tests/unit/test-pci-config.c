@@ -88,13 +88,30 @@ static void test_pci_class_init(ObjectClass *klass, void *data)
 static const TypeInfo test_pci_type = {
     .name = TYPE_TEST_PCI_DEV,
     .parent = TYPE_PCI_DEVICE,
+    .class_size = sizeof(PCIDeviceClass),
     .instance_size = sizeof(TestPCIDev),
     .class_init = test_pci_class_init,
+};
+
+#define TYPE_TEST_PCIE_DEV "test-pcie-config-dev"
+
+static void test_pcie_class_init(ObjectClass *klass, void *data)
+{
+    PCIDeviceClass *pc = PCI_DEVICE_CLASS(klass);
+
+    pc->is_express = true;
+}
+
+static const TypeInfo test_pcie_type = {
+    .name = TYPE_TEST_PCIE_DEV,
+    .parent = TYPE_TEST_PCI_DEV,
+    .class_init = test_pcie_class_init,
 };
 
 static void test_register_types(void)
 {
     type_register_static(&test_pci_type);
+    type_register_static(&test_pcie_type);
 }
 type_init(test_register_types)
 
@@ -494,6 +511,33 @@ static void test_slot_placement(void)
     g_assert_null(pci_find_device(f->bus, 0, PCI_DEVFN(1, 0)));
 }
 
+static void test_express_config_size(void)
+{
+    Fixture *f = fixture_new();
+    PCIDevice *conv, *pcie;
+
+    conv = fixture_add(f, TYPE_TEST_PCI_DEV, PCI_DEVFN(1, 0), false,
+                       &error_abort);
+    pcie = fixture_add(f, TYPE_TEST_PCIE_DEV, PCI_DEVFN(2, 0), false,
+                       &error_abort);
+    g_assert_false(pci_is_express(conv));
+    g_assert_true(pci_is_express(pcie));
+    g_assert_cmpuint(conv->config_size, ==, PCI_CONFIG_SPACE_SIZE);
+    g_assert_cmpuint(pcie->config_size, ==, PCIE_CONFIG_SPACE_SIZE);
+    /* Extended space exists (reads zero) only on the express function. */
+    g_assert_cmphex(pci_host_config_read_common(pcie, 0x100, 0x1000, 4), ==,
+                    0);
+    g_assert_cmphex(pci_host_config_read_common(pcie, 0xffc, 0x1000, 4), ==,
+                    0);
+    g_assert_cmphex(pci_host_config_read_common(conv, 0x100, 0x1000, 4), ==,
+                    0xffffffff);
+    g_assert_cmphex(pci_host_config_read_common(pcie, 0x1000, 0x2000, 4), ==,
+                    0xffffffff);
+    /* A cf8-style limit of 256 hides the extended space. */
+    g_assert_cmphex(pci_host_config_read_common(pcie, 0x100, 0x100, 4), ==,
+                    0xffffffff);
+}
+
 static void test_host_bar_placement(void)
 {
     PCIHostWindow win = { 0xe1000000ULL, 0xfec00000ULL };
@@ -539,6 +583,7 @@ int main(int argc, char **argv)
     g_test_add_func("/pci/bus-master/gated-by-command", test_bus_master_gate);
     g_test_add_func("/pci/intx/level-and-disable", test_intx);
     g_test_add_func("/pci/bus/slot-placement", test_slot_placement);
+    g_test_add_func("/pci/config/express-is-4k", test_express_config_size);
     g_test_add_func("/pci/host/bar-placement-first-fit",
                     test_host_bar_placement);
     return g_test_run();
