@@ -356,6 +356,52 @@ static void test_monitor_reconnect(void)
     qtest_quit(qts);
 }
 
+/* libvirt style: the monitor socket is an inherited fd. */
+static void test_inherited_fds(void)
+{
+    struct sockaddr_un addr = { .sun_family = AF_UNIX };
+    g_autofree char *lpath = g_build_filename(tmpdir, "listen.sock", NULL);
+    int pair[2], lfd;
+    QTestState *qts;
+    RawMon *connected, *accepted;
+    g_autoptr(JsonObject) g1 = NULL, g2 = NULL, caps = NULL, st = NULL;
+
+    g_assert_cmpint(socketpair(AF_UNIX, SOCK_STREAM, 0, pair), ==, 0);
+    lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+    strcpy(addr.sun_path, lpath);
+    g_assert_cmpint(bind(lfd, (struct sockaddr *)&addr, sizeof(addr)), ==, 0);
+    g_assert_cmpint(listen(lfd, 1), ==, 0);
+    fcntl(pair[0], F_SETFD, FD_CLOEXEC);
+
+    qts = qtest_initf("-M pc -m 64M "
+                      "-chardev socket,id=c1,fd=%d -mon chardev=c1 "
+                      "-chardev socket,id=c2,fd=%d -mon chardev=c2,mode=control",
+                      pair[1], lfd);
+    close(pair[1]);
+    close(lfd);
+
+    connected = g_new0(RawMon, 1);
+    connected->fd = pair[0];
+    connected->rx = g_string_new(NULL);
+    g1 = raw_recv(connected);
+    g_assert_true(json_object_has_member(g1, "QMP"));
+    raw_send(connected, "{\"execute\": \"qmp_capabilities\"}");
+    caps = raw_recv(connected);
+    g_assert_true(json_object_has_member(caps, "return"));
+
+    accepted = raw_connect(lpath);
+    g2 = raw_recv(accepted);
+    g_assert_true(json_object_has_member(g2, "QMP"));
+    raw_send(accepted, "{\"execute\": \"query-status\"}");
+    st = raw_recv(accepted);
+    assert_error(st, "CommandNotFound", NULL);
+
+    raw_close(connected);
+    raw_close(accepted);
+    unlink(lpath);
+    qtest_quit(qts);
+}
+
 static void test_qom_list_machine(void)
 {
     QTestState *qts = qtest_init("-M pc -m 64M");
@@ -416,6 +462,7 @@ int main(int argc, char **argv)
     g_test_add_func("/qmp/device/add-del-pci-testdev", test_device_add_del);
     g_test_add_func("/qmp/monitor/reconnect-renegotiates",
                     test_monitor_reconnect);
+    g_test_add_func("/qmp/monitor/inherited-fds", test_inherited_fds);
     g_test_add_func("/qmp/qom/list-root-has-machine", test_qom_list_machine);
     g_test_add_func("/qmp/quit/shutdown-event-and-exit-0", test_quit);
 

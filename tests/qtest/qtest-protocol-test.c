@@ -120,6 +120,50 @@ static void test_cmdline_unknown_device(void)
     g_assert_nonnull(strstr(err, "-device foo"));
 }
 
+static void test_cmdline_chardev_errors(void)
+{
+    static const char *const bad[] = {
+        "-chardev socket,id=c0,path=/nonexistent-dir/x.sock,server=on,wait=off",
+        "-chardev socket,id=c0,path=/nonexistent-dir/x.sock",
+        "-chardev bogus,id=c0",
+        "-chardev socket,id=c0",
+        "-chardev socket,id=c0,fd=99999",
+        "-qmp unix:/nonexistent-dir/q.sock,server,nowait",
+        "-qmp tcp:1.2.3.4:5",
+    };
+    size_t i;
+
+    for (i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_autofree char *args = g_strdup_printf(
+            "-M pc -accel qtest -display none %s", bad[i]);
+        g_autofree char *out = NULL, *err = NULL;
+        int status = qtest_run_expect_fail(args, &out, &err);
+
+        g_test_message("%s -> %s", bad[i], err);
+        g_assert_true(WIFEXITED(status));
+        g_assert_cmpint(WEXITSTATUS(status), ==, 1);
+        g_assert_cmpuint(strlen(err), >, 0);
+    }
+}
+
+static void test_qtest_log(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("qtest-log-XXXXXX", NULL);
+    g_autofree char *log = g_build_filename(dir, "qtest.log", NULL);
+    g_autofree char *text = NULL;
+    QTestState *s;
+
+    s = qtest_initf("-M pc -m 64M -qtest-log %s", log);
+    qtest_writeb(s, 0x103000, 0x11);
+    g_assert_cmphex(qtest_readb(s, 0x103000), ==, 0x11);
+    qtest_quit(s);
+    g_assert_true(g_file_get_contents(log, &text, NULL, NULL));
+    g_assert_nonnull(strstr(text, "readb 0x103000"));
+    g_assert_nonnull(strstr(text, "OK 0x11"));
+    unlink(log);
+    rmdir(dir);
+}
+
 static void test_cmdline_bad_option(void)
 {
     g_autofree char *out = NULL, *err = NULL;
@@ -179,6 +223,9 @@ int main(int argc, char **argv)
                     test_cmdline_unknown_device);
     g_test_add_func("/cmdline/option/unknown-exits-1",
                     test_cmdline_bad_option);
+    g_test_add_func("/cmdline/chardev/errors-exit-1",
+                    test_cmdline_chardev_errors);
+    g_test_add_func("/cmdline/qtest-log/records-traffic", test_qtest_log);
     g_test_add_func("/cmdline/device/help-lists", test_cmdline_device_help);
     g_test_add_func("/cmdline/machine/help-lists-pc",
                     test_cmdline_machine_help);
