@@ -452,7 +452,10 @@ static void dev_ring(Dev *d, unsigned idx, uint32_t val)
 {
     if (d->polled) {
         stl_le_p(d->bar + NVME_DB_BASE + 4 * idx, val);
-        nvme_ctrl_poll(&d->n);
+        /* Like the poller thread: pass again until a pass finds nothing. */
+        while (nvme_ctrl_poll(&d->n)) {
+            continue;
+        }
     } else {
         nvme_ctrl_doorbell_write(&d->n, NVME_DB_BASE + 4 * idx, val);
     }
@@ -608,6 +611,7 @@ static void test_ctrl_enable_bad_config(Dev *d, gconstpointer data)
 static void test_ctrl_identify(Dev *d, gconstpointer data)
 {
     uint8_t *id = d->g.mem + DATA_OFF;
+    uint8_t eui64[8];
     NvmeCmd cmd = {
         .opcode = NVME_ADM_IDENTIFY,
         .prp1 = htole64(GUEST_BASE + DATA_OFF),
@@ -637,6 +641,8 @@ static void test_ctrl_identify(Dev *d, gconstpointer data)
     g_assert_cmpuint(ldq_le_p(id + NVME_IDNS_NCAP), ==, 2048);
     g_assert_cmpuint(id[NVME_IDNS_NLBAF], ==, 0);
     g_assert_cmpuint((ldl_le_p(id + NVME_IDNS_LBAF0) >> 16) & 0xff, ==, 9);
+    memcpy(eui64, id + NVME_IDNS_EUI64, 8);
+    g_assert_cmpuint(ldq_le_p(eui64), !=, 0);
     cmd.nsid = htole32(2);
     g_assert_cmphex(dev_admin(d, &cmd, NULL), ==,
                     NVME_INVALID_NSID | NVME_DNR);
@@ -656,6 +662,7 @@ static void test_ctrl_identify(Dev *d, gconstpointer data)
     g_assert_cmphex(dev_admin(d, &cmd, NULL), ==, NVME_SUCCESS);
     g_assert_cmpuint(id[0], ==, 1);
     g_assert_cmpuint(id[1], ==, 8);
+    g_assert_cmpmem(id + 4, 8, eui64, 8);
     g_assert_cmpuint(id[12], ==, 0);
 
     cmd.cdw10 = htole32(0x10);

@@ -993,7 +993,7 @@ static uint64_t proc_cpu_ticks(GPid pid)
                                                                 10);
 }
 
-static int bench(double seconds)
+static int bench(double seconds, double idle_seconds)
 {
     static const struct {
         DoorbellMode mode;
@@ -1013,9 +1013,10 @@ static int bench(double seconds)
     server_start(&s, "--backend null");
     client_bringup(&c, &s, DB_POLLED);
     t0 = proc_cpu_ticks(s.pid);
-    g_usleep(2 * G_USEC_PER_SEC);
-    printf("idle enabled controller, 2 s: server CPU %.1f%% of one core\n",
-           100.0 * (proc_cpu_ticks(s.pid) - t0) / hz / 2);
+    g_usleep(idle_seconds * G_USEC_PER_SEC);
+    printf("idle enabled controller, %.0f s: server CPU %.2f%% of one core\n",
+           idle_seconds,
+           100.0 * (proc_cpu_ticks(s.pid) - t0) / hz / idle_seconds);
     client_close(&c);
 
     for (unsigned m = 0; m < ARRAY_SIZE(modes); m++) {
@@ -1047,7 +1048,8 @@ int main(int argc, char **argv)
     }
     signal(SIGPIPE, SIG_IGN);
     if (argc >= 2 && !strcmp(argv[1], "--bench")) {
-        return bench(argc >= 3 ? g_ascii_strtod(argv[2], NULL) : 3.0);
+        return bench(argc >= 3 ? g_ascii_strtod(argv[2], NULL) : 3.0,
+                     argc >= 4 ? g_ascii_strtod(argv[3], NULL) : 5.0);
     }
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/vfio-user-nvme/ram/polled-doorbells", test_ram_polled);

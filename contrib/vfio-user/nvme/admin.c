@@ -125,13 +125,16 @@ static uint16_t nvme_identify(NvmeCtrl *n, NvmeRequest *req)
         if (nsid != 1) {
             return NVME_INVALID_NSID | NVME_DNR;
         }
+    {
+        g_autofree uint8_t *ns = g_malloc(NVME_ID_SIZE);
+
         /* One EUI-64 descriptor, the same as Identify Namespace reports. */
-        nvme_identify_ns_build(n, buf + 8);
+        nvme_identify_ns_build(n, ns);
         buf[0] = 1;
         buf[1] = 8;
-        memmove(buf + 4, buf + 8 + NVME_IDNS_EUI64, 8);
-        memset(buf + 12, 0, NVME_ID_SIZE - 12);
+        memcpy(buf + 4, ns + NVME_IDNS_EUI64, 8);
         break;
+    }
     case 0x05:  /* I/O command set specific namespace: nothing for NVM */
     case 0x06:  /* ... and controller */
         if (csi != 0 || (cns == 0x05 && nsid != 1)) {

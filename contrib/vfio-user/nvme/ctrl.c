@@ -321,7 +321,15 @@ bool nvme_ctrl_poll(NvmeCtrl *n)
     if (n->dma.ops->end) {
         n->dma.ops->end(n->dma.opaque);
     }
-    nvme_flush_irqs(n);
+    /*
+     * A pass that found work is followed at once by another: signal when
+     * the queues run dry, or every few passes under sustained load, which
+     * saves an eventfd write per batch without delaying anyone for long.
+     */
+    if (!did || ++n->irq_deferred_passes >= NVME_IRQ_MAX_DEFERRED_PASSES) {
+        nvme_flush_irqs(n);
+        n->irq_deferred_passes = 0;
+    }
     g_mutex_unlock(&n->lock);
     return did;
 }

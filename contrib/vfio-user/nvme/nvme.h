@@ -62,6 +62,8 @@
 #define NVME_AERL           3       /* 0-based: four AERs may be held */
 #define NVME_ELPE           0       /* 0-based: one error log entry */
 
+#define NVME_IRQ_MAX_DEFERRED_PASSES 8
+
 #define NVME_SQES           64
 #define NVME_CQES           16
 
@@ -444,6 +446,7 @@ typedef struct NvmeCtrl {
     NvmeSQ sq[NVME_MAX_QUEUES];
     NvmeCQ cq[NVME_MAX_QUEUES];
     bool resetting;         /* completions are dropped, not posted */
+    unsigned irq_deferred_passes;
 
     /* Features */
     uint32_t feat_nr_queues;    /* NSQA | NCQA << 16, 0-based */
