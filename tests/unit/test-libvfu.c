@@ -121,7 +121,7 @@ static gpointer server_thread(gpointer opaque)
     return NULL;
 }
 
-static TestDev *dev_start(void)
+static TestDev *dev_start_caps(const VFIOUserCaps *caps)
 {
     TestDev *d = g_new0(TestDev, 1);
     VfuPciIds ids = {
@@ -144,7 +144,7 @@ static TestDev *dev_start(void)
     d->dir = g_dir_make_tmp("libvfu-XXXXXX", NULL);
     g_assert_nonnull(d->dir);
     d->path = g_build_filename(d->dir, "sock", NULL);
-    d->ctx = vfu_create_ctx(d->path, &dev_ops, d, NULL, &error_abort);
+    d->ctx = vfu_create_ctx(d->path, &dev_ops, d, caps, &error_abort);
 
     d->bar0_fd = memfd_create("bar0", MFD_CLOEXEC);
     g_assert_cmpint(d->bar0_fd, >=, 0);
@@ -165,6 +165,11 @@ static TestDev *dev_start(void)
                                           &error_abort), ==, 0x40);
     d->thread = g_thread_new("vfu-server", server_thread, d);
     return d;
+}
+
+static TestDev *dev_start(void)
+{
+    return dev_start_caps(NULL);
 }
 
 static void dev_stop(TestDev *d)
@@ -1101,6 +1106,39 @@ static void test_dma_message_fallback(void)
     dev_stop(d);
 }
 
+static void test_dma_message_split_by_server_limit(void)
+{
+    VFIOUserCaps small = { 8, 4096, 64, 4096 };
+    TestDev *d = dev_start_caps(&small);
+    int fd = cl_connect_raw(d);
+    const uint64_t iova = 0x200000;
+    DmaJob job = { .ctx = d->ctx, .iova = iova };
+    VFIOUserCaps caps = cl_version(fd, 1 << 20);
+    GThread *t;
+
+    /* The client takes 1 MiB, but replies must fit the server's 4 KiB. */
+    g_assert_cmpuint(caps.max_data_xfer_size, ==, 4096);
+    g_assert_cmpint(cl_dma_map(fd, iova, 0x4000, 0, -1), ==, 0);
+    t = g_thread_new("dma-job", dma_job_thread, &job);
+    serve_dma_request(fd, VFIO_USER_DMA_WRITE, iova + 0x10, 5, 0);
+    serve_dma_request(fd, VFIO_USER_DMA_READ, iova + 0x100, 4096, 0x33);
+    serve_dma_request(fd, VFIO_USER_DMA_READ, iova + 0x100 + 4096,
+                      sizeof(job.data) - 4096, 0x44);
+    g_thread_join(t);
+    g_assert_cmpint(job.read_ret, ==, 0);
+    g_assert_cmpuint(job.data[sizeof(job.data) - 1], ==, 0x44);
+    /* And a client request above the server's limit is refused. */
+    {
+        g_autofree uint8_t *buf = g_malloc0(4097);
+
+        g_assert_cmpint(cl_region_read(fd, VFIO_PCI_BAR4_REGION_INDEX, 0, buf,
+                                       4097), ==, E2BIG);
+    }
+    close(fd);
+    g_assert_true(wait_for(&d->resets_lost, 1));
+    dev_stop(d);
+}
+
 static void test_disconnect_resets_and_reconnects(void)
 {
     TestDev *d = dev_start();
@@ -1351,6 +1389,8 @@ int main(int argc, char **argv)
     g_test_add_func("/libvfu/dma/max-maps", test_dma_max_maps);
     g_test_add_func("/libvfu/dma/message-fallback",
                     test_dma_message_fallback);
+    g_test_add_func("/libvfu/dma/message-split-by-server-limit",
+                    test_dma_message_split_by_server_limit);
     g_test_add_func("/libvfu/disconnect/resets-and-accepts-next",
                     test_disconnect_resets_and_reconnects);
     g_test_add_func("/libvfu/robustness/garbage-input", test_garbage_input);

@@ -370,7 +370,9 @@ static int dma_rw(VfuCtx *ctx, uint64_t iova, void *buf, uint64_t len,
     }
     vfu_dma_unlock(ctx);
 
-    chunk = MAX(ctx->peer.max_data_xfer_size, 1);
+    /* Replies must also fit what we accept ourselves. */
+    chunk = MAX(MIN(ctx->peer.max_data_xfer_size,
+                    ctx->ours.max_data_xfer_size), 1);
     while (len) {
         uint64_t n = MIN(len, chunk);
         int ret = dma_msg_chunk(ctx, is_write, iova, buf, n);
