@@ -358,7 +358,7 @@ static JsonObject *qmp_dispatch_node(Monitor *mon, JsonNode *req_node)
     argn = json_object_get_member(req, "arguments");
     if (argn && !JSON_NODE_HOLDS_OBJECT(argn)) {
         reply = qmp_error_object(ERROR_CLASS_GENERIC_ERROR,
-                                 "QMP input member 'arguments' must be an object");
+            "QMP input member 'arguments' must be an object");
         goto out;
     }
     if (argn) {

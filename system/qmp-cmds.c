@@ -9,6 +9,7 @@
 #include "qapi/error.h"
 #include "hw/qdev-core.h"
 #include "qom/object.h"
+#include "sysemu/accel.h"
 
 static void qmp_query_version(JsonObject *args, JsonNode **ret, Error **errp)
 {
@@ -166,6 +167,65 @@ static void qmp_qom_set(JsonObject *args, JsonNode **ret, Error **errp)
     }
 }
 
+static void qmp_query_kvm(JsonObject *args, JsonNode **ret, Error **errp)
+{
+    JsonObject *k = json_object_new();
+
+    json_object_set_boolean_member(k, "enabled", accel_is_kvm());
+    json_object_set_boolean_member(k, "present", access("/dev/kvm", F_OK) == 0);
+    *ret = qmp_node_new_object(k);
+}
+
+/*
+ * A few human monitor commands, for tools that send them through QMP.
+ * Output is text, as from the HMP console.
+ */
+static void qmp_human_monitor_command(JsonObject *args, JsonNode **ret,
+                                      Error **errp)
+{
+    const char *line = json_object_get_string_member(args, "command-line");
+    g_auto(GStrv) words = g_strsplit_set(line, " \t", -1);
+    g_autoptr(GPtrArray) argv = g_ptr_array_new();
+    g_autofree char *out = NULL;
+    size_t i;
+
+    for (i = 0; words[i]; i++) {
+        if (*words[i]) {
+            g_ptr_array_add(argv, words[i]);
+        }
+    }
+    if (!argv->len) {
+        *ret = qmp_node_new_string("");
+        return;
+    }
+    if (argv->len == 2 && !strcmp(argv->pdata[0], "info") &&
+        !strcmp(argv->pdata[1], "status")) {
+        out = g_strdup_printf("VM status: %s\r\n",
+                              runstate_is_running() ? "running" :
+                              runstate_check(RUN_STATE_PRELAUNCH) ?
+                              "paused (prelaunch)" :
+                              runstate_name(runstate_get()));
+    } else if (argv->len == 2 && !strcmp(argv->pdata[0], "info") &&
+               !strcmp(argv->pdata[1], "version")) {
+        out = g_strdup("8.2.0 (Conduit " CONDUIT_VERSION ")\r\n");
+    } else if (argv->len == 1 && !strcmp(argv->pdata[0], "stop")) {
+        qmp_stop(args, ret, errp);
+    } else if (argv->len == 1 && (!strcmp(argv->pdata[0], "cont") ||
+                                  !strcmp(argv->pdata[0], "c"))) {
+        qmp_cont(args, ret, errp);
+    } else if (argv->len == 1 && !strcmp(argv->pdata[0], "system_reset")) {
+        qmp_system_reset(args, ret, errp);
+    } else {
+        error_setg(errp, "unknown or unsupported human monitor command: '%s'",
+                   line);
+        return;
+    }
+    if (*ret) {
+        json_node_unref(*ret);
+    }
+    *ret = qmp_node_new_string(out ? out : "");
+}
+
 static void __attribute__((constructor)) qmp_cmds_register(void)
 {
     qmp_register_command_args("query-version", qmp_query_version, "",
@@ -179,6 +239,11 @@ static void __attribute__((constructor)) qmp_cmds_register(void)
     qmp_register_command_args("device_add", qmp_device_add,
                               "driver:s *id:s *bus:s **", 0);
     qmp_register_command_args("device_del", qmp_device_del, "id:s", 0);
+    qmp_register_command_args("query-kvm", qmp_query_kvm, "",
+                              QCO_ALLOW_PRECONFIG);
+    qmp_register_command_args("human-monitor-command",
+                              qmp_human_monitor_command,
+                              "command-line:s *cpu-index:i", 0);
     qmp_register_command_args("qom-list", qmp_qom_list, "path:s",
                               QCO_ALLOW_PRECONFIG);
     qmp_register_command_args("qom-get", qmp_qom_get,

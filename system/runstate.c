@@ -80,7 +80,8 @@ struct VMChangeStateEntry {
     void *opaque;
 };
 
-static GList *vm_change_handlers;   /* VMChangeStateEntry *, registration order */
+/* VMChangeStateEntry *, in registration order */
+static GList *vm_change_handlers;
 
 VMChangeStateEntry *qemu_add_vm_change_state_handler(VMChangeStateHandler *cb,
                                                      void *opaque)

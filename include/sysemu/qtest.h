@@ -23,8 +23,8 @@ bool qtest_enabled(void);
 void qtest_set_enabled(bool enabled);
 
 /*
- * Starts the server on the chardev @spec, as for qemu_chr_new(): "unix:PATH"
- * connects to a test program listening there, "stdio", ...  @logfile (may be NULL) receives the
+ * Starts the server on the chardev @spec, as for qemu_chr_new():
+ * "unix:PATH" connects to a test program listening there, "stdio", ...  @logfile (may be NULL) receives the
  * traffic, one line per message with a timestamp and direction.
  */
 bool qtest_server_init(const char *spec, const char *logfile, Error **errp);

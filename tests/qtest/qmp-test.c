@@ -287,6 +287,29 @@ static void test_stop_cont_reset(void)
     qtest_quit(qts);
 }
 
+static void test_human_monitor_command(void)
+{
+    QTestState *qts = qtest_init("-M pc -m 64M");
+    g_autoptr(JsonNode) out = NULL, stop = NULL, out2 = NULL;
+    g_autoptr(JsonObject) bad = NULL, ev = NULL;
+
+    out = qtest_qmp_assert_success(qts,
+        "{'execute': 'human-monitor-command',"
+        " 'arguments': {'command-line': 'info status'}}");
+    g_assert_cmpstr(json_node_get_string(out), ==, "VM status: running\r\n");
+    stop = qtest_qmp_assert_success(qts, "{'execute': 'human-monitor-command',"
+                                    " 'arguments': {'command-line': 'stop'}}");
+    ev = qtest_qmp_eventwait(qts, "STOP");
+    out2 = qtest_qmp_assert_success(qts,
+        "{'execute': 'human-monitor-command',"
+        " 'arguments': {'command-line': 'info status'}}");
+    g_assert_cmpstr(json_node_get_string(out2), ==, "VM status: paused\r\n");
+    bad = qtest_qmp(qts, "{'execute': 'human-monitor-command',"
+                    " 'arguments': {'command-line': 'frob'}}");
+    assert_error(bad, "GenericError", NULL);
+    qtest_quit(qts);
+}
+
 static void test_device_errors(void)
 {
     QTestState *qts = qtest_init("-M pc -m 64M");
@@ -375,7 +398,8 @@ static void test_inherited_fds(void)
 
     qts = qtest_initf("-M pc -m 64M "
                       "-chardev socket,id=c1,fd=%d -mon chardev=c1 "
-                      "-chardev socket,id=c2,fd=%d -mon chardev=c2,mode=control",
+                      "-chardev socket,id=c2,fd=%d "
+                      "-mon chardev=c2,mode=control",
                       pair[1], lfd);
     close(pair[1]);
     close(lfd);
@@ -458,6 +482,8 @@ int main(int argc, char **argv)
                     test_query_version_and_status);
     g_test_add_func("/qmp/runstate/stop-cont-reset-events",
                     test_stop_cont_reset);
+    g_test_add_func("/qmp/hmp/info-status-and-stop",
+                    test_human_monitor_command);
     g_test_add_func("/qmp/device/errors-keep-vm-alive", test_device_errors);
     g_test_add_func("/qmp/device/add-del-pci-testdev", test_device_add_del);
     g_test_add_func("/qmp/monitor/reconnect-renegotiates",
