@@ -24,8 +24,9 @@ void qtest_set_enabled(bool enabled);
 
 /*
  * Starts the server on the chardev @spec, as for qemu_chr_new():
- * "unix:PATH" connects to a test program listening there, "stdio", ...  @logfile (may be NULL) receives the
- * traffic, one line per message with a timestamp and direction.
+ * "unix:PATH" connects to a test program listening there, "stdio", ...
+ * @logfile (may be NULL; "-" is stderr) receives the traffic, one line
+ * per message with a timestamp and direction.
  */
 bool qtest_server_init(const char *spec, const char *logfile, Error **errp);
 bool qtest_server_active(void);
