@@ -194,6 +194,28 @@ static void test_cmdline_machine_help(void)
     g_assert_nonnull(strstr(out, "pc"));
 }
 
+static void test_irq_intercept(void)
+{
+    /* The pc MSI window shows each MSI as a GPIO line of /machine/msi. */
+    QTestState *s = qtest_init("-M pc -m 64M");
+    g_autofree char *bad = NULL, *set = NULL;
+
+    bad = qtest_raw_cmd(s, "irq_intercept_in /no/such/device");
+    g_assert_true(g_str_has_prefix(bad, "FAIL"));
+    qtest_irq_intercept_in(s, "/machine/msi");
+    g_assert_false(qtest_get_irq(s, 0x21));
+    qtest_writel(s, 0xfee00000, 0x21);
+    g_assert_true(qtest_get_irq(s, 0x21));
+    g_assert_false(qtest_get_irq(s, 0x22));
+    /* A second MSI on the same vector: still raised after the edge. */
+    qtest_writel(s, 0xfee00000, 0x21);
+    g_assert_true(qtest_get_irq(s, 0x21));
+    set = qtest_raw_cmd(s, "set_irq_in /machine/msi unnamed 0x21 0");
+    g_assert_cmpstr(set, ==, "OK");
+    g_assert_false(qtest_get_irq(s, 0x21));
+    qtest_quit(s);
+}
+
 /* Last: the binary must exit cleanly (no crash, no sanitizer report). */
 static void test_clean_exit(void)
 {
@@ -229,6 +251,8 @@ int main(int argc, char **argv)
     g_test_add_func("/cmdline/device/help-lists", test_cmdline_device_help);
     g_test_add_func("/cmdline/machine/help-lists-pc",
                     test_cmdline_machine_help);
+    g_test_add_func("/qtest-protocol/irq/intercept-in-reports-lines",
+                    test_irq_intercept);
     g_test_add_func("/qtest-protocol/exit/clean-after-sigterm",
                     test_clean_exit);
 
