@@ -406,6 +406,23 @@ static bool pc_pci_host_realize(DeviceState *dev, Error **errp)
     return true;
 }
 
+/*
+ * The regions sit in the global address spaces, which outlive us: take
+ * them out whichever way we go (unrealize or a bare finalize at exit).
+ */
+static void pc_pci_host_finalize(Object *obj)
+{
+    PCPCIHost *s = PC_PCI_HOST(obj);
+
+    if (s->bus) {
+        qemu_unregister_reset(pc_pci_host_reset_handler, s);
+        memory_region_finalize(&s->conf_addr_io);
+        memory_region_finalize(&s->conf_data_io);
+        memory_region_finalize(&s->ecam);
+        s->bus = NULL;
+    }
+}
+
 static void pc_pci_host_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
@@ -494,6 +511,18 @@ static bool pc_msi_realize(DeviceState *dev, Error **errp)
     return true;
 }
 
+static void pc_msi_finalize(Object *obj)
+{
+    PCMsiState *s = PC_MSI(obj);
+
+    if (memory_region_size(&s->window)) {
+        memory_region_finalize(&s->window);
+    }
+    if (pc_msi_dev == s) {
+        pc_msi_dev = NULL;
+    }
+}
+
 static void pc_msi_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
@@ -542,6 +571,7 @@ static const TypeInfo pc_pci_host_types[] = {
         .parent = TYPE_DEVICE,
         .instance_size = sizeof(PCPCIHost),
         .class_init = pc_pci_host_class_init,
+        .instance_finalize = pc_pci_host_finalize,
     },
     {
         .name = TYPE_PC_HOST_BRIDGE_FUNC,
@@ -554,6 +584,7 @@ static const TypeInfo pc_pci_host_types[] = {
         .parent = TYPE_DEVICE,
         .instance_size = sizeof(PCMsiState),
         .class_init = pc_msi_class_init,
+        .instance_finalize = pc_msi_finalize,
     },
 };
 

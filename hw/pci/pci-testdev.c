@@ -179,6 +179,19 @@ static void testdev_exit(PCIDevice *dev)
     msi_uninit(dev);
 }
 
+static void testdev_finalize(Object *obj)
+{
+    PCITestDev *t = PCI_TESTDEV(obj);
+
+    /* Only once the PCI core has unmapped the BARs (unrealize). */
+    if (PCI_DEVICE(t)->bus || !memory_region_size(&t->bar)) {
+        return;
+    }
+    memory_region_finalize(&t->regs);
+    memory_region_finalize(&t->bar);
+    memory_region_finalize(&t->io);
+}
+
 static void testdev_reset(PCIDevice *dev)
 {
     PCITestDev *t = PCI_TESTDEV(dev);
@@ -224,6 +237,7 @@ static const TypeInfo testdev_type = {
     .parent = TYPE_PCI_DEVICE,
     .instance_size = sizeof(PCITestDev),
     .class_init = testdev_class_init,
+    .instance_finalize = testdev_finalize,
 };
 
 static void testdev_register_types(void)
