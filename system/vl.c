@@ -823,9 +823,13 @@ int qemu_main(int argc, char **argv)
     if (cfg.pidfile) {
         unlink(cfg.pidfile);
     }
+    /*
+     * The machine is left alone: the process is exiting, and tearing the
+     * device tree down here would only add ordering hazards.  Sockets and
+     * the accelerator's host resources are what must be released.
+     */
     accel_cleanup();
     monitor_cleanup();
-    object_unparent(OBJECT(ms));
     qemu_chr_cleanup_all();
     vl_config_free(&cfg);
     return status;
