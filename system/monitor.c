@@ -51,6 +51,7 @@ typedef struct Monitor {
     bool in_string;
     bool escape;
     bool in_scalar;
+    bool discarding;    /* after an oversized value: skip to a newline */
     bool negotiated;
     bool pretty;
 } Monitor;
@@ -466,6 +467,7 @@ static void monitor_reset_parser(Monitor *mon)
     mon->in_string = false;
     mon->escape = false;
     mon->in_scalar = false;
+    mon->discarding = false;
 }
 
 static void monitor_reply_error(Monitor *mon, const char *desc)
@@ -562,6 +564,10 @@ static void monitor_read(void *opaque, const uint8_t *buf, int size)
     for (i = 0; i < size; i++) {
         bool reprocess;
 
+        if (mon->discarding) {
+            mon->discarding = buf[i] != '\n';
+            continue;
+        }
         if (monitor_scan_byte(mon, buf[i], &reprocess)) {
             monitor_handle_message(mon);
             if (reprocess) {
@@ -570,7 +576,9 @@ static void monitor_read(void *opaque, const uint8_t *buf, int size)
             continue;
         }
         if (mon->depth > QMP_MAX_DEPTH || mon->inbuf->len > QMP_MAX_MESSAGE) {
+            /* The rest of that value would only produce more errors. */
             monitor_reset_parser(mon);
+            mon->discarding = true;
             monitor_reply_error(mon, "JSON parse error, "
                                 "message too large or nested too deeply");
         }

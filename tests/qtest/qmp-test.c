@@ -190,6 +190,25 @@ static void test_bad_input(void)
                      "The command no-such-command has not been found");
         g_assert_cmpint(json_object_get_int_member(r, "id"), ==, 3);
     }
+    {
+        /* Absurd nesting: one error, then the monitor works again. */
+        g_autoptr(GString) deep = g_string_new(NULL);
+        g_autoptr(JsonObject) r = NULL, ok = NULL;
+
+        for (i = 0; i < 5000; i++) {
+            g_string_append_c(deep, '[');
+        }
+        for (i = 0; i < 5000; i++) {
+            g_string_append_c(deep, ']');
+        }
+        g_string_append(deep, "\n{\"execute\": \"query-status\", \"id\": 9}");
+        raw_send(m, deep->str);
+        r = raw_recv(m);
+        assert_error(r, "GenericError", "JSON parse error");
+        ok = raw_recv(m);
+        g_assert_cmpint(json_object_get_int_member(ok, "id"), ==, 9);
+        g_assert_true(json_object_has_member(ok, "return"));
+    }
     raw_close(m);
     /* The libqtest monitor was never disturbed. */
     g_autoptr(JsonNode) ret = qtest_qmp_assert_success(
