@@ -107,6 +107,11 @@ typedef struct VfuRegionInfo {
      * register for its upper half.  Size must be a power of two.
      */
     uint32_t bar_flags;
+    /*
+     * REGION_READ/WRITE handler, for the whole region (mmappable parts
+     * too: a client that did not map them still uses messages).  NULL
+     * with an fd: the library reads/writes the fd itself.
+     */
     VfuRegionAccessFn access;
     void *opaque;
 } VfuRegionInfo;
