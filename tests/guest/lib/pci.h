@@ -1,0 +1,3 @@
+#ifndef GUEST_PCI_H
+#define GUEST_PCI_H
+#endif

@@ -1,0 +1,63 @@
+/*
+ * The few string functions the guests need (gcc may also emit calls to
+ * memset/memcpy for struct copies and initialisers).
+ */
+#include "libguest.h"
+
+void *memset(void *s, int c, size_t n)
+{
+    unsigned char *p = s;
+
+    while (n--) {
+        *p++ = (unsigned char)c;
+    }
+    return s;
+}
+
+void *memcpy(void *dst, const void *src, size_t n)
+{
+    unsigned char *d = dst;
+    const unsigned char *s = src;
+
+    while (n--) {
+        *d++ = *s++;
+    }
+    return dst;
+}
+
+int memcmp(const void *a, const void *b, size_t n)
+{
+    const unsigned char *x = a, *y = b;
+
+    for (; n; n--, x++, y++) {
+        if (*x != *y) {
+            return *x - *y;
+        }
+    }
+    return 0;
+}
+
+size_t strlen(const char *s)
+{
+    size_t n = 0;
+
+    while (s[n]) {
+        n++;
+    }
+    return n;
+}
+
+int strncmp(const char *a, const char *b, size_t n)
+{
+    for (; n; n--, a++, b++) {
+        if (*a != *b || !*a) {
+            return (unsigned char)*a - (unsigned char)*b;
+        }
+    }
+    return 0;
+}
+
+int strcmp(const char *a, const char *b)
+{
+    return strncmp(a, b, SIZE_MAX);
+}

@@ -1,0 +1,94 @@
+/*
+ * TSC frequency.  Method: count TSC ticks across a 50 ms one-shot of PIT
+ * channel 2 (mode 0, gate via port 0x61, OUT2 read back in bit 5 of port
+ * 0x61).  This is a measurement, so it works the same under any VMM with
+ * a PIT; the cost of the trapped port reads (tens of us each) bounds the
+ * error to well under 0.1%.  Falls back to CPUID 0x15 (crystal ratio) and
+ * then CPUID 0x16 (base MHz) when no PIT answers.
+ */
+#include "libguest.h"
+
+#define PIT_HZ 1193182ULL
+#define CALIBRATE_MS 50
+#define SPEAKER_PORT 0x61
+
+static uint64_t khz;
+static const char *method = "none";
+
+static uint64_t tsc_khz_pit(void)
+{
+    uint32_t count = PIT_HZ * CALIBRATE_MS / 1000;
+    uint8_t ctl = inb(SPEAKER_PORT);
+    uint64_t t0, t1, limit;
+
+    outb(SPEAKER_PORT, (ctl & ~0x02) | 0x01);   /* gate on, speaker off */
+    outb(0x43, 0xb0);                           /* ch2, lo/hi, mode 0 */
+    outb(0x42, count & 0xff);
+    outb(0x42, count >> 8);
+    t0 = rdtsc();
+    /* ~10 s at 10 GHz: give up rather than hang on a missing PIT. */
+    limit = t0 + 100000000000ULL;
+    while (!(inb(SPEAKER_PORT) & 0x20)) {
+        if (rdtsc() > limit) {
+            outb(SPEAKER_PORT, ctl);
+            return 0;
+        }
+    }
+    t1 = rdtsc();
+    outb(SPEAKER_PORT, ctl);
+    /* An OUT2 that is high straight away means no working PIT. */
+    if (t1 - t0 < 1000) {
+        return 0;
+    }
+    return (t1 - t0) / CALIBRATE_MS;
+}
+
+static void calibrate(void)
+{
+    uint32_t r[4];
+
+    khz = tsc_khz_pit();
+    if (khz) {
+        method = "pit";
+        return;
+    }
+    cpuid(0, 0, r);
+    if (r[0] >= 0x15) {
+        cpuid(0x15, 0, r);
+        if (r[0] && r[1] && r[2]) {
+            khz = (uint64_t)r[2] * r[1] / r[0] / 1000;
+            method = "cpuid15";
+            return;
+        }
+    }
+    cpuid(0, 0, r);
+    if (r[0] >= 0x16) {
+        cpuid(0x16, 0, r);
+        if (r[0] & 0xffff) {
+            khz = (uint64_t)(r[0] & 0xffff) * 1000;
+            method = "cpuid16";
+            return;
+        }
+    }
+    khz = 1000000;          /* report cycles as if 1 GHz; flagged below */
+    method = "assumed-1GHz";
+}
+
+uint64_t tsc_khz(void)
+{
+    if (!khz) {
+        calibrate();
+    }
+    return khz;
+}
+
+const char *tsc_method(void)
+{
+    tsc_khz();
+    return method;
+}
+
+uint64_t tsc_to_ns(uint64_t cycles)
+{
+    return cycles * 1000 / tsc_khz();
+}

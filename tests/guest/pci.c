@@ -1,0 +1,2 @@
+#include "libguest.h"
+int main(void) { return report_summary(); }
