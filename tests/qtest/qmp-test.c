@@ -445,6 +445,25 @@ static void test_inherited_fds(void)
     qtest_quit(qts);
 }
 
+static void test_legacy_server_spec(void)
+{
+    g_autofree char *path = g_build_filename(tmpdir, "legacy.sock", NULL);
+    QTestState *qts = qtest_initf("-M pc -m 64M -qmp unix:%s,server,nowait",
+                                  path);
+    RawMon *m = raw_connect(path);
+    g_autoptr(JsonObject) greeting = raw_recv(m);
+    g_autoptr(JsonObject) caps = NULL;
+
+    g_assert_true(json_object_has_member(greeting, "QMP"));
+    raw_send(m, "{\"execute\": \"qmp_capabilities\"}");
+    caps = raw_recv(m);
+    g_assert_true(json_object_has_member(caps, "return"));
+    raw_close(m);
+    qtest_quit(qts);
+    /* The socket file we bound is removed at exit. */
+    g_assert_false(g_file_test(path, G_FILE_TEST_EXISTS));
+}
+
 static void test_qom_list_machine(void)
 {
     QTestState *qts = qtest_init("-M pc -m 64M");
@@ -508,6 +527,8 @@ int main(int argc, char **argv)
     g_test_add_func("/qmp/monitor/reconnect-renegotiates",
                     test_monitor_reconnect);
     g_test_add_func("/qmp/monitor/inherited-fds", test_inherited_fds);
+    g_test_add_func("/qmp/monitor/legacy-server-nowait-spec",
+                    test_legacy_server_spec);
     g_test_add_func("/qmp/qom/list-root-has-machine", test_qom_list_machine);
     g_test_add_func("/qmp/quit/shutdown-event-and-exit-0", test_quit);
 
