@@ -289,6 +289,91 @@ void pci_del_capability(PCIDevice *dev, uint8_t cap_id, uint8_t size)
     }
 }
 
+/* ---- PCIe extended capabilities ---- */
+
+#define PCIE_EXT_CAP_START PCI_CFG_SPACE_SIZE
+#define PCIE_EXT_CAP_HEADER(id, ver, next) \
+    ((id) | ((uint32_t)(ver) << 16) | ((uint32_t)(next) << 20))
+/* 4 KiB of dword-aligned headers: more hops than that is a loop. */
+#define PCIE_FIND_CAP_TTL ((PCIE_CONFIG_SPACE_SIZE - PCIE_EXT_CAP_START) / 8)
+
+uint16_t pcie_find_capability(PCIDevice *dev, uint16_t cap_id)
+{
+    uint16_t pos = PCIE_EXT_CAP_START;
+    int ttl = PCIE_FIND_CAP_TTL;
+
+    if (dev->config_size < PCIE_CONFIG_SPACE_SIZE) {
+        return 0;
+    }
+    while (pos >= PCIE_EXT_CAP_START && ttl--) {
+        uint32_t header = pci_get_long(dev->config + pos);
+
+        if (!header) {
+            return 0;
+        }
+        if (PCI_EXT_CAP_ID(header) == cap_id) {
+            return pos;
+        }
+        pos = PCI_EXT_CAP_NEXT(header);
+    }
+    return 0;
+}
+
+int pcie_add_capability(PCIDevice *dev, uint16_t cap_id, uint8_t cap_ver,
+                        uint16_t offset, uint16_t size, Error **errp)
+{
+    uint16_t pos = PCIE_EXT_CAP_START;
+    int ttl = PCIE_FIND_CAP_TTL;
+    uint32_t i, header;
+
+    if (dev->config_size < PCIE_CONFIG_SPACE_SIZE) {
+        error_setg(errp, "%s: extended capability 0x%x needs a PCIe "
+                   "function", dev->name, cap_id);
+        return -EINVAL;
+    }
+    if (size < 4 || (offset & 3) || offset < PCIE_EXT_CAP_START ||
+        offset + size > dev->config_size) {
+        error_setg(errp, "%s: extended capability 0x%x at 0x%x (%u bytes) "
+                   "is outside extended config space", dev->name, cap_id,
+                   offset, size);
+        return -EINVAL;
+    }
+    for (i = 0; i < size; i++) {
+        if (dev->used[offset + i]) {
+            error_setg(errp, "%s: extended capability 0x%x at 0x%x overlaps "
+                       "used config space at 0x%x", dev->name, cap_id, offset,
+                       offset + i);
+            return -EBUSY;
+        }
+    }
+
+    if (offset != PCIE_EXT_CAP_START) {
+        if (!dev->used[PCIE_EXT_CAP_START]) {
+            /* A null header at 0x100 starts the chain. */
+            pci_set_long(dev->config + PCIE_EXT_CAP_START, 0);
+            memset(dev->used + PCIE_EXT_CAP_START, 0xff, 4);
+            memset(dev->cmask + PCIE_EXT_CAP_START, 0xff, 4);
+        }
+        /* Append after the last capability. */
+        for (;;) {
+            header = pci_get_long(dev->config + pos);
+            if (!PCI_EXT_CAP_NEXT(header) || ttl-- <= 0) {
+                break;
+            }
+            pos = PCI_EXT_CAP_NEXT(header);
+        }
+        pci_set_long(dev->config + pos,
+                     (header & 0xfffff) | ((uint32_t)offset << 20));
+    }
+    pci_set_long(dev->config + offset, PCIE_EXT_CAP_HEADER(cap_id, cap_ver, 0));
+    memset(dev->used + offset, 0xff, size);
+    memset(dev->wmask + offset, 0, size);
+    memset(dev->w1cmask + offset, 0, size);
+    memset(dev->cmask + offset, 0xff, size);
+    trace_pci_add_capability(dev->name, cap_id, offset, size);
+    return offset;
+}
+
 /* ---- BARs ---- */
 
 void pci_register_bar(PCIDevice *dev, int region_num, uint8_t type,

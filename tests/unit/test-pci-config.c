@@ -538,6 +538,56 @@ static void test_express_config_size(void)
                     0xffffffff);
 }
 
+static void test_express_capabilities(void)
+{
+    Fixture *f = fixture_new();
+    PCIDevice *conv, *pcie;
+    Error *err = NULL;
+
+    conv = fixture_add(f, TYPE_TEST_PCI_DEV, PCI_DEVFN(1, 0), false,
+                       &error_abort);
+    pcie = fixture_add(f, TYPE_TEST_PCIE_DEV, PCI_DEVFN(2, 0), false,
+                       &error_abort);
+    g_assert_cmpint(pcie_add_capability(conv, PCI_EXT_CAP_ID_ERR, 1, 0x100,
+                                        0x48, &err), <, 0);
+    error_free(err);
+    err = NULL;
+
+    /* Not at 0x100 first: a null header there links to it. */
+    g_assert_cmpint(pcie_add_capability(pcie, PCI_EXT_CAP_ID_ACS, 1, 0x200,
+                                        8, &error_abort), ==, 0x200);
+    g_assert_cmphex(cfg_read(pcie, 0x100, 4), ==, 0x200u << 20);
+    g_assert_cmpint(pcie_add_capability(pcie, PCI_EXT_CAP_ID_ERR, 2, 0x150,
+                                        0x48, &error_abort), ==, 0x150);
+    /* Appended at the tail: 0x100 -> 0x200 -> 0x150. */
+    g_assert_cmphex(cfg_read(pcie, 0x200, 4), ==,
+                    PCI_EXT_CAP_ID_ACS | 1 << 16 | 0x150u << 20);
+    g_assert_cmphex(cfg_read(pcie, 0x150, 4), ==, PCI_EXT_CAP_ID_ERR | 2 << 16);
+    g_assert_cmpint(pcie_find_capability(pcie, PCI_EXT_CAP_ID_ERR), ==, 0x150);
+    g_assert_cmpint(pcie_find_capability(pcie, PCI_EXT_CAP_ID_ACS), ==, 0x200);
+    g_assert_cmpint(pcie_find_capability(pcie, PCI_EXT_CAP_ID_SRIOV), ==, 0);
+    g_assert_cmpint(pcie_find_capability(conv, PCI_EXT_CAP_ID_ERR), ==, 0);
+
+    /* Read-only to the guest; overlaps and bad places refused. */
+    cfg_write(pcie, 0x150, 0, 4);
+    g_assert_cmpint(pcie_find_capability(pcie, PCI_EXT_CAP_ID_ERR), ==, 0x150);
+    g_assert_cmpint(pcie_add_capability(pcie, PCI_EXT_CAP_ID_VC, 1, 0x190,
+                                        8, &err), <, 0);
+    error_free(err);
+    err = NULL;
+    g_assert_cmpint(pcie_add_capability(pcie, PCI_EXT_CAP_ID_VC, 1, 0xffc,
+                                        8, &err), <, 0);
+    error_free(err);
+    err = NULL;
+    g_assert_cmpint(pcie_add_capability(pcie, PCI_EXT_CAP_ID_VC, 1, 0x80,
+                                        8, &err), <, 0);
+    error_free(err);
+
+    /* A looping chain (a broken device) does not hang the lookup. */
+    pci_set_long(pcie->config + 0x150, PCI_EXT_CAP_ID_ERR | 0x200u << 20);
+    g_assert_cmpint(pcie_find_capability(pcie, PCI_EXT_CAP_ID_VC), ==, 0);
+}
+
 static void test_host_bar_placement(void)
 {
     PCIHostWindow win = { 0xe1000000ULL, 0xfec00000ULL };
@@ -584,6 +634,8 @@ int main(int argc, char **argv)
     g_test_add_func("/pci/intx/level-and-disable", test_intx);
     g_test_add_func("/pci/bus/slot-placement", test_slot_placement);
     g_test_add_func("/pci/config/express-is-4k", test_express_config_size);
+    g_test_add_func("/pci/capability/express-extended-list",
+                    test_express_capabilities);
     g_test_add_func("/pci/host/bar-placement-first-fit",
                     test_host_bar_placement);
     return g_test_run();

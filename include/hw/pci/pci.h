@@ -209,6 +209,15 @@ int pci_add_capability(PCIDevice *dev, uint8_t cap_id, uint8_t offset,
 void pci_del_capability(PCIDevice *dev, uint8_t cap_id, uint8_t size);
 uint8_t pci_find_capability(PCIDevice *dev, uint8_t cap_id);
 
+/*
+ * PCIe extended capabilities (express functions only).  The list starts
+ * at 0x100; adding elsewhere first puts a null header there.  Returns the
+ * offset, or -errno with errp set.
+ */
+int pcie_add_capability(PCIDevice *dev, uint16_t cap_id, uint8_t cap_ver,
+                        uint16_t offset, uint16_t size, Error **errp);
+uint16_t pcie_find_capability(PCIDevice *dev, uint16_t cap_id);
+
 /* BARs */
 void pci_register_bar(PCIDevice *dev, int region_num, uint8_t type,
                       MemoryRegion *memory);
