@@ -9,8 +9,13 @@
 #define QEMU_NORETURN __attribute__((noreturn))
 #define QEMU_UNUSED __attribute__((unused))
 #define QEMU_WARN_UNUSED_RESULT __attribute__((warn_unused_result))
+#ifdef __clang__
+#define QEMU_PRINTF(fmt_idx, arg_idx) \
+    __attribute__((format(printf, fmt_idx, arg_idx)))
+#else
 #define QEMU_PRINTF(fmt_idx, arg_idx) \
     __attribute__((format(gnu_printf, fmt_idx, arg_idx)))
+#endif
 
 #ifndef likely
 #define likely(x)   __builtin_expect(!!(x), 1)
