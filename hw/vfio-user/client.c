@@ -297,8 +297,12 @@ static bool client_request_locked(VFIOUserClient *c, uint16_t command,
     deadline = g_get_monotonic_time() + (int64_t)c->timeout_ms * 1000;
     for (;;) {
         VFIOUserMsg msg;
-        int ret = client_recv(c, &msg, deadline, errp);
+        int ret;
 
+        /* Checked here too, so a stream of server requests cannot stall us. */
+        ret = g_get_monotonic_time() > deadline ? 0
+                                                : client_recv(c, &msg, deadline,
+                                                              errp);
         if (ret < 0) {
             return false;
         }

@@ -42,6 +42,7 @@ typedef struct FakeServer {
     bool fd_on_reset_reply;
     bool garbage_on_irq_info;
     bool dma_read_on_write;         /* ask the client for DMA first */
+    bool flood_on_reset;            /* DMA_WRITEs until released */
     /* state and observations, under lock */
     GMutex lock;
     GCond cond;
@@ -181,6 +182,31 @@ static void server_dma_read(FakeServer *s)
     g_mutex_unlock(&s->lock);
 }
 
+#define FLOOD_REQUESTS 10
+
+/* Queues requests that need no reply, then holds the reply back. */
+static void server_flood(FakeServer *s)
+{
+    uint64_t storage[5];
+    VFIOUserHdr *hdr = (VFIOUserHdr *)storage;
+    VFIOUserDMARW *rw = (VFIOUserDMARW *)(hdr + 1);
+    int i;
+
+    vfio_user_hdr_init(hdr, 0x7100, VFIO_USER_DMA_WRITE, sizeof(storage),
+                       VFIO_USER_F_TYPE_COMMAND | VFIO_USER_F_NO_REPLY);
+    *rw = (VFIOUserDMARW) { .address = 0x20, .count = 8 };
+    memcpy(rw->data, "flooding", 8);
+    for (i = 0; i < FLOOD_REQUESTS; i++) {
+        qemu_send_with_fds(s->fd, storage, sizeof(storage), NULL, 0,
+                           &error_abort);
+    }
+    g_mutex_lock(&s->lock);
+    while (!s->released) {
+        g_cond_wait(&s->cond, &s->lock);
+    }
+    g_mutex_unlock(&s->lock);
+}
+
 static gpointer server_thread(gpointer opaque)
 {
     FakeServer *s = opaque;
@@ -276,6 +302,9 @@ static gpointer server_thread(gpointer opaque)
         case VFIO_USER_DEVICE_RESET:
             if (s->die_on_reset) {
                 goto out;
+            }
+            if (s->flood_on_reset) {
+                server_flood(s);
             }
             if (s->stall_reset) {
                 g_mutex_lock(&s->lock);
@@ -843,10 +872,16 @@ static void test_garbage_header_breaks(void)
 }
 
 static uint8_t guest_ram[0x2000];
+static int dma_calls;
+static gulong dma_delay_us;
 
 static bool fake_dma(void *opaque, uint64_t addr, void *buf, uint64_t len,
                      bool is_write, Error **errp)
 {
+    dma_calls++;
+    if (dma_delay_us) {
+        g_usleep(dma_delay_us);
+    }
     if (addr > sizeof(guest_ram) || len > sizeof(guest_ram) - addr) {
         error_setg(errp, "outside guest RAM");
         return false;
@@ -897,6 +932,41 @@ static void test_server_dma_requests(void)
     server_free(s);
 }
 
+static void test_timeout_despite_server_requests(void)
+{
+    FakeServer *s = server_new();
+    Error *err = NULL;
+    VFIODevice dev;
+    uint32_t v = 0;
+
+    s->flood_on_reset = true;
+    memcpy(s->region, "\x55\x66\x77\x88", 4);
+    device_open(&dev, s, 50);
+    vfio_user_client_set_dma_handler(dev.backend, fake_dma, NULL);
+    dma_calls = 0;
+    /* Each request takes 20 ms to serve; ten of them outlast 50 ms. */
+    dma_delay_us = 20000;
+    g_assert_false(vfio_device_reset(&dev, &err));
+    assert_error_contains(err, "no reply to DEVICE_RESET within 50 ms");
+    error_free(err);
+    /* The deadline held although requests kept arriving. */
+    g_assert_cmpint(dma_calls, >=, 1);
+    g_assert_cmpint(dma_calls, <, FLOOD_REQUESTS);
+    g_assert_cmpmem(guest_ram + 0x20, 8, "flooding", 8);
+    dma_delay_us = 0;
+    g_mutex_lock(&s->lock);
+    s->released = true;
+    g_cond_broadcast(&s->cond);
+    g_mutex_unlock(&s->lock);
+    /* The rest is served on the way; the stale reset reply dropped. */
+    g_assert_true(vfio_device_region_read(&dev, 0, 0, 4, &v, &error_abort));
+    g_assert_cmphex(v, ==, 0x88776655);
+    g_assert_cmpint(dma_calls, ==, FLOOD_REQUESTS);
+    g_assert_false(dev.broken);
+    device_close(&dev);
+    server_free(s);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -920,6 +990,8 @@ int main(int argc, char **argv)
     g_test_add_func("/vfio-user/client/bad-replies", test_bad_replies);
     g_test_add_func("/vfio-user/client/timeout-then-stale-reply",
                     test_timeout_then_stale_reply);
+    g_test_add_func("/vfio-user/client/timeout-despite-server-requests",
+                    test_timeout_despite_server_requests);
     g_test_add_func("/vfio-user/client/server-dies/device-broken",
                     test_server_dies);
     g_test_add_func("/vfio-user/client/garbage-header/device-broken",
