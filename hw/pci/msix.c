@@ -69,8 +69,16 @@ unsigned int msix_nr_vectors(const PCIDevice *dev)
     return msix_present(dev) ? dev->msix_entries_nr : 0;
 }
 
+static bool msix_vector_valid(const PCIDevice *dev, unsigned int vector)
+{
+    return msix_present(dev) && vector < dev->msix_entries_nr;
+}
+
 bool msix_vector_masked(PCIDevice *dev, unsigned int vector)
 {
+    if (!msix_vector_valid(dev, vector)) {
+        return true;
+    }
     return ldl_le_p(msix_entry(dev, vector) + PCI_MSIX_ENTRY_VECTOR_CTRL) &
            PCI_MSIX_ENTRY_CTRL_MASKBIT;
 }
@@ -88,12 +96,15 @@ bool msix_is_masked(PCIDevice *dev, unsigned int vector)
 
 MSIMessage msix_get_message(PCIDevice *dev, unsigned int vector)
 {
-    uint8_t *e = msix_entry(dev, vector);
-    MSIMessage msg = {
-        .address = ldq_le_p(e + PCI_MSIX_ENTRY_LOWER_ADDR),
-        .data = ldl_le_p(e + PCI_MSIX_ENTRY_DATA),
-    };
+    MSIMessage msg = { 0 };
+    uint8_t *e;
 
+    if (!msix_vector_valid(dev, vector)) {
+        return msg;
+    }
+    e = msix_entry(dev, vector);
+    msg.address = ldq_le_p(e + PCI_MSIX_ENTRY_LOWER_ADDR);
+    msg.data = ldl_le_p(e + PCI_MSIX_ENTRY_DATA);
     return msg;
 }
 

@@ -12,6 +12,7 @@
 #include "hw/pci/pci.h"
 #include "hw/pci/pci_bus.h"
 #include "hw/pci/msi.h"
+#include "hw/pci/msix.h"
 #include "hw/pci/pci_host.h"
 
 #define TYPE_TEST_PCI_DEV "test-pci-config-dev"
@@ -588,6 +589,42 @@ static void test_express_capabilities(void)
     g_assert_cmpint(pcie_find_capability(pcie, PCI_EXT_CAP_ID_VC), ==, 0);
 }
 
+static int never_use(PCIDevice *dev, unsigned int vector, MSIMessage msg)
+{
+    g_assert_not_reached();
+}
+
+static void never_release(PCIDevice *dev, unsigned int vector)
+{
+    g_assert_not_reached();
+}
+
+static void test_no_msix_calls_are_safe(void)
+{
+    Fixture *f = fixture_new();
+    PCIDevice *d = fixture_add(f, TYPE_TEST_PCI_DEV, PCI_DEVFN(3, 0), false,
+                               &error_abort);
+
+    g_assert_false(msix_present(d));
+    g_assert_false(msix_enabled(d));
+    g_assert_true(msix_is_masked(d, 0));
+    g_assert_cmphex(msix_get_message(d, 0).address, ==, 0);
+    g_assert_false(msix_is_pending(d, 0));
+    g_assert_null(msix_table_region(d));
+    g_assert_false(msix_pba_enabled(d));
+    g_assert_cmpint(msix_set_vector_notifiers(d, never_use, never_release,
+                                              NULL), <, 0);
+    msix_notify(d, 0);
+    msix_set_pending(d, 0);
+    msix_set_message(d, 0, (MSIMessage){ 0x1000, 1 });
+    msix_set_lazy_pba(d, true);
+    msix_reset(d);
+    msix_unset_vector_notifiers(d);
+    g_assert_false(msi_enabled(d));
+    msi_notify(d, 0);
+    g_assert_cmphex(mem_readl(f, 0x1000), ==, 0);
+}
+
 static void test_host_bar_placement(void)
 {
     PCIHostWindow win = { 0xe1000000ULL, 0xfec00000ULL };
@@ -636,6 +673,8 @@ int main(int argc, char **argv)
     g_test_add_func("/pci/config/express-is-4k", test_express_config_size);
     g_test_add_func("/pci/capability/express-extended-list",
                     test_express_capabilities);
+    g_test_add_func("/pci/msix/absent-calls-are-safe",
+                    test_no_msix_calls_are_safe);
     g_test_add_func("/pci/host/bar-placement-first-fit",
                     test_host_bar_placement);
     return g_test_run();
