@@ -398,7 +398,12 @@ void pci_register_bar(PCIDevice *dev, int region_num, uint8_t type,
 
     wmask = ~(size - 1);
     if (region_num == PCI_ROM_SLOT) {
-        wmask |= PCI_ROM_ADDRESS_ENABLE;
+        wmask = (wmask & PCI_ROM_ADDRESS_MASK) | PCI_ROM_ADDRESS_ENABLE;
+    } else if (type & PCI_BASE_ADDRESS_SPACE_IO) {
+        /* The type bits stay read-only even for tiny BARs. */
+        wmask &= ~(uint64_t)PCI_BASE_ADDRESS_IO_MASK_LOW;
+    } else {
+        wmask &= ~(uint64_t)PCI_BASE_ADDRESS_MEM_MASK_LOW;
     }
     pci_set_long(dev->config + reg, type);
     if (!(type & PCI_BASE_ADDRESS_SPACE_IO) &&
