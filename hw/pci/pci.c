@@ -936,8 +936,8 @@ static void pci_qdev_unrealize(DeviceState *qdev)
 
 static const Property pci_device_props[] = {
     DEFINE_PROP_PCI_DEVFN("addr", PCIDevice, devfn, -1,
-                          .description = "slot.function on the bus "
-                                         "(default: first free slot)"),
+                          .description = "slot.function on the bus, "
+                                         "e.g. 04.0; unset: first free slot"),
     DEFINE_PROP_BOOL("multifunction", PCIDevice, multifunction, false,
                      .description = "other functions may share the slot"),
     DEFINE_PROP_STRING("romfile", PCIDevice, romfile,
