@@ -5,9 +5,9 @@
  * memfd and nothing tells us about them: this thread looks.  It spins for a
  * short while after the last piece of work, then sleeps for exponentially
  * longer periods bounded by --poll-max-sleep-us, so a busy device answers
- * within microseconds and an idle one costs (almost) nothing.  With the
- * controller disabled it blocks until kicked.  Backend (libaio) completions
- * wake it through their eventfd at any time.
+ * within microseconds and an idle one costs (almost) nothing (see the
+ * idle tiers below).  With the controller disabled it blocks until kicked.
+ * Backend (libaio) completions wake it through their eventfd at any time.
  */
 #include "qemu/osdep.h"
 #include <poll.h>
@@ -19,8 +19,16 @@
 #include "trace.h"
 
 #define NVME_POLL_SPIN_NS   (20 * 1000)
-/* After this long without work, sleep 8x longer: a truly idle device. */
-#define NVME_POLL_IDLE_NS   (200 * 1000 * 1000)
+/*
+ * A device idle for a while is probably idle for longer: past these
+ * marks the sleeps stretch to 1 ms and then 4 ms, so that a long-idle
+ * device costs well under 1% of a core.  The first command after such a
+ * pause waits at most that long; under load the bound is the option.
+ */
+#define NVME_POLL_IDLE_NS       (200 * 1000 * 1000ll)
+#define NVME_POLL_IDLE_SLEEP_NS (1000 * 1000ll)
+#define NVME_POLL_DEEP_NS       (2000 * 1000 * 1000ll)
+#define NVME_POLL_DEEP_SLEEP_NS (4000 * 1000ll)
 
 static inline void nvme_cpu_relax(void)
 {
@@ -88,8 +96,13 @@ static gpointer nvme_poller_thread(gpointer opaque)
             continue;
         }
         sleep_ns = sleep_ns ? MIN(sleep_ns * 2, p->max_sleep_ns) : 1000;
-        nvme_poller_wait(p, now - last_work > NVME_POLL_IDLE_NS ?
-                         p->max_sleep_ns * 8 : sleep_ns);
+        if (now - last_work > NVME_POLL_DEEP_NS) {
+            nvme_poller_wait(p, MAX(sleep_ns, NVME_POLL_DEEP_SLEEP_NS));
+        } else if (now - last_work > NVME_POLL_IDLE_NS) {
+            nvme_poller_wait(p, MAX(sleep_ns, NVME_POLL_IDLE_SLEEP_NS));
+        } else {
+            nvme_poller_wait(p, sleep_ns);
+        }
     }
     return NULL;
 }
