@@ -231,6 +231,21 @@ static void test_offset_outside_buffer(void)
     g_assert_true(vfio_region_info_check(info, len, &error_abort));
 }
 
+static void test_bad_tail(void)
+{
+    size_t len;
+    g_autofree struct vfio_region_info *info = build_full(&len);
+    const struct vfio_info_cap_header *cap;
+
+    /* Every known capability is fine; the link after the last is not. */
+    cap_hdr(info, 96)->next = 0x1000;
+    assert_parse_fails(info, len, "outside");
+    g_assert_true(vfio_region_info_find_cap(info, len,
+                                            VFIO_REGION_INFO_CAP_MSIX_MAPPABLE,
+                                            &cap, &error_abort));
+    g_assert_nonnull(cap);
+}
+
 static void test_loop(void)
 {
     size_t len;
@@ -372,6 +387,8 @@ int main(int argc, char **argv)
     g_test_add_func("/vfio/region-info/malformed/offset-outside-buffer",
                     test_offset_outside_buffer);
     g_test_add_func("/vfio/region-info/malformed/loop", test_loop);
+    g_test_add_func("/vfio/region-info/malformed/bad-tail-after-known-caps",
+                    test_bad_tail);
     g_test_add_func("/vfio/region-info/malformed/truncated-entries",
                     test_truncated_entries);
     g_test_add_func("/vfio/region-info/malformed/sparse-nr-areas-overflow",
