@@ -169,6 +169,8 @@ static void test_bad_input(void)
 
     g_autoptr(JsonObject) greeting = raw_recv(m);
     g_autoptr(JsonObject) caps = NULL;
+
+    g_assert_true(json_object_has_member(greeting, "QMP"));
     raw_send(m, "{\"execute\": \"qmp_capabilities\"}");
     caps = raw_recv(m);
     g_assert_true(json_object_has_member(caps, "return"));
@@ -213,6 +215,7 @@ static void test_bad_input(void)
     /* The libqtest monitor was never disturbed. */
     g_autoptr(JsonNode) ret = qtest_qmp_assert_success(
         qts, "{'execute': 'query-status'}");
+    g_assert_true(JSON_NODE_HOLDS_OBJECT(ret));
     qtest_quit(qts);
 }
 
@@ -225,6 +228,7 @@ static void test_split_and_batched_messages(void)
     const char *msg = "{\"execute\": \"query-status\", \"id\": \"a{\\\"}\"}";
     size_t i;
 
+    g_assert_true(json_object_has_member(greeting, "QMP"));
     raw_send(m, "{\"execute\": \"qmp_capabilities\"}");
     caps = raw_recv(m);
     /* One byte per write: the monitor must reassemble the value. */

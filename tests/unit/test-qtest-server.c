@@ -105,7 +105,6 @@ static void timer_cb(void *opaque)
 static void test_clock_step_to_deadline(void)
 {
     QEMUTimer *t = timer_new_ns(QEMU_CLOCK_VIRTUAL, timer_cb, NULL);
-    g_autofree char *r = NULL;
 
     assert_reply("clock_step 10", "FAIL the virtual clock is not under "
                  "qtest control");
