@@ -15,6 +15,7 @@
 #include "qemu/osdep.h"
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <linux/pci_regs.h>
 #include "qapi/error.h"
@@ -104,6 +105,12 @@ static const char *server_bin;
 
 /* ---- Server process ---- */
 
+/* The server must not outlive a test that aborts. */
+static void server_child_setup(gpointer data)
+{
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+}
+
 static void server_start(Server *s, const char *args)
 {
     g_autoptr(GError) gerr = NULL;
@@ -119,7 +126,7 @@ static void server_start(Server *s, const char *args)
     cmd = g_strstrip(cmd);
     argv = g_strsplit(cmd, " ", -1);
     g_assert_true(g_spawn_async(NULL, argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD,
-                                NULL, NULL, &s->pid, &gerr));
+                                server_child_setup, NULL, &s->pid, &gerr));
     g_assert_no_error(gerr);
     while (!g_file_test(s->sock, G_FILE_TEST_EXISTS)) {
         int status;
@@ -317,12 +324,25 @@ static void client_connect(Client *c, Server *s)
     g_autoptr(GByteArray) reply = NULL;
     VFIOUserCaps caps, peer;
     uint16_t major, minor;
+    gint64 deadline = g_get_monotonic_time() + WAIT_US;
     size_t len;
 
     memset(c, 0, sizeof(*c));
     c->bar0_fd = -1;
     c->irq_fd[0] = c->irq_fd[1] = -1;
-    c->sock = unix_connect_path(s->sock, &error_abort);
+    /* The socket file appears just before listen(): retry briefly. */
+    for (;;) {
+        g_autoptr(Error) err = NULL;
+
+        c->sock = unix_connect_path(s->sock, &err);
+        if (c->sock >= 0) {
+            break;
+        }
+        if (g_get_monotonic_time() > deadline) {
+            g_error("%s", error_get_pretty(err));
+        }
+        g_usleep(1000);
+    }
     vfio_user_caps_init_default(&caps);
     caps.max_msg_fds = 8;
     ver = vfio_user_version_build(VFIO_USER_MAJOR, VFIO_USER_MINOR, &caps,
