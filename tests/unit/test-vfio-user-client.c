@@ -43,6 +43,8 @@ typedef struct FakeServer {
     bool garbage_on_irq_info;
     bool dma_read_on_write;         /* ask the client for DMA first */
     bool flood_on_reset;            /* DMA_WRITEs until released */
+    bool stall_first_read;          /* reply to one read late */
+    bool wrong_region_index;
     /* state and observations, under lock */
     GMutex lock;
     GCond cond;
@@ -123,13 +125,26 @@ static void server_region_info(FakeServer *s, VFIOUserHdr *hdr,
         server_send(s, hdr, 0, &small, sizeof(small), -1);
         return;
     }
+    if (s->wrong_region_index) {
+        info->index = 1;
+    }
     server_send(s, hdr, 0, info, s->region_info->len, s->region_fd);
+    info->index = 0;
 }
 
 static void server_region_rw(FakeServer *s, VFIOUserHdr *hdr,
                              uint8_t *payload, bool is_write)
 {
     VFIOUserRegionRW *rw = (void *)payload;
+
+    if (!is_write && s->stall_first_read) {
+        s->stall_first_read = false;
+        g_mutex_lock(&s->lock);
+        while (!s->released) {
+            g_cond_wait(&s->cond, &s->lock);
+        }
+        g_mutex_unlock(&s->lock);
+    }
 
     g_assert_cmpuint(rw->offset + rw->count, <=, REGION_SIZE);
     g_mutex_lock(&s->lock);
@@ -932,6 +947,51 @@ static void test_server_dma_requests(void)
     server_free(s);
 }
 
+static void test_stale_reply_same_command(void)
+{
+    FakeServer *s = server_new();
+    Error *err = NULL;
+    VFIODevice dev;
+    uint32_t v = 0;
+
+    s->stall_first_read = true;
+    memcpy(s->region, "\x01\x02\x03\x04\x05\x06\x07\x08", 8);
+    device_open(&dev, s, 50);
+    g_assert_false(vfio_device_region_read(&dev, 0, 0, 4, &v, &err));
+    assert_error_contains(err, "no reply to REGION_READ");
+    error_free(err);
+    g_mutex_lock(&s->lock);
+    s->released = true;
+    g_cond_broadcast(&s->cond);
+    g_mutex_unlock(&s->lock);
+    /* The late reply to the first read is not this read's reply. */
+    g_assert_true(vfio_device_region_read(&dev, 0, 4, 4, &v, &error_abort));
+    g_assert_cmphex(v, ==, 0x08070605);
+    device_close(&dev);
+    server_free(s);
+}
+
+static void test_region_info_wrong_index(void)
+{
+    FakeServer *s = server_new();
+    g_autofree struct vfio_region_info *info = NULL;
+    Error *err = NULL;
+    VFIODevice dev;
+    int fd = -1;
+    int fds_before;
+
+    s->wrong_region_index = true;
+    device_open(&dev, s, 0);
+    fds_before = count_fds();
+    g_assert_false(vfio_device_get_region_info(&dev, 0, &info, &fd, &err));
+    assert_error_contains(err, "asked for region 0 info, got region 1");
+    error_free(err);
+    g_assert_null(info);
+    g_assert_cmpint(count_fds(), ==, fds_before);
+    device_close(&dev);
+    server_free(s);
+}
+
 static void test_timeout_despite_server_requests(void)
 {
     FakeServer *s = server_new();
@@ -990,6 +1050,10 @@ int main(int argc, char **argv)
     g_test_add_func("/vfio-user/client/bad-replies", test_bad_replies);
     g_test_add_func("/vfio-user/client/timeout-then-stale-reply",
                     test_timeout_then_stale_reply);
+    g_test_add_func("/vfio-user/client/stale-reply-same-command",
+                    test_stale_reply_same_command);
+    g_test_add_func("/vfio-user/client/region-info/wrong-index",
+                    test_region_info_wrong_index);
     g_test_add_func("/vfio-user/client/timeout-despite-server-requests",
                     test_timeout_despite_server_requests);
     g_test_add_func("/vfio-user/client/server-dies/device-broken",
