@@ -23,7 +23,8 @@
  *     vfio-pci only protects the table; an enabled PBA overlay on a
  *     mapped page just makes that page trap.
  * Every area starts on a host page and ends on one or at the end of the
- * BAR; areas are sorted, disjoint and merged when adjacent.
+ * BAR (a BAR smaller than a page is mapped whole: the host backs the rest
+ * of the page); areas are sorted, disjoint and merged when adjacent.
  *
  * Trapped pages are those not covered by an area, plus the host pages
  * under an *enabled* overlay, clipped to the BAR.  A BAR smaller than a

@@ -50,7 +50,7 @@ bool vfio_region_info_check(const struct vfio_region_info *info, size_t len,
  * Finds the first capability with @id.  Returns false (and sets errp) if
  * the chain is malformed up to and including the capability found;
  * otherwise true, with *@cap pointing inside @info, or NULL if absent.
- * The header is at least 4-byte aligned inside @info; read bodies with
+ * The header lies at an 8-byte aligned offset inside @info; read bodies with
  * memcpy or the parsers below.
  */
 bool vfio_region_info_find_cap(const struct vfio_region_info *info,
