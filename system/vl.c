@@ -24,6 +24,7 @@
 
 const char *qemu_name;
 bool no_shutdown;
+bool no_reboot;
 bool autostart = true;
 
 static Chardev *serial_hds[MAX_SERIAL_PORTS];
@@ -423,10 +424,10 @@ static void parse_one(VlConfig *cfg, const OptDef *def, const char *name,
         static const char *const keys[] = {
             "guest", "process", "debug-threads", NULL
         };
-        QemuOpts *opts = parse_or_die(arg, "guest");
+        g_autoptr(QemuOpts) opts = parse_or_die(arg, "guest");
         check_keys(opts, keys);
-        /* Kept for the life of the process. */
-        qemu_name = qemu_opt_get(opts, "guest");
+        g_free((char *)qemu_name);
+        qemu_name = g_strdup(qemu_opt_get(opts, "guest"));
         break;
     }
     case OPT_S:
@@ -456,6 +457,8 @@ static void parse_one(VlConfig *cfg, const OptDef *def, const char *name,
         no_shutdown = true;
         break;
     case OPT_NO_REBOOT:
+        no_reboot = true;
+        break;
     case OPT_NO_USER_CONFIG:
         break;
     case OPT_TRACE:

@@ -10,6 +10,8 @@
 #include "exec/address-spaces.h"
 #include "qapi/error.h"
 #include "hw/pci/pci_host.h"
+#include "hw/i386/x86-boot.h"
+#include "hw/i386/pc-isa.h"
 #include "trace.h"
 
 void pc_ram_split(uint64_t ram_size, uint64_t *below_4g, uint64_t *above_4g)
@@ -23,10 +25,6 @@ static bool pc_init(MachineState *ms, Error **errp)
     PCMachineState *pcms = PC_MACHINE(ms);
     MemoryRegion *sysmem = get_system_memory();
 
-    if (ms->kernel_filename) {
-        error_setg(errp, "-kernel is not supported by this pc machine yet");
-        return false;
-    }
     pc_ram_split(ms->ram_size, &pcms->below_4g_mem_size,
                  &pcms->above_4g_mem_size);
     if (!machine_alloc_ram(ms, "pc.ram", errp)) {
@@ -47,6 +45,14 @@ static bool pc_init(MachineState *ms, Error **errp)
     if (!pc_pci_host_init(ms, pcms->above_4g_mem_size
                                   ? PC_HIGHMEM_BASE + pcms->above_4g_mem_size
                                   : 0, errp)) {
+        return false;
+    }
+    if (!pc_isa_init(ms, errp)) {
+        return false;
+    }
+    if (ms->kernel_filename &&
+        !x86_load_kernel(ms, pcms->below_4g_mem_size,
+                         pcms->above_4g_mem_size, errp)) {
         return false;
     }
     trace_pc_init(ms->ram_size, pcms->below_4g_mem_size,

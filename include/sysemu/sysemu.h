@@ -14,6 +14,8 @@ extern const char *qemu_name;
 /* -S clears autostart; -no-shutdown sets no_shutdown (guest shutdown pauses). */
 extern bool autostart;
 extern bool no_shutdown;
+/* -no-reboot: a guest reset request exits instead of resetting. */
+extern bool no_reboot;
 
 /* Backend of the i-th serial port (-serial, or stdio for -nographic). */
 #define MAX_SERIAL_PORTS 4

@@ -1,0 +1,333 @@
+/*
+ * 8250/16550A UART: enough of the register set for polled drivers (Linux's
+ * 8250 probe included) and an optional interrupt line.  Output goes
+ * straight to the chardev; input lands in a 16-byte receive FIFO.
+ *
+ * Registers (offset, DLAB=LCR bit 7): 0 RBR/THR (DLL), 1 IER (DLM),
+ * 2 IIR/FCR, 3 LCR, 4 MCR, 5 LSR, 6 MSR, 7 SCR.
+ */
+#include "qemu/osdep.h"
+#include "hw/char/serial.h"
+#include "hw/qdev-core.h"
+#include "hw/boards.h"
+#include "exec/memory.h"
+#include "exec/address-spaces.h"
+#include "chardev/char.h"
+#include "qapi/error.h"
+#include "qom/object.h"
+#include "trace.h"
+
+#define UART_IER_RDI 0x01
+#define UART_IER_THRI 0x02
+#define UART_IIR_NO_INT 0x01
+#define UART_IIR_THRI 0x02
+#define UART_IIR_RDI 0x04
+#define UART_IIR_FIFO 0xc0
+#define UART_FCR_ENABLE 0x01
+#define UART_FCR_CLEAR_RX 0x02
+#define UART_LCR_DLAB 0x80
+#define UART_MCR_LOOP 0x10
+#define UART_LSR_DR 0x01
+#define UART_LSR_OE 0x02
+#define UART_LSR_THRE 0x20
+#define UART_LSR_TEMT 0x40
+/* Modem status with a cable plugged in: DCD, DSR, CTS. */
+#define UART_MSR_CONNECTED 0xb0
+#define UART_FIFO_SIZE 16
+
+const uint16_t serial_isa_iobase[4] = { 0x3f8, 0x2f8, 0x3e8, 0x2e8 };
+const uint8_t serial_isa_irq[4] = { 4, 3, 4, 3 };
+
+typedef struct SerialState {
+    DeviceState parent_obj;
+
+    MemoryRegion io;
+    CharBackend chr;
+    qemu_irq irq;
+    uint16_t iobase;
+
+    uint16_t divider;
+    uint8_t ier;
+    uint8_t fcr;
+    uint8_t lcr;
+    uint8_t mcr;
+    uint8_t lsr;
+    uint8_t scr;
+    bool thr_ipending;          /* THRE interrupt until IIR is read */
+    uint8_t rx[UART_FIFO_SIZE];
+    unsigned rx_head;
+    unsigned rx_count;
+} SerialState;
+
+#define ISA_SERIAL(obj) OBJECT_CHECK(SerialState, (obj), TYPE_ISA_SERIAL)
+
+static uint8_t serial_iir(SerialState *s)
+{
+    uint8_t fifo = (s->fcr & UART_FCR_ENABLE) ? UART_IIR_FIFO : 0;
+
+    if ((s->ier & UART_IER_RDI) && s->rx_count) {
+        return UART_IIR_RDI | fifo;
+    }
+    if ((s->ier & UART_IER_THRI) && s->thr_ipending) {
+        return UART_IIR_THRI | fifo;
+    }
+    return UART_IIR_NO_INT | fifo;
+}
+
+static void serial_update_irq(SerialState *s)
+{
+    qemu_set_irq(s->irq, !(serial_iir(s) & UART_IIR_NO_INT));
+}
+
+static void serial_rx_push(SerialState *s, uint8_t byte)
+{
+    if (s->rx_count == UART_FIFO_SIZE) {
+        s->lsr |= UART_LSR_OE;
+        return;
+    }
+    s->rx[(s->rx_head + s->rx_count) % UART_FIFO_SIZE] = byte;
+    s->rx_count++;
+}
+
+static uint8_t serial_rx_pop(SerialState *s)
+{
+    uint8_t byte;
+
+    if (!s->rx_count) {
+        return 0;
+    }
+    byte = s->rx[s->rx_head];
+    s->rx_head = (s->rx_head + 1) % UART_FIFO_SIZE;
+    s->rx_count--;
+    return byte;
+}
+
+static uint64_t serial_read(void *opaque, hwaddr addr, unsigned size)
+{
+    SerialState *s = opaque;
+    uint8_t val = 0;
+
+    switch (addr) {
+    case 0:
+        if (s->lcr & UART_LCR_DLAB) {
+            val = s->divider & 0xff;
+        } else {
+            val = serial_rx_pop(s);
+            if (s->chr.chr) {
+                qemu_chr_fe_accept_input(&s->chr);
+            }
+        }
+        break;
+    case 1:
+        val = (s->lcr & UART_LCR_DLAB) ? s->divider >> 8 : s->ier;
+        break;
+    case 2:
+        val = serial_iir(s);
+        if ((val & 0x0f) == UART_IIR_THRI) {
+            s->thr_ipending = false;
+        }
+        break;
+    case 3:
+        val = s->lcr;
+        break;
+    case 4:
+        val = s->mcr;
+        break;
+    case 5:
+        val = s->lsr | UART_LSR_THRE | UART_LSR_TEMT |
+              (s->rx_count ? UART_LSR_DR : 0);
+        s->lsr &= ~UART_LSR_OE;
+        break;
+    case 6:
+        if (s->mcr & UART_MCR_LOOP) {
+            /* Loopback: DTR->DSR, RTS->CTS, OUT1->RI, OUT2->DCD. */
+            val = ((s->mcr & 0x01) << 5) | ((s->mcr & 0x02) << 3) |
+                  ((s->mcr & 0x0c) << 4);
+        } else {
+            val = UART_MSR_CONNECTED;
+        }
+        break;
+    case 7:
+        val = s->scr;
+        break;
+    }
+    serial_update_irq(s);
+    trace_serial_read(s->iobase, addr, val);
+    return val;
+}
+
+static void serial_write(void *opaque, hwaddr addr, uint64_t val64,
+                         unsigned size)
+{
+    SerialState *s = opaque;
+    uint8_t val = val64;
+
+    trace_serial_write(s->iobase, addr, val);
+    switch (addr) {
+    case 0:
+        if (s->lcr & UART_LCR_DLAB) {
+            s->divider = (s->divider & 0xff00) | val;
+            break;
+        }
+        if (s->mcr & UART_MCR_LOOP) {
+            serial_rx_push(s, val);
+        } else if (qemu_chr_fe_backend_connected(&s->chr)) {
+            qemu_chr_fe_write_all(&s->chr, &val, 1);
+        }
+        /* Transmission is instantaneous: THR is empty again at once. */
+        s->thr_ipending = true;
+        break;
+    case 1:
+        if (s->lcr & UART_LCR_DLAB) {
+            s->divider = (s->divider & 0x00ff) | (val << 8);
+        } else {
+            uint8_t old = s->ier;
+            s->ier = val & 0x0f;
+            /* Enabling THRI with THR empty raises it at once, as on chips. */
+            if (!(old & UART_IER_THRI) && (s->ier & UART_IER_THRI)) {
+                s->thr_ipending = true;
+            }
+        }
+        break;
+    case 2:
+        s->fcr = val & 0xc9;
+        if (val & UART_FCR_CLEAR_RX) {
+            s->rx_count = 0;
+            s->rx_head = 0;
+            if (s->chr.chr) {
+                qemu_chr_fe_accept_input(&s->chr);
+            }
+        }
+        break;
+    case 3:
+        s->lcr = val;
+        break;
+    case 4:
+        s->mcr = val & 0x1f;
+        break;
+    case 7:
+        s->scr = val;
+        break;
+    default:
+        /* LSR and MSR are read-only. */
+        break;
+    }
+    serial_update_irq(s);
+}
+
+static const MemoryRegionOps serial_ops = {
+    .read = serial_read,
+    .write = serial_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = { .min_access_size = 1, .max_access_size = 1 },
+};
+
+static int serial_can_receive(void *opaque)
+{
+    SerialState *s = opaque;
+
+    return (s->mcr & UART_MCR_LOOP) ? 0 : UART_FIFO_SIZE - s->rx_count;
+}
+
+static void serial_receive(void *opaque, const uint8_t *buf, int size)
+{
+    SerialState *s = opaque;
+
+    for (int i = 0; i < size; i++) {
+        serial_rx_push(s, buf[i]);
+    }
+    serial_update_irq(s);
+}
+
+static void serial_reset(DeviceState *dev)
+{
+    SerialState *s = ISA_SERIAL(dev);
+
+    s->divider = 12;            /* 9600 baud */
+    s->ier = 0;
+    s->fcr = 0;
+    s->lcr = 0;
+    s->mcr = 0x08;              /* OUT2 */
+    s->lsr = 0;
+    s->scr = 0;
+    s->thr_ipending = false;
+    s->rx_head = 0;
+    s->rx_count = 0;
+    qemu_set_irq(s->irq, 0);
+}
+
+static bool serial_realize(DeviceState *dev, Error **errp)
+{
+    SerialState *s = ISA_SERIAL(dev);
+
+    memory_region_init_io(&s->io, OBJECT(dev), &serial_ops, s, "serial", 8);
+    memory_region_add_subregion(get_system_io(), s->iobase, &s->io);
+    if (s->chr.chr) {
+        qemu_chr_fe_set_handlers(&s->chr, serial_can_receive, serial_receive,
+                                 NULL, s);
+    }
+    return true;
+}
+
+static void serial_unrealize(DeviceState *dev)
+{
+    SerialState *s = ISA_SERIAL(dev);
+
+    if (s->chr.chr) {
+        qemu_chr_fe_deinit(&s->chr, false);
+    }
+    memory_region_del_subregion(get_system_io(), &s->io);
+    memory_region_finalize(&s->io);
+}
+
+DeviceState *serial_isa_create(MachineState *ms, int index, Chardev *chr,
+                               qemu_irq irq, Error **errp)
+{
+    DeviceState *dev;
+    SerialState *s;
+    g_autofree char *name = g_strdup_printf("serial%d", index);
+
+    if (index < 0 || index >= 4) {
+        error_setg(errp, "serial port %d does not exist (COM1..COM4)",
+                   index + 1);
+        return NULL;
+    }
+    dev = qdev_new(TYPE_ISA_SERIAL);
+    s = ISA_SERIAL(dev);
+    s->iobase = serial_isa_iobase[index];
+    s->irq = irq;
+    if (chr && !qemu_chr_fe_init(&s->chr, chr, errp)) {
+        object_unref(OBJECT(dev));
+        return NULL;
+    }
+    object_property_add_child(OBJECT(ms), name, OBJECT(dev));
+    if (!qdev_realize_and_unref(dev, NULL, errp)) {
+        object_unparent(OBJECT(dev));
+        return NULL;
+    }
+    return dev;
+}
+
+static void serial_class_init(ObjectClass *klass, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(klass);
+
+    dc->desc = "16550A UART (created by the machine for -serial)";
+    dc->realize = serial_realize;
+    dc->unrealize = serial_unrealize;
+    dc->reset = serial_reset;
+}
+
+static const TypeInfo serial_type = {
+    .name = TYPE_ISA_SERIAL,
+    .parent = TYPE_DEVICE,
+    .instance_size = sizeof(SerialState),
+    .class_init = serial_class_init,
+};
+
+static void serial_register_types(void)
+{
+    type_register_static(&serial_type);
+}
+
+type_init(serial_register_types)

@@ -1,0 +1,38 @@
+/*
+ * Legacy ISA devices of the pc machine: one 16550A per -serial backend at
+ * the usual COM port, its IRQ line going to the in-kernel PIC/IOAPIC
+ * under KVM (qtest has no interrupt controller to feed, so it stays
+ * unconnected and drivers poll).
+ */
+#include "qemu/osdep.h"
+#include "hw/i386/pc-isa.h"
+#include "hw/char/serial.h"
+#include "hw/irq.h"
+#include "sysemu/sysemu.h"
+#include "sysemu/kvm.h"
+#include "qapi/error.h"
+
+static void pc_isa_irq_handler(void *opaque, int n, int level)
+{
+    kvm_set_irq_line(n, level);
+}
+
+bool pc_isa_init(MachineState *ms, Error **errp)
+{
+    for (int i = 0; i < 4; i++) {
+        Chardev *chr = serial_hd(i);
+        qemu_irq irq = NULL;
+
+        if (!chr) {
+            continue;
+        }
+        if (kvm_enabled()) {
+            irq = qemu_allocate_irq(pc_isa_irq_handler, NULL,
+                                    serial_isa_irq[i]);
+        }
+        if (!serial_isa_create(ms, i, chr, irq, errp)) {
+            return false;
+        }
+    }
+    return true;
+}
