@@ -1,2 +1,688 @@
-#include "libguest.h"
-int main(void) { return report_summary(); }
+/*
+ * nvme: a minimal NVMe driver and benchmark.  Admin queue, Identify
+ * controller and namespace 1, Set Features (number of queues), N I/O
+ * queue pairs, then a fixed number of 4 KiB random reads at queue depth
+ * qd per queue, polled or interrupt (MSI-X) driven.  The submission and
+ * completion loop runs at CPL3 (see run_user()); set-up stays at CPL0.
+ *
+ * Command line: qd=32 ios=10000 mode=poll|irq queues=1 verify=0|1
+ * (verify=1: LBA 0 must start with "CONDUIT-NVMETEST").
+ *
+ * Latency of one read = TSC when its completion entry is seen minus TSC
+ * when its submission entry was written (the doorbell write follows in
+ * the same batch).  IOPS = ios / (first submission .. last completion).
+ * TSC frequency: see lib/tsc.c.  Output: a machine-parsable line
+ *   RESULT iops=... p50_ns=... p99_ns=... ios=... (then more key=value)
+ */
+#include "pci.h"
+
+#define NVME_CLASS 0x010802
+#define NVME_REG_CAP 0x00
+#define NVME_REG_VS 0x08
+#define NVME_REG_CC 0x14
+#define NVME_REG_CSTS 0x1c
+#define NVME_REG_AQA 0x24
+#define NVME_REG_ASQ 0x28
+#define NVME_REG_ACQ 0x30
+#define NVME_REG_DBS 0x1000
+#define NVME_CC_EN 0x1
+#define NVME_CC_IOSQES (6 << 16)
+#define NVME_CC_IOCQES (4 << 20)
+#define NVME_CSTS_RDY 0x1
+#define NVME_CSTS_CFS 0x2
+
+#define NVME_ADM_CREATE_SQ 0x01
+#define NVME_ADM_CREATE_CQ 0x05
+#define NVME_ADM_IDENTIFY 0x06
+#define NVME_ADM_SET_FEATURES 0x09
+#define NVME_FEAT_NUM_QUEUES 0x07
+#define NVME_CMD_READ 0x02
+
+#define ADMIN_QUEUE_SIZE 16
+#define MAX_IO_QUEUES 16
+#define MAX_QUEUE_SIZE 1024
+#define IO_SIZE 4096
+#define VECTOR_BASE 0x40
+#define SIGNATURE "CONDUIT-NVMETEST"
+#define STALL_MS 5000
+
+typedef struct NvmeSqe {
+    uint8_t opc;
+    uint8_t flags;
+    uint16_t cid;
+    uint32_t nsid;
+    uint64_t rsvd;
+    uint64_t mptr;
+    uint64_t prp1;
+    uint64_t prp2;
+    uint32_t cdw10, cdw11, cdw12, cdw13, cdw14, cdw15;
+} NvmeSqe;
+
+typedef struct NvmeCqe {
+    uint32_t result;
+    uint32_t rsvd;
+    uint16_t sq_head;
+    uint16_t sq_id;
+    uint16_t cid;
+    uint16_t status;        /* bit 0: phase tag */
+} NvmeCqe;
+
+_Static_assert(sizeof(NvmeSqe) == 64, "NVMe SQ entry is 64 bytes");
+_Static_assert(sizeof(NvmeCqe) == 16, "NVMe CQ entry is 16 bytes");
+
+typedef struct NvmeQueue {
+    volatile NvmeSqe *sq;
+    volatile NvmeCqe *cq;
+    uint16_t qid;
+    uint16_t size;
+    uint16_t sq_tail;
+    uint16_t cq_head;
+    uint16_t phase;
+    uint64_t sq_db;
+    uint64_t cq_db;
+    uint64_t *submit_tsc;   /* per command id */
+    uint64_t *buf;          /* per command id: data buffer address */
+} NvmeQueue;
+
+typedef struct Nvme {
+    PciDev *dev;
+    uint64_t regs;
+    uint64_t cap;
+    unsigned dstrd;
+    uint64_t timeout_ms;
+    NvmeQueue admin;
+    NvmeQueue io[MAX_IO_QUEUES];
+    PciMsix msix;
+    uint64_t nsze;
+    unsigned lba_shift;
+} Nvme;
+
+typedef struct Bench {
+    Nvme *nvme;
+    unsigned nq;
+    unsigned qd;
+    bool irq;
+    uint64_t ios;
+    uint64_t *lat;          /* cycles, one per completed read */
+    uint64_t submitted;
+    uint64_t completed;
+    uint64_t errors;
+    uint64_t irqs;
+    uint64_t start;
+    uint64_t end;
+    uint64_t rng;
+    bool stalled;
+    /* Filled by bench_stats() */
+    uint64_t p50, p99, min, max, sum;
+} Bench;
+
+static PciDev devs[PCI_MAX_DEVICES];
+static Nvme ctrl;
+
+static void nvme_queue_init(Nvme *n, NvmeQueue *q, uint16_t qid, uint16_t size)
+{
+    q->qid = qid;
+    q->size = size;
+    q->sq = alloc_pages(ALIGN_UP(size * sizeof(NvmeSqe), PAGE_SIZE) / PAGE_SIZE);
+    q->cq = alloc_pages(ALIGN_UP(size * sizeof(NvmeCqe), PAGE_SIZE) / PAGE_SIZE);
+    q->submit_tsc = alloc_pages(ALIGN_UP(size * 16, PAGE_SIZE) / PAGE_SIZE);
+    if (!q->sq || !q->cq || !q->submit_tsc) {
+        panic("out of memory for queue %u", qid);
+    }
+    q->buf = q->submit_tsc + size;
+    q->sq_tail = q->cq_head = 0;
+    q->phase = 1;
+    q->sq_db = n->regs + NVME_REG_DBS + (2 * qid) * (4 << n->dstrd);
+    q->cq_db = n->regs + NVME_REG_DBS + (2 * qid + 1) * (4 << n->dstrd);
+}
+
+static void sq_push(NvmeQueue *q, const NvmeSqe *cmd)
+{
+    volatile NvmeSqe *e = &q->sq[q->sq_tail];
+
+    e->opc = cmd->opc;
+    e->flags = 0;
+    e->cid = cmd->cid;
+    e->nsid = cmd->nsid;
+    e->rsvd = 0;
+    e->mptr = 0;
+    e->prp1 = cmd->prp1;
+    e->prp2 = cmd->prp2;
+    e->cdw10 = cmd->cdw10;
+    e->cdw11 = cmd->cdw11;
+    e->cdw12 = cmd->cdw12;
+    e->cdw13 = cmd->cdw13;
+    e->cdw14 = cmd->cdw14;
+    e->cdw15 = cmd->cdw15;
+    q->sq_tail = (q->sq_tail + 1) % q->size;
+}
+
+/* Next completion entry, or NULL; the caller advances with cq_pop(). */
+static volatile NvmeCqe *cq_peek(NvmeQueue *q)
+{
+    volatile NvmeCqe *e = &q->cq[q->cq_head];
+
+    if ((e->status & 1) != q->phase) {
+        return NULL;
+    }
+    barrier();
+    return e;
+}
+
+static void cq_pop(NvmeQueue *q)
+{
+    if (++q->cq_head == q->size) {
+        q->cq_head = 0;
+        q->phase ^= 1;
+    }
+}
+
+static bool wait_ms(uint64_t start, uint64_t ms)
+{
+    return rdtsc() - start < tsc_khz() * ms;
+}
+
+/* Returns the status field (0 = success) or -1 on timeout. */
+static int nvme_admin(Nvme *n, NvmeSqe *cmd, uint32_t *result)
+{
+    NvmeQueue *q = &n->admin;
+    volatile NvmeCqe *e;
+    uint64_t t0 = rdtsc();
+    int status;
+
+    cmd->cid = q->sq_tail;
+    sq_push(q, cmd);
+    mmio_write32(q->sq_db, q->sq_tail);
+    while (!(e = cq_peek(q))) {
+        if (!wait_ms(t0, n->timeout_ms)) {
+            return -1;
+        }
+        cpu_relax();
+    }
+    status = e->status >> 1;
+    if (result) {
+        *result = e->result;
+    }
+    if (e->cid != cmd->cid) {
+        status = -1;
+    }
+    cq_pop(q);
+    mmio_write32(q->cq_db, q->cq_head);
+    return status;
+}
+
+static bool nvme_wait_ready(Nvme *n, bool ready)
+{
+    uint64_t t0 = rdtsc();
+
+    for (;;) {
+        uint32_t csts = mmio_read32(n->regs + NVME_REG_CSTS);
+
+        if (csts == ~0u || (csts & NVME_CSTS_CFS)) {
+            return false;
+        }
+        if ((csts & NVME_CSTS_RDY) == ready) {
+            return true;
+        }
+        if (!wait_ms(t0, n->timeout_ms)) {
+            return false;
+        }
+        cpu_relax();
+    }
+}
+
+static bool nvme_enable(Nvme *n)
+{
+    mmio_write32(n->regs + NVME_REG_CC, 0);
+    if (!nvme_wait_ready(n, false)) {
+        return false;
+    }
+    nvme_queue_init(n, &n->admin, 0, ADMIN_QUEUE_SIZE);
+    mmio_write32(n->regs + NVME_REG_AQA,
+                 ((ADMIN_QUEUE_SIZE - 1) << 16) | (ADMIN_QUEUE_SIZE - 1));
+    mmio_write64(n->regs + NVME_REG_ASQ, (uint64_t)n->admin.sq);
+    mmio_write64(n->regs + NVME_REG_ACQ, (uint64_t)n->admin.cq);
+    mmio_write32(n->regs + NVME_REG_CC,
+                 NVME_CC_EN | NVME_CC_IOSQES | NVME_CC_IOCQES);
+    return nvme_wait_ready(n, true);
+}
+
+static void trim_copy(char *dst, const volatile char *src, size_t len)
+{
+    size_t i;
+
+    for (i = 0; i < len; i++) {
+        dst[i] = src[i] >= ' ' && src[i] < 127 ? src[i] : '?';
+    }
+    while (i && dst[i - 1] == ' ') {
+        i--;
+    }
+    dst[i] = '\0';
+}
+
+static bool nvme_identify(Nvme *n)
+{
+    volatile uint8_t *id = alloc_pages(1);
+    NvmeSqe cmd = { .opc = NVME_ADM_IDENTIFY, .cdw10 = 1 };
+    char model[41], serial[21];
+    unsigned flbas;
+    bool ok;
+
+    cmd.prp1 = (uint64_t)id;
+    ok = nvme_admin(n, &cmd, NULL) == 0;
+    trim_copy(model, (const volatile char *)id + 24, 40);
+    trim_copy(serial, (const volatile char *)id + 4, 20);
+    report(ok && id[0] | id[1], "Identify controller: %04x \"%s\" serial \"%s\"",
+           id[0] | (id[1] << 8), model, serial);
+
+    memset((void *)id, 0, PAGE_SIZE);
+    cmd = (NvmeSqe) { .opc = NVME_ADM_IDENTIFY, .nsid = 1, .cdw10 = 0 };
+    cmd.prp1 = (uint64_t)id;
+    ok = nvme_admin(n, &cmd, NULL) == 0;
+    n->nsze = *(volatile uint64_t *)id;
+    flbas = id[26] & 0xf;
+    n->lba_shift = id[128 + 4 * flbas + 2];
+    ok = ok && n->nsze && n->lba_shift >= 9 && n->lba_shift <= 12;
+    report(ok, "Identify namespace 1: %lu blocks of %u bytes", n->nsze,
+           n->lba_shift < 32 ? 1u << n->lba_shift : 0);
+    return ok;
+}
+
+static bool nvme_create_io_queue(Nvme *n, unsigned qid, unsigned size,
+                                 bool irq, unsigned iv)
+{
+    NvmeQueue *q = &n->io[qid - 1];
+    NvmeSqe cmd = { .opc = NVME_ADM_CREATE_CQ };
+    int st;
+
+    nvme_queue_init(n, q, qid, size);
+    cmd.prp1 = (uint64_t)q->cq;
+    cmd.cdw10 = ((size - 1) << 16) | qid;
+    cmd.cdw11 = (iv << 16) | (irq ? 2 : 0) | 1;
+    st = nvme_admin(n, &cmd, NULL);
+    if (st) {
+        printf("create CQ %u: status 0x%x\n", qid, st);
+        return false;
+    }
+    cmd = (NvmeSqe) { .opc = NVME_ADM_CREATE_SQ };
+    cmd.prp1 = (uint64_t)q->sq;
+    cmd.cdw10 = ((size - 1) << 16) | qid;
+    cmd.cdw11 = (qid << 16) | 1;
+    st = nvme_admin(n, &cmd, NULL);
+    if (st) {
+        printf("create SQ %u: status 0x%x\n", qid, st);
+        return false;
+    }
+    return true;
+}
+
+static void read_cmd(NvmeSqe *cmd, uint16_t cid, uint64_t buf, uint64_t lba,
+                     unsigned lba_shift)
+{
+    *cmd = (NvmeSqe) {
+        .opc = NVME_CMD_READ,
+        .cid = cid,
+        .nsid = 1,
+        .prp1 = buf,
+        .cdw10 = (uint32_t)lba,
+        .cdw11 = (uint32_t)(lba >> 32),
+        .cdw12 = (IO_SIZE >> lba_shift) - 1,
+    };
+}
+
+/* One read at CPL0 (set-up time): used by verify=1. */
+static bool nvme_read_sync(Nvme *n, NvmeQueue *q, uint64_t lba, void *buf)
+{
+    NvmeSqe cmd;
+    volatile NvmeCqe *e;
+    uint64_t t0 = rdtsc();
+    bool ok;
+
+    read_cmd(&cmd, 0, (uint64_t)buf, lba, n->lba_shift);
+    sq_push(q, &cmd);
+    mmio_write32(q->sq_db, q->sq_tail);
+    while (!(e = cq_peek(q))) {
+        if (!wait_ms(t0, n->timeout_ms)) {
+            return false;
+        }
+        cpu_relax();
+    }
+    ok = !(e->status >> 1);
+    cq_pop(q);
+    mmio_write32(q->cq_db, q->cq_head);
+    return ok;
+}
+
+static uint64_t next_lba(Bench *b)
+{
+    uint64_t blocks = IO_SIZE >> b->nvme->lba_shift;
+    uint64_t slots = b->nvme->nsze / blocks;
+
+    /* xorshift64: cheap, and spreads reads over the namespace. */
+    b->rng ^= b->rng << 13;
+    b->rng ^= b->rng >> 7;
+    b->rng ^= b->rng << 17;
+    return (b->rng % slots) * blocks;
+}
+
+static void bench_submit(Bench *b, NvmeQueue *q, uint16_t cid)
+{
+    NvmeSqe cmd;
+
+    read_cmd(&cmd, cid, q->buf[cid], next_lba(b), b->nvme->lba_shift);
+    q->submit_tsc[cid] = rdtsc();
+    sq_push(q, &cmd);
+    b->submitted++;
+}
+
+static uint64_t irq_total(void)
+{
+    uint64_t sum = 0;
+    unsigned i;
+
+    for (i = VECTOR_BASE; i < VECTOR_BASE + MAX_IO_QUEUES + 1; i++) {
+        sum += irq_counts[i];
+    }
+    return sum;
+}
+
+/* The hot loop, at CPL3. */
+static uint64_t bench_run(void *arg)
+{
+    Bench *b = arg;
+    uint64_t last_progress, irq_start = irq_total();
+    unsigned i, c;
+
+    b->start = rdtsc();
+    for (i = 0; i < b->nq; i++) {
+        NvmeQueue *q = &b->nvme->io[i];
+
+        for (c = 0; c < b->qd && b->submitted < b->ios; c++) {
+            bench_submit(b, q, c);
+        }
+        mmio_write32(q->sq_db, q->sq_tail);
+    }
+    last_progress = rdtsc();
+    while (b->completed < b->ios) {
+        uint64_t seen = irq_total();
+        bool progress = false;
+
+        for (i = 0; i < b->nq; i++) {
+            NvmeQueue *q = &b->nvme->io[i];
+            volatile NvmeCqe *e;
+            bool any = false;
+
+            while ((e = cq_peek(q))) {
+                uint16_t cid = e->cid;
+                uint64_t now = rdtsc();
+
+                if (e->status >> 1) {
+                    b->errors++;
+                }
+                if (cid < q->size) {
+                    b->lat[b->completed] = now - q->submit_tsc[cid];
+                }
+                b->completed++;
+                cq_pop(q);
+                any = true;
+                if (b->submitted < b->ios && cid < q->size) {
+                    bench_submit(b, q, cid);
+                }
+                if (b->completed == b->ios) {
+                    break;
+                }
+            }
+            if (any) {
+                mmio_write32(q->cq_db, q->cq_head);
+                mmio_write32(q->sq_db, q->sq_tail);
+                progress = true;
+            }
+        }
+        if (progress) {
+            last_progress = rdtsc();
+            continue;
+        }
+        if (rdtsc() - last_progress > tsc_khz() * STALL_MS) {
+            b->stalled = true;
+            break;
+        }
+        if (b->irq) {
+            /* Completions are found only after their interrupt. */
+            while (irq_total() == seen &&
+                   rdtsc() - last_progress <= tsc_khz() * STALL_MS) {
+                cpu_relax();
+            }
+        } else {
+            cpu_relax();
+        }
+    }
+    b->end = rdtsc();
+    b->irqs = irq_total() - irq_start;
+    return b->completed;
+}
+
+static void sift_down(uint64_t *a, size_t root, size_t n)
+{
+    for (;;) {
+        size_t child = 2 * root + 1;
+        uint64_t t;
+
+        if (child >= n) {
+            return;
+        }
+        if (child + 1 < n && a[child + 1] > a[child]) {
+            child++;
+        }
+        if (a[root] >= a[child]) {
+            return;
+        }
+        t = a[root];
+        a[root] = a[child];
+        a[child] = t;
+        root = child;
+    }
+}
+
+/* Nearest-rank percentile of a sorted array. */
+static uint64_t percentile(const uint64_t *a, size_t n, unsigned pct)
+{
+    size_t rank = (n * pct + 99) / 100;
+
+    return a[rank ? rank - 1 : 0];
+}
+
+/* Heapsort and percentiles, at CPL3: 100k entries would take seconds
+ * where CPL0 is emulated. */
+static uint64_t bench_stats(void *arg)
+{
+    Bench *b = arg;
+    uint64_t *a = b->lat;
+    size_t n = b->completed, i;
+
+    for (i = n / 2; i-- > 0;) {
+        sift_down(a, i, n);
+    }
+    for (i = n; i-- > 1;) {
+        uint64_t t = a[0];
+
+        a[0] = a[i];
+        a[i] = t;
+        sift_down(a, 0, i);
+    }
+    b->sum = 0;
+    for (i = 0; i < n; i++) {
+        b->sum += a[i];
+    }
+    if (n) {
+        b->min = a[0];
+        b->max = a[n - 1];
+        b->p50 = percentile(a, n, 50);
+        b->p99 = percentile(a, n, 99);
+    }
+    return 0;
+}
+
+static bool sorted(const uint64_t *a, size_t n)
+{
+    size_t i;
+
+    for (i = 1; i < n; i++) {
+        if (a[i - 1] > a[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool setup_msix(Nvme *n, unsigned nq)
+{
+    unsigned i;
+
+    if (!pci_msix_init(n->dev, &n->msix)) {
+        return false;
+    }
+    for (i = 0; i < n->msix.nvec && i <= nq; i++) {
+        pci_msix_set_vector(&n->msix, i, VECTOR_BASE + i, apic_id());
+        pci_msix_mask(&n->msix, i, false);
+    }
+    pci_msix_enable(&n->msix, true);
+    pci_cfg_write16(n->dev->bdf, PCI_COMMAND,
+                    pci_cfg_read16(n->dev->bdf, PCI_COMMAND) |
+                    PCI_COMMAND_INTX_DISABLE);
+    return true;
+}
+
+int main(void)
+{
+    Nvme *n = &ctrl;
+    Bench b = { .nvme = n, .rng = 0x9e3779b97f4a7c15ULL };
+    char mode[8] = "poll";
+    unsigned qd, nq, size, i, c;
+    uint32_t granted;
+    uint64_t elapsed, iops, khz;
+    int count, st;
+    bool ok;
+
+    qd = cmdline_u64("qd", 32);
+    nq = cmdline_u64("queues", 1);
+    b.ios = cmdline_u64("ios", 10000);
+    cmdline_get("mode", mode, sizeof(mode));
+    if (strcmp(mode, "poll") && strcmp(mode, "irq")) {
+        panic("mode=%s: expected poll or irq", mode);
+    }
+    if (!qd || qd >= MAX_QUEUE_SIZE || !nq || nq > MAX_IO_QUEUES || !b.ios) {
+        panic("qd=%u queues=%u ios=%lu: need 1 <= qd < %u, "
+              "1 <= queues <= %u, ios >= 1", qd, nq, b.ios, MAX_QUEUE_SIZE,
+              MAX_IO_QUEUES);
+    }
+    b.irq = !strcmp(mode, "irq");
+    khz = tsc_khz();
+    printf("nvme: qd=%u queues=%u ios=%lu mode=%s tsc=%lu kHz (%s)\n",
+           qd, nq, b.ios, mode, khz, tsc_method());
+    apic_init();
+    irq_enable();
+
+    count = pci_scan(devs, PCI_MAX_DEVICES);
+    n->dev = pci_find_class(devs, count, NVME_CLASS);
+    if (!n->dev) {
+        report(false, "NVMe controller present");
+        return report_summary();
+    }
+    ok = pci_bar_assign(devs, count, n->dev) && n->dev->bar[0].size >= 0x2000 &&
+         !n->dev->bar[0].io;
+    report(ok, "NVMe %04x:%04x at %02x:%02x.%x, BAR0 0x%lx", n->dev->vendor,
+           n->dev->device, n->dev->bdf >> 8, (n->dev->bdf >> 3) & 31,
+           n->dev->bdf & 7, n->dev->bar[0].addr);
+    if (!ok) {
+        return report_summary();
+    }
+    pci_enable(n->dev);
+    n->regs = n->dev->bar[0].addr;
+    n->cap = mmio_read64(n->regs + NVME_REG_CAP);
+    n->dstrd = (n->cap >> 32) & 0xf;
+    n->timeout_ms = ((n->cap >> 24) & 0xff) * 500;
+    if (n->timeout_ms < STALL_MS) {
+        n->timeout_ms = STALL_MS;
+    }
+    size = qd + 1;
+    if (size > (n->cap & 0xffff) + 1) {
+        size = (n->cap & 0xffff) + 1;
+        qd = size - 1;
+        printf("queue depth limited to %u by CAP.MQES\n", qd);
+    }
+    b.qd = qd;
+
+    if (b.irq && !setup_msix(n, nq)) {
+        report(false, "MSI-X capability for mode=irq");
+        return report_summary();
+    }
+    report(nvme_enable(n), "controller enabled (CAP 0x%lx, version 0x%x)",
+           n->cap, mmio_read32(n->regs + NVME_REG_VS));
+    if (!nvme_identify(n)) {
+        return report_summary();
+    }
+
+    NvmeSqe feat = { .opc = NVME_ADM_SET_FEATURES,
+                     .cdw10 = NVME_FEAT_NUM_QUEUES,
+                     .cdw11 = ((nq - 1) << 16) | (nq - 1) };
+    st = nvme_admin(n, &feat, &granted);
+    ok = st == 0 && (granted & 0xffff) + 1 >= nq && (granted >> 16) + 1 >= nq;
+    report(ok, "Set Features: %u queue pairs requested, %u SQs / %u CQs granted",
+           nq, (granted & 0xffff) + 1, (granted >> 16) + 1);
+    if (!ok) {
+        return report_summary();
+    }
+    ok = true;
+    for (i = 1; i <= nq && ok; i++) {
+        unsigned iv = b.irq ? (n->msix.nvec > nq ? i : i % n->msix.nvec) : 0;
+
+        ok = nvme_create_io_queue(n, i, size, b.irq, iv);
+        for (c = 0; ok && c < size; c++) {
+            n->io[i - 1].buf[c] = (uint64_t)alloc_pages_uninit(IO_SIZE / PAGE_SIZE);
+            ok = n->io[i - 1].buf[c] != 0;
+        }
+    }
+    report(ok, "created %u I/O queue pairs of %u entries (%s completion)",
+           nq, size, mode);
+    if (!ok) {
+        return report_summary();
+    }
+
+    if (cmdline_u64("verify", 0)) {
+        char *buf = alloc_pages(1);
+
+        ok = buf && nvme_read_sync(n, &n->io[0], 0, buf);
+        report(ok && !memcmp(buf, SIGNATURE, strlen(SIGNATURE)),
+               "LBA 0 holds the test signature");
+    }
+
+    b.nq = nq;
+    b.lat = alloc_pages_uninit(ALIGN_UP(b.ios * sizeof(uint64_t), PAGE_SIZE) /
+                               PAGE_SIZE);
+    if (!b.lat) {
+        panic("ios=%lu: not enough RAM for the latency samples", b.ios);
+    }
+    run_user(bench_run, &b);
+    report(!b.stalled && b.completed == b.ios && b.errors == 0,
+           "%lu reads completed, %lu errors%s", b.completed, b.errors,
+           b.stalled ? " (stalled: no completion for 5 s)" : "");
+    if (b.irq) {
+        report(b.irqs > 0, "completions signalled by %lu MSI-X interrupts",
+               b.irqs);
+    }
+    run_user(bench_stats, &b);
+    report(sorted(b.lat, b.completed) && b.min <= b.p50 && b.p50 <= b.p99 &&
+           b.p99 <= b.max, "latency samples sorted, percentiles ordered");
+
+    elapsed = b.end - b.start;
+    iops = elapsed ? b.completed * khz * 1000 / elapsed : 0;
+    printf("RESULT iops=%lu p50_ns=%lu p99_ns=%lu ios=%lu qd=%u queues=%u "
+           "mode=%s min_ns=%lu max_ns=%lu avg_ns=%lu irqs=%lu errors=%lu "
+           "tsc_khz=%lu tsc_method=%s\n",
+           iops, tsc_to_ns(b.p50), tsc_to_ns(b.p99), b.completed, qd, nq,
+           mode, tsc_to_ns(b.min), tsc_to_ns(b.max),
+           b.completed ? tsc_to_ns(b.sum / b.completed) : 0, b.irqs,
+           b.errors, khz, tsc_method());
+    mmio_write32(n->regs + NVME_REG_CC, 0);
+    return report_summary();
+}

@@ -164,6 +164,8 @@ bool cmdline_get(const char *key, char *buf, size_t size);
 uint64_t cmdline_u64(const char *key, uint64_t def);
 /* Zeroed, page-aligned, identity-mapped memory; NULL when exhausted. */
 void *alloc_pages(size_t npages);
+/* The same without zeroing: zeroing at CPL0 is slow where it is emulated. */
+void *alloc_pages_uninit(size_t npages);
 uint64_t ram_top(void);
 /* Identity-map [addr, addr + size) (above 4 GiB); false if out of tables. */
 bool map_identity(uint64_t addr, uint64_t size);

@@ -257,16 +257,25 @@ uint64_t ram_top(void)
     return ram_end;
 }
 
-void *alloc_pages(size_t npages)
+void *alloc_pages_uninit(size_t npages)
 {
     uint64_t addr = ALIGN_UP(alloc_next, PAGE_SIZE);
 
-    if (npages > (ram_end - addr) / PAGE_SIZE) {
+    if (addr >= ram_end || npages > (ram_end - addr) / PAGE_SIZE) {
         return NULL;
     }
     alloc_next = addr + npages * PAGE_SIZE;
-    memset((void *)addr, 0, npages * PAGE_SIZE);
     return (void *)addr;
+}
+
+void *alloc_pages(size_t npages)
+{
+    void *p = alloc_pages_uninit(npages);
+
+    if (p) {
+        memset(p, 0, npages * PAGE_SIZE);
+    }
+    return p;
 }
 
 bool map_identity(uint64_t addr, uint64_t size)
