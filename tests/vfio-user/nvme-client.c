@@ -918,6 +918,107 @@ static void test_msix_table_on_doorbell_page(void)
     server_stop(&s);
 }
 
+/* 32 writes at once through an aio depth of 2: all complete, all land. */
+static void test_file_queue_depth(void)
+{
+    Server s;
+    Client c;
+    g_autoptr(GError) gerr = NULL;
+    g_autofree char *dir = g_dir_make_tmp("nvme-disk-XXXXXX", &gerr);
+    g_autofree char *path = g_build_filename(dir, "disk.img", NULL);
+    g_autofree char *args = g_strdup_printf("--backend file:%s --size 8M "
+                                            "--aio-depth 2", path);
+    g_autofree uint8_t *disk = g_malloc(32 * 16384);
+    bool seen[32] = { false };
+    NvmeSqe cmd;
+    int fd;
+
+    g_assert_no_error(gerr);
+    server_start(&s, args);
+    client_bringup(&c, &s, DB_POLLED);
+    fill_pattern(c.mem + DATA_OFF, 32 * 16384, 99);
+    for (unsigned i = 0; i < 32; i++) {
+        rw_cmd(&c, &cmd, 0x01, 32 * i, DATA_OFF + 16384 * i, i);
+        cmd.cid = htole16(500 + i);
+        io_submit_cmd(&c, &cmd, false);
+    }
+    ring(&c, 2, c.sq_tail);
+    for (unsigned i = 0; i < 32; i++) {
+        NvmeCqe cqe = cq_wait(&c, IOCQ_OFF, &c.cq_head, &c.cq_phase,
+                              IO_QSIZE);
+        unsigned idx = le16toh(cqe.cid) - 500;
+
+        g_assert_cmpuint(idx, <, 32);
+        g_assert_false(seen[idx]);
+        seen[idx] = true;
+        g_assert_cmphex(le16toh(cqe.status) >> 1, ==, 0);
+    }
+    ring(&c, 3, c.cq_head);
+    nvme_flush(&c);
+    fd = open(path, O_RDONLY);
+    g_assert_cmpint(fd, >=, 0);
+    g_assert_cmpint(pread(fd, disk, 32 * 16384, 0), ==, 32 * 16384);
+    close(fd);
+    g_assert_cmpmem(disk, 32 * 16384, c.mem + DATA_OFF, 32 * 16384);
+    client_close(&c);
+    server_stop(&s);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* DEVICE_RESET returns the controller to its power-on state. */
+static void test_device_reset(void)
+{
+    Server s;
+    Client c;
+
+    server_start(&s, "--backend ram --size 4M");
+    client_bringup(&c, &s, DB_POLLED);
+    write_read_pattern(&c, 64, 11);
+    g_assert_cmpint(vu_call(&c, VFIO_USER_DEVICE_RESET, NULL, 0, NULL, 0,
+                            NULL, NULL), ==, 0);
+    /* nvme_enable() checks CC and CSTS read back as 0. */
+    client_setup_irqs(&c);
+    nvme_enable(&c);
+    nvme_identify(&c);
+    nvme_create_io_queues(&c);
+    write_read_pattern(&c, 64, 12);
+    client_close(&c);
+    server_stop(&s);
+}
+
+/* Without MSI-X enabled, completions raise INTx. */
+static void test_intx(void)
+{
+    struct vfio_irq_set set = {
+        .argsz = sizeof(set),
+        .flags = VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_TRIGGER,
+        .index = VFIO_PCI_INTX_IRQ_INDEX,
+        .start = 0,
+        .count = 1,
+    };
+    NvmeSqe cmd = { .opcode = 0x06, .prp1 = htole64(GUEST_IOVA + ID_OFF),
+                    .cdw = { 1 } };
+    Server s;
+    Client c;
+    g_autoptr(GByteArray) bar0 = NULL;
+
+    server_start(&s, "--backend null --msix-bar 2");
+    client_connect(&c, &s);
+    c.mode = DB_TRAPPED;
+    client_map_memory(&c);
+    client_read_config(&c);
+    bar0 = client_map_bar0(&c);
+    c.irq_fd[0] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    g_assert_cmpint(vu_call(&c, VFIO_USER_DEVICE_SET_IRQS, &set, sizeof(set),
+                            c.irq_fd, 1, NULL, NULL), ==, 0);
+    nvme_enable(&c);
+    g_assert_cmphex(admin(&c, &cmd, NULL), ==, 0);
+    g_assert_cmpuint(irq_wait(&c, 0), >=, 1);
+    client_close(&c);
+    server_stop(&s);
+}
+
 static void test_bad_options_exit_1(void)
 {
     static const char *const cases[] = {
@@ -1086,6 +1187,10 @@ int main(int argc, char **argv)
                     test_file_polled);
     g_test_add_func("/vfio-user-nvme/file/trapped-flush-reaches-disk",
                     test_file_trapped);
+    g_test_add_func("/vfio-user-nvme/file/aio-depth-limits-not-loses",
+                    test_file_queue_depth);
+    g_test_add_func("/vfio-user-nvme/device-reset", test_device_reset);
+    g_test_add_func("/vfio-user-nvme/intx-without-msix", test_intx);
     g_test_add_func("/vfio-user-nvme/disconnect-mid-io-recovers",
                     test_disconnect_mid_io);
     g_test_add_func("/vfio-user-nvme/no-mmap-is-trap-only",

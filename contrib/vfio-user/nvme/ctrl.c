@@ -28,7 +28,8 @@ static inline void nvme_db_store(NvmeCtrl *n, unsigned idx, uint32_t val)
 
 bool nvme_ctrl_enabled(NvmeCtrl *n)
 {
-    return (n->csts & NVME_CSTS_RDY) != 0;
+    /* The poller asks without the lock: a stale answer costs one pass. */
+    return (__atomic_load_n(&n->csts, __ATOMIC_RELAXED) & NVME_CSTS_RDY) != 0;
 }
 
 /* ---- Queues ---- */
@@ -225,6 +226,10 @@ static bool nvme_sq_fetch(NvmeCtrl *n, NvmeSQ *sq)
         /* Never fetch what the CQ could not take: the host owns its head. */
         if (!req ||
             nvme_q_space(cq->head, cq->tail, cq->size) <= cq->reserved) {
+            break;
+        }
+        /* Per-queue backend depth; completions let the next pass go on. */
+        if (sq->qid && n->sq_depth && sq->inflight >= n->sq_depth) {
             break;
         }
         if (!nvme_dma_read(&n->dma, addr, &req->cmd, sizeof(req->cmd))) {
@@ -647,6 +652,7 @@ bool nvme_ctrl_init(NvmeCtrl *n, const NvmeCtrlConfig *cfg, Error **errp)
     n->bar_size = cfg->bar_size;
     n->max_ioqs = cfg->max_ioqs;
     n->nvectors = cfg->nvectors;
+    n->sq_depth = cfg->sq_depth;
     n->lba_size = cfg->lba_size;
     n->lba_shift = __builtin_ctz(cfg->lba_size);
     nvme_backend_set_completion(n->backend, nvme_io_backend_done, n);

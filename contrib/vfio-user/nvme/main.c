@@ -338,6 +338,8 @@ static bool nvme_server_setup(NvmeServer *s, Error **errp)
         .bar_size = l->bar0_size,
         .max_ioqs = l->max_ioqs,
         .nvectors = l->nvectors,
+        .sq_depth = s->opts.backend == NVME_BACKEND_FILE ?
+                    s->opts.aio_depth : 0,
         .lba_size = s->opts.lba_size,
         .serial = s->opts.serial,
         .dma = { .ops = &nvme_vfu_dma_ops, .opaque = s },

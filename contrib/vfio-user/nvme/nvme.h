@@ -428,6 +428,7 @@ typedef struct NvmeCtrl {
     uint64_t bar_size;
     unsigned max_ioqs;
     unsigned nvectors;
+    unsigned sq_depth;      /* commands in flight per I/O SQ, 0: no limit */
     uint32_t lba_size;
     unsigned lba_shift;
     uint64_t nlbas;
@@ -472,6 +473,7 @@ typedef struct NvmeCtrlConfig {
     uint64_t bar_size;
     unsigned max_ioqs;
     unsigned nvectors;
+    unsigned sq_depth;
     unsigned lba_size;
     const char *serial;
     NvmeDma dma;
