@@ -877,9 +877,13 @@ JsonObject *qtest_vqmp(QTestState *s, const char *fmt, va_list ap)
 {
     g_autofree char *text = g_strdup_vprintf(fmt, ap);
     g_autofree char *json = qtest_json_requote(text);
+    g_autofree char *line = g_strconcat(json, "\n", NULL);
 
-    qtest_qmp_send_raw(s, json);
-    qtest_qmp_send_raw(s, "\n");
+    /*
+     * One send: the binary acts on the closing brace, and after "quit" a
+     * separate newline would hit a closed socket.
+     */
+    qtest_qmp_send_raw(s, line);
     return qtest_qmp_receive(s);
 }
 
@@ -1024,8 +1028,10 @@ void qtest_qmp_device_add(QTestState *s, const char *driver, const char *id,
     json_node_set_object(root, cmd);
     json_generator_set_root(gen, root);
     text = json_generator_to_data(gen, NULL);
-    qtest_qmp_send_raw(s, text);
-    qtest_qmp_send_raw(s, "\n");
+    {
+        g_autofree char *line = g_strconcat(text, "\n", NULL);
+        qtest_qmp_send_raw(s, line);
+    }
     reply = qtest_qmp_receive(s);
     if (!json_object_has_member(reply, "return")) {
         qtest_fatal(s, "device_add %s failed: %s", driver,
