@@ -1,0 +1,137 @@
+"""The tests/guest images boot unchanged under Debian's qemu-system-x86_64
+(PVH via -kernel, KVM), so their numbers can be compared with other VMMs.
+"""
+
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import guestboot  # noqa: E402
+
+NVME_SIGNATURE = b'CONDUIT-NVMETEST'
+
+
+def qemu_cmd(image, machine='q35', append=None, extra=()):
+    argv = [guestboot.qemu_binary(), '-accel', 'kvm', '-M', machine,
+            '-m', '128', '-nodefaults', '-display', 'none',
+            '-monitor', 'none', '-serial', 'stdio', '-no-reboot',
+            '-device', 'isa-debug-exit,iobase=0xf4,iosize=4',
+            '-kernel', guestboot.guest_image(image)]
+    if append:
+        argv += ['-append', append]
+    return argv + list(extra)
+
+
+class QemuGuestTest(guestboot.GuestTestCase):
+    @classmethod
+    def setUpClass(cls):
+        if not guestboot.kvm_usable():
+            raise unittest.SkipTest('/dev/kvm is not available')
+        if not guestboot.qemu_binary():
+            raise unittest.SkipTest('qemu-system-x86_64 is not installed')
+        for name in ('hello', 'pci', 'nvme'):
+            if not os.path.exists(guestboot.guest_image(name)):
+                raise unittest.SkipTest('guest images not built (%s)' %
+                                        guestboot.guest_image(name))
+
+    def nvme_drive(self, signature=True):
+        img = tempfile.NamedTemporaryFile(prefix='guest-nvme-', suffix='.img',
+                                          delete=False)
+        self.addCleanup(os.unlink, img.name)
+        if signature:
+            img.write(NVME_SIGNATURE)
+        img.truncate(16 << 20)
+        img.close()
+        return ['-drive', 'file=%s,if=none,id=nvm,format=raw' % img.name,
+                '-device', 'nvme,drive=nvm,serial=conduit-test']
+
+
+class HelloTest(QemuGuestTest):
+    def test_hello_boots_on_pc(self):
+        run = guestboot.boot(qemu_cmd('hello', 'pc',
+                                      append='expect=hello-world'))
+        self.assertPassed(run, min_tests=6)
+        self.assertLine(run, 'PASS: command line expect=hello-world parsed')
+        self.assertLine(run, 'PASS: run_user returns fn\'s value from CPL3')
+
+    def test_hello_boots_on_q35(self):
+        run = guestboot.boot(qemu_cmd('hello', 'q35'))
+        self.assertPassed(run, min_tests=5)
+
+    def test_exception_exits_with_fatal_status(self):
+        run = guestboot.boot(qemu_cmd('hello', 'q35', append='crash=1'))
+        self.assertEqual(run.returncode, guestboot.EXIT_FATAL, run.describe())
+        self.assertIn('FATAL: unexpected exception 14 (#PF)', run.output,
+                      run.describe())
+        self.assertIn('cr2=0x50000000000', run.output, run.describe())
+        self.assertIsNone(run.summary(), run.describe())
+
+    def test_bad_command_line_is_fatal(self):
+        run = guestboot.boot(qemu_cmd('nvme', 'q35', append='qd=abc'))
+        self.assertEqual(run.returncode, guestboot.EXIT_FATAL, run.describe())
+        self.assertIn('FATAL: command line: qd=abc is not a number',
+                      run.output, run.describe())
+
+
+class PciTest(QemuGuestTest):
+    def test_enumerate_and_reassign(self):
+        run = guestboot.boot(qemu_cmd('pci', 'q35',
+                                      append='find=1b36:0010 reassign=1',
+                                      extra=self.nvme_drive()))
+        self.assertPassed(run, min_tests=8)
+        self.assertLine(run, 'PASS: device 1b36:0010 present')
+        self.assertLine(run, 'PASS: assigned BARs read back unchanged')
+        self.assertIn('PASS: NVMe controller decodes BAR0 at 0xc0000000',
+                      run.output, run.describe())
+
+    def test_missing_device_fails(self):
+        run = guestboot.boot(qemu_cmd('pci', 'pc', append='find=1d0c:0001'))
+        self.assertEqual(run.returncode, guestboot.EXIT_FAIL, run.describe())
+        self.assertEqual(run.summary()[1], 1, run.describe())
+        self.assertLine(run, 'FAIL: device 1d0c:0001 present')
+
+
+class NvmeTest(QemuGuestTest):
+    def check_result(self, run, ios, qd, queues, mode):
+        self.assertPassed(run, min_tests=8)
+        res = run.result()
+        self.assertIsNotNone(res, 'no RESULT line\n' + run.describe())
+        self.assertEqual(int(res['ios']), ios)
+        self.assertEqual(int(res['qd']), qd)
+        self.assertEqual(int(res['queues']), queues)
+        self.assertEqual(res['mode'], mode)
+        self.assertEqual(int(res['errors']), 0)
+        self.assertGreater(int(res['iops']), 0)
+        self.assertLessEqual(int(res['p50_ns']), int(res['p99_ns']))
+        return res
+
+    def test_polled_reads(self):
+        run = guestboot.boot(qemu_cmd('nvme', 'q35',
+                                      append='qd=16 ios=2000 mode=poll '
+                                             'verify=1',
+                                      extra=self.nvme_drive()))
+        self.check_result(run, 2000, 16, 1, 'poll')
+        self.assertLine(run, 'PASS: LBA 0 holds the test signature')
+        print(run.result())
+
+    def test_interrupt_reads_two_queues(self):
+        run = guestboot.boot(qemu_cmd('nvme', 'q35',
+                                      append='qd=4 ios=2000 mode=irq '
+                                             'queues=2',
+                                      extra=self.nvme_drive()))
+        res = self.check_result(run, 2000, 4, 2, 'irq')
+        self.assertGreater(int(res['irqs']), 0)
+        print(res)
+
+    def test_wrong_signature_fails(self):
+        run = guestboot.boot(qemu_cmd('nvme', 'q35',
+                                      append='qd=1 ios=10 verify=1',
+                                      extra=self.nvme_drive(signature=False)))
+        self.assertEqual(run.returncode, guestboot.EXIT_FAIL, run.describe())
+        self.assertLine(run, 'FAIL: LBA 0 holds the test signature')
+
+
+if __name__ == '__main__':
+    sys.exit(guestboot.main())
