@@ -628,7 +628,12 @@ static bool kvm_init_machine(MachineState *ms, Error **errp)
         goto fail;
     }
     s->irqchip = true;
-    struct kvm_pit_config pit = { .flags = 0 };
+    /*
+     * With the default speaker emulation, OUT2 read back through port 0x61
+     * goes high within microseconds on some hosts, breaking the usual PIT
+     * channel 2 TSC calibration; the "dummy" variant reports it correctly.
+     */
+    struct kvm_pit_config pit = { .flags = KVM_PIT_SPEAKER_DUMMY };
     if (ioctl(s->vm_fd, KVM_CREATE_PIT2, &pit) < 0) {
         warn_report("kvm: no in-kernel PIT: %s", strerror(errno));
     }
