@@ -83,7 +83,8 @@ typedef struct NvmeCmd {
     uint32_t cdw13;
     uint32_t cdw14;
     uint32_t cdw15;
-} QEMU_PACKED NvmeCmd;
+} NvmeCmd;
+/* Naturally aligned fields, no padding: the wire layout without packing. */
 QEMU_BUILD_BUG_ON(sizeof(NvmeCmd) != NVME_SQES);
 
 typedef struct NvmeCqe {
@@ -93,8 +94,9 @@ typedef struct NvmeCqe {
     uint16_t sq_id;
     uint16_t cid;
     uint16_t status;    /* bit 0: phase tag, bits 15:1: status field */
-} QEMU_PACKED NvmeCqe;
+} NvmeCqe;
 QEMU_BUILD_BUG_ON(sizeof(NvmeCqe) != NVME_CQES);
+QEMU_BUILD_BUG_ON(offsetof(NvmeCqe, status) != 14);
 
 enum NvmeAdminOpcode {
     NVME_ADM_DELETE_SQ = 0x00,
