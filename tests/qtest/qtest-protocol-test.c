@@ -194,6 +194,29 @@ static void test_cmdline_machine_help(void)
     g_assert_nonnull(strstr(out, "pc"));
 }
 
+static void assert_ok(const char *line)
+{
+    g_autofree char *reply = qtest_raw_cmd(qts, line);
+
+    g_test_message("'%s' -> '%.40s'", line, reply);
+    g_assert_true(g_str_has_prefix(reply, "OK"));
+}
+
+static void test_wrapping_addresses(void)
+{
+    /* Accesses at the top of the address space must not wrap or crash. */
+    assert_ok("readq 0xffffffffffffffff");
+    assert_ok("read 0xfffffffffffffff0 0x20");
+    assert_ok("memset 0xffffffffffffff00 0x1000 0");
+    assert_ok("writeq 0xfffffffffffffffc 0x1122334455667788");
+    assert_ok("b64write 0xffffffffffffffff 4 AAAAAA==");
+    assert_ok("inl 0xfffe");
+    assert_ok("outl 0xffff 1");
+    /* Nothing spilled into low RAM. */
+    g_assert_cmphex(qtest_readq(qts, 0), ==, 0);
+    assert_still_answers();
+}
+
 static void test_irq_intercept(void)
 {
     /* The pc MSI window shows each MSI as a GPIO line of /machine/msi. */
@@ -251,6 +274,8 @@ int main(int argc, char **argv)
     g_test_add_func("/cmdline/device/help-lists", test_cmdline_device_help);
     g_test_add_func("/cmdline/machine/help-lists-pc",
                     test_cmdline_machine_help);
+    g_test_add_func("/qtest-protocol/edges/wrapping-addresses",
+                    test_wrapping_addresses);
     g_test_add_func("/qtest-protocol/irq/intercept-in-reports-lines",
                     test_irq_intercept);
     g_test_add_func("/qtest-protocol/exit/clean-after-sigterm",
