@@ -1,0 +1,128 @@
+/*
+ * DMA listener: makes guest RAM reachable by the device.
+ *
+ * Every RAM section of the system address space is mapped through the
+ * backend's dma_map (vfio-user sends the RAM's memfd; the kernel backend
+ * will use the IOMMU), and unmapped when the section goes away.  Device
+ * memory (RAM-device regions, including our own BARs) is skipped: no
+ * peer-to-peer.
+ */
+#include "qemu/osdep.h"
+#include "qapi/error.h"
+#include "qemu/error-report.h"
+#include "exec/address-spaces.h"
+#include "hw/vfio/pci.h"
+#include "trace.h"
+
+typedef struct VFIODmaMap {
+    uint64_t iova;
+    uint64_t size;
+} VFIODmaMap;
+
+static VFIOPCIDevice *dma_vdev(MemoryListener *listener)
+{
+    return container_of(listener, VFIOPCIDevice, dma_listener);
+}
+
+static bool vfio_dma_section_wanted(MemoryRegionSection *section)
+{
+    return memory_region_is_ram(section->mr) &&
+           !memory_region_is_ram_device(section->mr) && section->size;
+}
+
+static void vfio_dma_region_add(MemoryListener *listener,
+                                MemoryRegionSection *section)
+{
+    VFIOPCIDevice *vdev = dma_vdev(listener);
+    MemoryRegion *mr = section->mr;
+    VFIODmaMap map = {
+        .iova = section->offset_within_address_space,
+        .size = section->size,
+    };
+    uint8_t *ptr;
+    int fd;
+    Error *err = NULL;
+
+    if (!vfio_dma_section_wanted(section) || vdev->vbasedev.broken) {
+        return;
+    }
+    fd = memory_region_get_fd(mr);
+    ptr = memory_region_get_ram_ptr(mr);
+    trace_vfio_pci_dma_map(vdev->vbasedev.name, map.iova, map.size, fd);
+    if (!vfio_device_dma_map(&vdev->vbasedev, map.iova, map.size, fd,
+                             fd >= 0 ? memory_region_get_fd_offset(mr) +
+                                       section->offset_within_region : 0,
+                             ptr ? ptr + section->offset_within_region
+                                 : NULL,
+                             section->readonly, &err)) {
+        /* The device cannot reach this RAM; it still works elsewhere. */
+        warn_report("vfio %s: DMA map [0x%" PRIx64 " + 0x%" PRIx64 "]: %s",
+                    vdev->vbasedev.name, map.iova, map.size,
+                    error_get_pretty(err));
+        error_free(err);
+        vfio_pci_check_broken(vdev);
+        return;
+    }
+    g_array_append_val(vdev->dma_maps, map);
+}
+
+static void vfio_dma_region_del(MemoryListener *listener,
+                                MemoryRegionSection *section)
+{
+    VFIOPCIDevice *vdev = dma_vdev(listener);
+    uint64_t iova = section->offset_within_address_space;
+    Error *err = NULL;
+    guint i;
+
+    if (!vfio_dma_section_wanted(section)) {
+        return;
+    }
+    for (i = 0; i < vdev->dma_maps->len; i++) {
+        VFIODmaMap *map = &g_array_index(vdev->dma_maps, VFIODmaMap, i);
+
+        if (map->iova != iova || map->size != section->size) {
+            continue;
+        }
+        g_array_remove_index_fast(vdev->dma_maps, i);
+        trace_vfio_pci_dma_unmap(vdev->vbasedev.name, iova, section->size);
+        if (!vdev->vbasedev.broken &&
+            !vfio_device_dma_unmap(&vdev->vbasedev, iova, section->size,
+                                   &err)) {
+            warn_report("vfio %s: DMA unmap [0x%" PRIx64 " + 0x%" PRIx64
+                        "]: %s", vdev->vbasedev.name, iova, section->size,
+                        error_get_pretty(err));
+            error_free(err);
+            vfio_pci_check_broken(vdev);
+        }
+        return;
+    }
+}
+
+bool vfio_dma_listener_start(VFIOPCIDevice *vdev, Error **errp)
+{
+    vdev->dma_maps = g_array_new(false, false, sizeof(VFIODmaMap));
+    vdev->dma_listener = (MemoryListener) {
+        .region_add = vfio_dma_region_add,
+        .region_del = vfio_dma_region_del,
+        .name = "vfio-dma",
+        .priority = 10,
+    };
+    memory_listener_register(&vdev->dma_listener, &address_space_memory);
+    vdev->dma_listener_registered = true;
+    if (vdev->vbasedev.broken) {
+        error_setg(errp, "vfio %s: device lost while mapping guest memory",
+                   vdev->vbasedev.name);
+        return false;
+    }
+    return true;
+}
+
+void vfio_dma_listener_stop(VFIOPCIDevice *vdev)
+{
+    if (vdev->dma_listener_registered) {
+        /* region_del for every section unmaps what is still mapped. */
+        memory_listener_unregister(&vdev->dma_listener);
+        vdev->dma_listener_registered = false;
+    }
+    g_clear_pointer(&vdev->dma_maps, g_array_unref);
+}

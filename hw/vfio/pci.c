@@ -1,0 +1,1158 @@
+/*
+ * vfio-pci / vfio-user-pci: the device model.
+ *
+ * Config space is read from the device with the bits Conduit emulates
+ * (BARs, ROM BAR, interrupt line, MSI and MSI-X capabilities, memory and
+ * I/O decode) overlaid from our own copy; writes go to the device unless
+ * every written bit is emulated.  The MSI-X capability is parsed before
+ * the BARs are built so that vfio_plan_bar() knows where the table is.
+ * Interrupts reach Conduit through eventfds the backend signals; MSI-X
+ * vectors may be handed to a fast path (KVM irqfd) while deliverable.
+ */
+#include "qemu/osdep.h"
+#include "qapi/error.h"
+#include "qemu/error-report.h"
+#include "qemu/main-loop.h"
+#include "exec/address-spaces.h"
+#include "hw/qdev-properties.h"
+#include "hw/pci/msi.h"
+#include "hw/pci/msix.h"
+#include "hw/vfio/pci.h"
+#include "hw/vfio/vfio-user.h"
+#include "trace.h"
+
+#define VFIO_CAP_TTL 48
+#define VFIO_MSIX_CAP_SIZE 12
+
+static GList *vfio_pci_device_list;
+static const VFIOPCIIrqBypassOps *vfio_irq_bypass_ops;
+
+GList *vfio_pci_devices(void)
+{
+    return vfio_pci_device_list;
+}
+
+void vfio_pci_set_irq_bypass_ops(const VFIOPCIIrqBypassOps *ops)
+{
+    vfio_irq_bypass_ops = ops;
+}
+
+static uint32_t all_ones32(int len)
+{
+    return len >= 4 ? ~0u : (1u << (8 * len)) - 1;
+}
+
+/* ---- broken backend ---- */
+
+static void vfio_pci_socket_handler_off(VFIOPCIDevice *vdev)
+{
+    if (vdev->socket_fd >= 0) {
+        qemu_set_fd_handler(vdev->socket_fd, NULL, NULL, NULL);
+        vdev->socket_fd = -1;
+    }
+}
+
+static void vfio_pci_hide_bh(void *opaque)
+{
+    VFIOPCIDevice *vdev = opaque;
+    int i;
+
+    if (vdev->realized) {
+        for (i = 0; i < PCI_ROM_SLOT; i++) {
+            vfio_bar_hide_mappings(&vdev->bars[i]);
+        }
+    }
+}
+
+void vfio_pci_check_broken(VFIOPCIDevice *vdev)
+{
+    if (!vdev->vbasedev.broken || vdev->broken_reported) {
+        return;
+    }
+    vdev->broken_reported = true;
+    error_report("vfio %s: device lost (backend closed or failed); its "
+                 "BARs now read all-ones and drop writes",
+                 vdev->vbasedev.name);
+    vfio_pci_socket_handler_off(vdev);
+    /*
+     * Hiding the mappings changes the memory topology, which must not
+     * happen in the middle of the access that found the peer gone.
+     */
+    if (!vdev->hide_bh) {
+        vdev->hide_bh = qemu_bh_new(vfio_pci_hide_bh, vdev);
+    }
+    qemu_bh_schedule(vdev->hide_bh);
+}
+
+static bool vfio_pci_set_irqs(VFIOPCIDevice *vdev, uint32_t index,
+                              uint32_t flags, uint32_t start, uint32_t count,
+                              const int *fds, Error **errp)
+{
+    struct vfio_irq_set set = {
+        .argsz = sizeof(set),
+        .flags = flags,
+        .index = index,
+        .start = start,
+        .count = count,
+    };
+
+    trace_vfio_pci_set_irqs(vdev->vbasedev.name, index, flags, start, count);
+    if (!vfio_device_set_irqs(&vdev->vbasedev, &set, fds, errp)) {
+        vfio_pci_check_broken(vdev);
+        return false;
+    }
+    return true;
+}
+
+static void vfio_pci_report_irq_error(VFIOPCIDevice *vdev, Error *err)
+{
+    if (!vdev->vbasedev.broken) {
+        error_report_err(err);
+    } else {
+        error_free(err);
+    }
+}
+
+/* ---- INTx ---- */
+
+static void vfio_intx_handler(EventNotifier *e)
+{
+    VFIOPCIDevice *vdev = container_of(e, VFIOPCIDevice, intx_notifier);
+
+    if (!event_notifier_test_and_clear(e)) {
+        return;
+    }
+    trace_vfio_intx(vdev->vbasedev.name);
+    vdev->intx_pending = true;
+    pci_set_irq(PCI_DEVICE(vdev), 1);
+}
+
+/*
+ * Without an EOI hook, any BAR access after an INTx is taken as the
+ * guest servicing it: lower the line and let the device raise it again.
+ */
+void vfio_pci_intx_eoi(VFIOPCIDevice *vdev)
+{
+    Error *err = NULL;
+
+    if (!vdev->intx_pending) {
+        return;
+    }
+    vdev->intx_pending = false;
+    pci_set_irq(PCI_DEVICE(vdev), 0);
+    if (!vfio_pci_set_irqs(vdev, VFIO_PCI_INTX_IRQ_INDEX,
+                           VFIO_IRQ_SET_DATA_NONE |
+                           VFIO_IRQ_SET_ACTION_UNMASK, 0, 1, NULL, &err)) {
+        vfio_pci_report_irq_error(vdev, err);
+    }
+}
+
+static bool vfio_intx_enable(VFIOPCIDevice *vdev, Error **errp)
+{
+    struct vfio_irq_info info = { .argsz = sizeof(info),
+                                  .index = VFIO_PCI_INTX_IRQ_INDEX };
+    int fd;
+
+    if (!PCI_DEVICE(vdev)->config[PCI_INTERRUPT_PIN]) {
+        return true;
+    }
+    if (!vfio_device_get_irq_info(&vdev->vbasedev, &info, errp)) {
+        return false;
+    }
+    if (!info.count || !(info.flags & VFIO_IRQ_INFO_EVENTFD)) {
+        return true;
+    }
+    if (event_notifier_init(&vdev->intx_notifier, 0) < 0) {
+        error_setg(errp, "vfio %s: cannot create the INTx eventfd",
+                   vdev->vbasedev.name);
+        return false;
+    }
+    fd = event_notifier_get_fd(&vdev->intx_notifier);
+    if (!vfio_pci_set_irqs(vdev, VFIO_PCI_INTX_IRQ_INDEX,
+                           VFIO_IRQ_SET_DATA_EVENTFD |
+                           VFIO_IRQ_SET_ACTION_TRIGGER, 0, 1, &fd, errp)) {
+        event_notifier_cleanup(&vdev->intx_notifier);
+        return false;
+    }
+    event_notifier_set_handler(&vdev->intx_notifier, vfio_intx_handler);
+    vdev->intx_enabled = true;
+    return true;
+}
+
+static void vfio_intx_disable(VFIOPCIDevice *vdev)
+{
+    Error *err = NULL;
+
+    if (!vdev->intx_enabled) {
+        return;
+    }
+    if (!vdev->vbasedev.broken &&
+        !vfio_pci_set_irqs(vdev, VFIO_PCI_INTX_IRQ_INDEX,
+                           VFIO_IRQ_SET_DATA_NONE |
+                           VFIO_IRQ_SET_ACTION_TRIGGER, 0, 0, NULL, &err)) {
+        vfio_pci_report_irq_error(vdev, err);
+    }
+    event_notifier_cleanup(&vdev->intx_notifier);
+    vdev->intx_enabled = false;
+    vdev->intx_pending = false;
+    pci_set_irq(PCI_DEVICE(vdev), 0);
+}
+
+/* ---- MSI-X and MSI vectors ---- */
+
+static void vfio_pci_sync_pba(VFIOPCIDevice *vdev)
+{
+    PCIDevice *pdev = PCI_DEVICE(vdev);
+
+    if (vdev->msix.cap && !vdev->msix.relocated && vdev->realized) {
+        vfio_bar_sync_pba(&vdev->bars[vdev->msix.pba_bar],
+                          msix_pba_enabled(pdev));
+    }
+}
+
+static void vfio_msix_vector_handler(EventNotifier *e)
+{
+    VFIOPCIVector *v = container_of(e, VFIOPCIVector, notifier);
+    VFIOPCIDevice *vdev = v->vdev;
+
+    if (!event_notifier_test_and_clear(e)) {
+        return;
+    }
+    trace_vfio_msix_vector(vdev->vbasedev.name, v->nr);
+    /* Delivers, or sets the pending bit (and enables a lazy PBA). */
+    msix_notify(PCI_DEVICE(vdev), v->nr);
+    vfio_pci_sync_pba(vdev);
+}
+
+static void vfio_msi_vector_handler(EventNotifier *e)
+{
+    VFIOPCIVector *v = container_of(e, VFIOPCIVector, notifier);
+
+    if (!event_notifier_test_and_clear(e)) {
+        return;
+    }
+    trace_vfio_msi_vector(v->vdev->vbasedev.name, v->nr);
+    msi_notify(PCI_DEVICE(v->vdev), v->nr);
+}
+
+static VFIOPCIVector *vfio_vectors_new(VFIOPCIDevice *vdev, uint32_t n,
+                                       EventNotifierHandler *handler,
+                                       int *fds, Error **errp)
+{
+    VFIOPCIVector *vecs = g_new0(VFIOPCIVector, n);
+    uint32_t i;
+
+    for (i = 0; i < n; i++) {
+        vecs[i].vdev = vdev;
+        vecs[i].nr = i;
+        if (event_notifier_init(&vecs[i].notifier, 0) < 0) {
+            error_setg(errp, "vfio %s: cannot create eventfd for vector %u",
+                       vdev->vbasedev.name, i);
+            while (i--) {
+                event_notifier_cleanup(&vecs[i].notifier);
+            }
+            g_free(vecs);
+            return NULL;
+        }
+        fds[i] = event_notifier_get_fd(&vecs[i].notifier);
+        event_notifier_set_handler(&vecs[i].notifier, handler);
+    }
+    return vecs;
+}
+
+static void vfio_vectors_free(VFIOPCIDevice *vdev, VFIOPCIVector *vecs,
+                              uint32_t n)
+{
+    uint32_t i;
+
+    for (i = 0; i < n; i++) {
+        if (vecs[i].bypassed && vfio_irq_bypass_ops) {
+            vfio_irq_bypass_ops->detach(PCI_DEVICE(vdev), i,
+                event_notifier_get_fd(&vecs[i].notifier));
+        }
+        event_notifier_cleanup(&vecs[i].notifier);
+    }
+    g_free(vecs);
+}
+
+static void vfio_irq_index_disable(VFIOPCIDevice *vdev, uint32_t index,
+                                   VFIOPCIVector **vecs, uint32_t *n)
+{
+    Error *err = NULL;
+
+    if (!*n) {
+        return;
+    }
+    if (!vdev->vbasedev.broken &&
+        !vfio_pci_set_irqs(vdev, index, VFIO_IRQ_SET_DATA_NONE |
+                           VFIO_IRQ_SET_ACTION_TRIGGER, 0, 0, NULL, &err)) {
+        vfio_pci_report_irq_error(vdev, err);
+    }
+    vfio_vectors_free(vdev, *vecs, *n);
+    *vecs = NULL;
+    *n = 0;
+}
+
+static void vfio_irq_index_enable(VFIOPCIDevice *vdev, uint32_t index,
+                                  uint32_t n, EventNotifierHandler *handler,
+                                  VFIOPCIVector **vecs, uint32_t *nr)
+{
+    g_autofree int *fds = g_new(int, n);
+    Error *err = NULL;
+    VFIOPCIVector *v;
+
+    v = vfio_vectors_new(vdev, n, handler, fds, &err);
+    if (!v) {
+        error_report_err(err);
+        return;
+    }
+    if (!vfio_pci_set_irqs(vdev, index, VFIO_IRQ_SET_DATA_EVENTFD |
+                           VFIO_IRQ_SET_ACTION_TRIGGER, 0, n, fds, &err)) {
+        vfio_pci_report_irq_error(vdev, err);
+        vfio_vectors_free(vdev, v, n);
+        return;
+    }
+    *vecs = v;
+    *nr = n;
+}
+
+static int vfio_msix_vector_use(PCIDevice *pdev, unsigned int vector,
+                                MSIMessage msg)
+{
+    VFIOPCIDevice *vdev = VFIO_PCI(pdev);
+    VFIOPCIVector *v;
+    int fd;
+
+    if (vector >= vdev->nr_msix_vectors || !vfio_irq_bypass_ops) {
+        return 0;   /* the eventfd handler serves it */
+    }
+    v = &vdev->msix_vectors[vector];
+    fd = event_notifier_get_fd(&v->notifier);
+    if (v->bypassed) {
+        vfio_irq_bypass_ops->detach(pdev, vector, fd);
+        v->bypassed = false;
+    }
+    if (vfio_irq_bypass_ops->attach(pdev, vector, fd, msg)) {
+        event_notifier_set_handler(&v->notifier, NULL);
+        v->bypassed = true;
+    } else {
+        event_notifier_set_handler(&v->notifier, vfio_msix_vector_handler);
+    }
+    return 0;
+}
+
+static void vfio_msix_vector_release(PCIDevice *pdev, unsigned int vector)
+{
+    VFIOPCIDevice *vdev = VFIO_PCI(pdev);
+    VFIOPCIVector *v;
+
+    if (vector >= vdev->nr_msix_vectors) {
+        return;
+    }
+    v = &vdev->msix_vectors[vector];
+    if (!v->bypassed) {
+        return;
+    }
+    vfio_irq_bypass_ops->detach(pdev, vector,
+                                event_notifier_get_fd(&v->notifier));
+    v->bypassed = false;
+    event_notifier_set_handler(&v->notifier, vfio_msix_vector_handler);
+    /* An event that raced with the release is now pending, not lost. */
+    if (event_notifier_test_and_clear(&v->notifier)) {
+        msix_notify(pdev, vector);
+        vfio_pci_sync_pba(vdev);
+    }
+}
+
+static void vfio_pci_update_irqs(VFIOPCIDevice *vdev)
+{
+    PCIDevice *pdev = PCI_DEVICE(vdev);
+
+    if (vdev->vbasedev.broken) {
+        return;
+    }
+    if (msix_present(pdev)) {
+        if (msix_enabled(pdev) && !vdev->nr_msix_vectors) {
+            vfio_irq_index_enable(vdev, VFIO_PCI_MSIX_IRQ_INDEX,
+                                  vdev->msix.entries,
+                                  vfio_msix_vector_handler,
+                                  &vdev->msix_vectors,
+                                  &vdev->nr_msix_vectors);
+        } else if (!msix_enabled(pdev) && vdev->nr_msix_vectors) {
+            vfio_irq_index_disable(vdev, VFIO_PCI_MSIX_IRQ_INDEX,
+                                   &vdev->msix_vectors,
+                                   &vdev->nr_msix_vectors);
+        }
+    }
+    if (vdev->msi_cap) {
+        unsigned int n = msi_enabled(pdev) ? msi_nr_vectors_allocated(pdev)
+                                           : 0;
+
+        if (n != vdev->nr_msi_vectors) {
+            vfio_irq_index_disable(vdev, VFIO_PCI_MSI_IRQ_INDEX,
+                                   &vdev->msi_vectors,
+                                   &vdev->nr_msi_vectors);
+            if (n) {
+                vfio_irq_index_enable(vdev, VFIO_PCI_MSI_IRQ_INDEX, n,
+                                      vfio_msi_vector_handler,
+                                      &vdev->msi_vectors,
+                                      &vdev->nr_msi_vectors);
+            }
+        }
+    }
+}
+
+/* ---- config space ---- */
+
+static uint32_t vfio_pci_read_config(PCIDevice *pdev, uint32_t addr, int len)
+{
+    VFIOPCIDevice *vdev = VFIO_PCI(pdev);
+    uint32_t emu_bits = ldn_le_p(pdev->emulated_config_bits + addr, len);
+    uint32_t emu = pci_default_read_config(pdev, addr, len);
+    uint32_t phys = 0;
+    uint8_t buf[8];
+    Error *err = NULL;
+
+    if (emu_bits != all_ones32(len)) {
+        if (vdev->vbasedev.broken) {
+            return all_ones32(len);
+        }
+        if (!vfio_device_region_read(&vdev->vbasedev,
+                                     VFIO_PCI_CONFIG_REGION_INDEX, addr, len,
+                                     buf, &err)) {
+            qemu_log_guest_error("vfio %s: config read 0x%x: %s\n",
+                                 vdev->vbasedev.name, addr,
+                                 error_get_pretty(err));
+            error_free(err);
+            vfio_pci_check_broken(vdev);
+            return all_ones32(len);
+        }
+        phys = ldn_le_p(buf, len);
+    }
+    return (phys & ~emu_bits) | (emu & emu_bits);
+}
+
+static void vfio_pci_write_config(PCIDevice *pdev, uint32_t addr,
+                                  uint32_t val, int len)
+{
+    VFIOPCIDevice *vdev = VFIO_PCI(pdev);
+    uint32_t emu_bits = ldn_le_p(pdev->emulated_config_bits + addr, len);
+    uint8_t buf[8];
+    Error *err = NULL;
+
+    trace_vfio_pci_write_config(vdev->vbasedev.name, addr, val, len);
+    if (emu_bits != all_ones32(len) && !vdev->vbasedev.broken) {
+        stn_le_p(buf, len, val);
+        if (!vfio_device_region_write(&vdev->vbasedev,
+                                      VFIO_PCI_CONFIG_REGION_INDEX, addr,
+                                      len, buf, false, &err)) {
+            qemu_log_guest_error("vfio %s: config write 0x%x: %s\n",
+                                 vdev->vbasedev.name, addr,
+                                 error_get_pretty(err));
+            error_free(err);
+            vfio_pci_check_broken(vdev);
+        }
+    }
+    /* Our copy tracks BARs, decode and the MSI/MSI-X state machines. */
+    pci_default_write_config(pdev, addr, val, len);
+    vfio_pci_update_irqs(vdev);
+    vfio_pci_sync_pba(vdev);
+}
+
+static void vfio_pci_emulate(PCIDevice *pdev, uint32_t off, uint32_t len)
+{
+    memset(pdev->emulated_config_bits + off, 0xff, len);
+}
+
+static uint8_t vfio_pci_find_cap(const uint8_t *config, uint8_t id)
+{
+    uint8_t pos = config[PCI_CAPABILITY_LIST] & ~3;
+    int ttl = VFIO_CAP_TTL;
+
+    if (!(lduw_le_p(config + PCI_STATUS) & PCI_STATUS_CAP_LIST)) {
+        return 0;
+    }
+    while (pos >= PCI_CONFIG_HEADER_SIZE && ttl--) {
+        if (config[pos + PCI_CAP_LIST_ID] == id) {
+            return pos;
+        }
+        pos = config[pos + PCI_CAP_LIST_NEXT] & ~3;
+    }
+    return 0;
+}
+
+static bool vfio_pci_read_phys_config(VFIOPCIDevice *vdev, Error **errp)
+{
+    PCIDevice *pdev = PCI_DEVICE(vdev);
+    g_autofree struct vfio_region_info *info = NULL;
+    int fd = -1;
+
+    if (!vfio_device_get_region_info(&vdev->vbasedev,
+                                     VFIO_PCI_CONFIG_REGION_INDEX, &info,
+                                     &fd, errp)) {
+        return false;
+    }
+    if (fd >= 0) {
+        close(fd);
+    }
+    if (info->size < PCI_CONFIG_SPACE_SIZE) {
+        error_setg(errp, "vfio %s: config space of 0x%llx bytes is too "
+                   "small", vdev->vbasedev.name, (unsigned long long)info->size);
+        return false;
+    }
+    vdev->config_region_size = MIN(info->size, pdev->config_size);
+    if (!vfio_device_region_read(&vdev->vbasedev,
+                                 VFIO_PCI_CONFIG_REGION_INDEX, 0,
+                                 pdev->config_size, pdev->config, errp)) {
+        error_prepend(errp, "vfio %s: reading config space: ",
+                      vdev->vbasedev.name);
+        return false;
+    }
+    return true;
+}
+
+/* ---- BARs ---- */
+
+static bool vfio_pci_get_regions(VFIOPCIDevice *vdev, Error **errp)
+{
+    PCIDevice *pdev = PCI_DEVICE(vdev);
+    int i;
+
+    for (i = 0; i < PCI_ROM_SLOT; i++) {
+        VFIOBar *bar = &vdev->bars[i];
+        g_autofree struct vfio_region_info *info = NULL;
+        uint32_t reg = pci_get_long(pdev->config + pci_bar_reg(i));
+        int fd = -1;
+
+        bar->vdev = vdev;
+        bar->nr = i;
+        bar->region.vbasedev = &vdev->vbasedev;
+        bar->region.index = VFIO_PCI_BAR0_REGION_INDEX + i;
+        bar->region.mmap_fd = -1;
+        if (i && vdev->bars[i - 1].mem64) {
+            continue;   /* upper half of the previous BAR */
+        }
+        if (!vfio_device_get_region_info(&vdev->vbasedev, bar->region.index,
+                                         &info, &fd, errp)) {
+            return false;
+        }
+        bar->region.mmap_fd = fd;
+        if (!info->size) {
+            continue;
+        }
+        if (!vfio_region_info_parse_caps(info, info->argsz, &bar->caps,
+                                         errp)) {
+            error_prepend(errp, "vfio %s: BAR%d: ", vdev->vbasedev.name, i);
+            return false;
+        }
+        if (!is_power_of_2(info->size) || info->size < 4 ||
+            info->size > (1ULL << 40)) {
+            error_setg(errp, "vfio %s: BAR%d size 0x%llx is not a power of"
+                       " two between 4 bytes and 1 TiB", vdev->vbasedev.name,
+                       i, (unsigned long long)info->size);
+            return false;
+        }
+        bar->region.flags = info->flags;
+        bar->region.size = info->size;
+        bar->region.fd_offset = info->offset;
+        if (reg & PCI_BASE_ADDRESS_SPACE_IO) {
+            bar->type = PCI_BASE_ADDRESS_SPACE_IO;
+            bar->region.flags &= ~VFIO_REGION_INFO_FLAG_MMAP;
+        } else {
+            bar->type = reg & (PCI_BASE_ADDRESS_MEM_TYPE_MASK |
+                               PCI_BASE_ADDRESS_MEM_PREFETCH);
+            bar->mem64 = (reg & PCI_BASE_ADDRESS_MEM_TYPE_MASK) ==
+                         PCI_BASE_ADDRESS_MEM_TYPE_64;
+            if (bar->mem64 && i == PCI_ROM_SLOT - 1) {
+                error_setg(errp, "vfio %s: BAR5 cannot be 64-bit",
+                           vdev->vbasedev.name);
+                return false;
+            }
+        }
+        if (bar->region.mmap_fd < 0 && vdev->vbasedev.fd >= 0) {
+            bar->region.mmap_fd = dup(vdev->vbasedev.fd);
+        }
+        bar->bar_size = bar->region.size;
+    }
+    return true;
+}
+
+static bool vfio_msix_parse(VFIOPCIDevice *vdev, Error **errp)
+{
+    PCIDevice *pdev = PCI_DEVICE(vdev);
+    VFIOMsixInfo *m = &vdev->msix;
+    uint8_t pos = vfio_pci_find_cap(pdev->config, PCI_CAP_ID_MSIX);
+    uint32_t table, pba;
+    uint64_t table_size, pba_size;
+
+    if (!pos) {
+        return true;
+    }
+    if (pos + VFIO_MSIX_CAP_SIZE > PCI_CONFIG_SPACE_SIZE) {
+        error_setg(errp, "vfio %s: MSI-X capability at 0x%x is truncated",
+                   vdev->vbasedev.name, pos);
+        return false;
+    }
+    table = pci_get_long(pdev->config + pos + PCI_MSIX_TABLE);
+    pba = pci_get_long(pdev->config + pos + PCI_MSIX_PBA);
+    m->entries = (pci_get_word(pdev->config + pos + PCI_MSIX_FLAGS) &
+                  PCI_MSIX_FLAGS_QSIZE) + 1;
+    m->table_bar = table & PCI_MSIX_TABLE_BIR;
+    m->table_offset = table & PCI_MSIX_TABLE_OFFSET;
+    m->pba_bar = pba & PCI_MSIX_PBA_BIR;
+    m->pba_offset = pba & PCI_MSIX_PBA_OFFSET;
+    table_size = m->entries * (uint64_t)PCI_MSIX_ENTRY_SIZE;
+    pba_size = DIV_ROUND_UP(m->entries, 64) * 8ULL;
+    if (m->table_bar >= PCI_ROM_SLOT || m->pba_bar >= PCI_ROM_SLOT ||
+        !vdev->bars[m->table_bar].region.size ||
+        !vdev->bars[m->pba_bar].region.size ||
+        vdev->bars[m->table_bar].type == PCI_BASE_ADDRESS_SPACE_IO ||
+        vdev->bars[m->pba_bar].type == PCI_BASE_ADDRESS_SPACE_IO ||
+        m->table_offset + table_size > vdev->bars[m->table_bar].region.size ||
+        m->pba_offset + pba_size > vdev->bars[m->pba_bar].region.size) {
+        error_setg(errp, "vfio %s: MSI-X table (BAR%u+0x%x) or PBA "
+                   "(BAR%u+0x%x) of %u vectors is not inside a memory BAR",
+                   vdev->vbasedev.name, m->table_bar, m->table_offset,
+                   m->pba_bar, m->pba_offset, m->entries);
+        return false;
+    }
+    m->cap = pos;
+    m->emu_table_bar = m->table_bar;
+    m->emu_table_offset = m->table_offset;
+    m->emu_pba_bar = m->pba_bar;
+    m->emu_pba_offset = m->pba_offset;
+    return true;
+}
+
+static bool vfio_msix_relocate(VFIOPCIDevice *vdev, Error **errp)
+{
+    VFIOMsixInfo *m = &vdev->msix;
+    VFIOMsixRelocSlot slots[PCI_ROM_SLOT];
+    VFIOMsixRelocResult res;
+    int i;
+
+    if (!m->cap || vdev->msix_relocation == VFIO_MSIX_RELOCATION_OFF) {
+        return true;
+    }
+    for (i = 0; i < PCI_ROM_SLOT; i++) {
+        slots[i] = (VFIOMsixRelocSlot) {
+            .size = vdev->bars[i].region.size,
+            .io = vdev->bars[i].type == PCI_BASE_ADDRESS_SPACE_IO,
+            .mem64 = vdev->bars[i].mem64,
+            .upper_half = i && vdev->bars[i - 1].mem64,
+        };
+    }
+    if (!vfio_msix_relocation_plan(slots, vdev->msix_relocation,
+                                   m->table_bar, m->entries, &res, errp)) {
+        error_prepend(errp, "vfio %s: x-msix-relocation: ",
+                      vdev->vbasedev.name);
+        return false;
+    }
+    m->relocated = true;
+    m->emu_table_bar = m->emu_pba_bar = res.bar;
+    m->emu_table_offset = res.table_offset;
+    m->emu_pba_offset = res.pba_offset;
+    vdev->bars[res.bar].bar_size = res.bar_size;
+    if (res.new_bar) {
+        vdev->bars[res.bar].type = PCI_BASE_ADDRESS_SPACE_MEMORY;
+    }
+    trace_vfio_msix_relocate(vdev->vbasedev.name, res.bar, res.bar_size,
+                             res.table_offset, res.pba_offset);
+    return true;
+}
+
+static bool vfio_pci_build_bar(VFIOPCIDevice *vdev, VFIOBar *bar,
+                               Error **errp)
+{
+    VFIOMsixInfo *m = &vdev->msix;
+    g_autofree char *name = NULL;
+    VFIOBarPlan *plan;
+    VFIOBarPlanInput in = {
+        .bar = bar->nr,
+        .size = bar->region.size,
+        .flags = bar->region.flags,
+        .caps = &bar->caps,
+        .host_page_size = vdev->host_page_size,
+        .page_size_override = vdev->page_size_override,
+        .no_mmap = vdev->no_mmap || bar->region.mmap_fd < 0,
+        .msix_mappable = vdev->msix_mappable,
+        .no_msix_emulation = vdev->no_msix_emulation,
+    };
+
+    if (!bar->bar_size) {
+        return true;
+    }
+    name = g_strdup_printf("%s BAR%u container", vdev->vbasedev.name,
+                           bar->nr);
+    memory_region_init(&bar->container, OBJECT(vdev), name, bar->bar_size);
+    if (!bar->region.size) {
+        return true;    /* a new BAR holding only the relocated MSI-X */
+    }
+    vfio_bar_init_forward(bar);
+    if (m->cap && m->table_bar == bar->nr) {
+        in.table = (VFIOBarPlanMsixPart) {
+            .present = true,
+            .offset = m->table_offset,
+            .size = m->entries * (uint64_t)PCI_MSIX_ENTRY_SIZE,
+            .enabled = !m->relocated,
+        };
+    }
+    if (m->cap && m->pba_bar == bar->nr && !m->relocated) {
+        in.pba = (VFIOBarPlanMsixPart) {
+            .present = true,
+            .offset = m->pba_offset,
+            .size = DIV_ROUND_UP(m->entries, 64) * 8ULL,
+            .enabled = !vdev->lazy_pba,
+        };
+    }
+    plan = vfio_plan_bar(&in, errp);
+    if (!plan) {
+        error_prepend(errp, "vfio %s: ", vdev->vbasedev.name);
+        return false;
+    }
+    return vfio_bar_setup(bar, plan, errp);
+}
+
+/* ---- realize / exit ---- */
+
+static void vfio_pci_socket_read(void *opaque)
+{
+    VFIOPCIDevice *vdev = opaque;
+    Error *err = NULL;
+
+    if (!vfio_user_client_process_incoming(vdev->vbasedev.backend, &err)) {
+        error_free(err);
+        vdev->vbasedev.broken = true;
+        vfio_pci_check_broken(vdev);
+    }
+}
+
+static bool vfio_user_pci_dma_rw(void *opaque, uint64_t addr, void *buf,
+                                 uint64_t len, bool is_write, Error **errp)
+{
+    if (address_space_rw(&address_space_memory, addr, buf, len, is_write)) {
+        error_setg(errp, "guest memory [0x%" PRIx64 " + 0x%" PRIx64 "] is "
+                   "not accessible", addr, len);
+        return false;
+    }
+    return true;
+}
+
+static void vfio_pci_overlay_commit(MemoryListener *listener)
+{
+    VFIOPCIDevice *vdev = container_of(listener, VFIOPCIDevice,
+                                       overlay_listener);
+
+    /* A guest unmask cleared the last pending bit: the PBA went away. */
+    vfio_pci_sync_pba(vdev);
+}
+
+static void vfio_pci_fix_cap_link(PCIDevice *pdev, const uint8_t *phys,
+                                  uint8_t pos)
+{
+    pdev->config[PCI_CAPABILITY_LIST] = phys[PCI_CAPABILITY_LIST];
+    pdev->config[pos + PCI_CAP_LIST_NEXT] = phys[pos + PCI_CAP_LIST_NEXT];
+}
+
+static bool vfio_pci_setup_caps(VFIOPCIDevice *vdev, const uint8_t *phys,
+                                Error **errp)
+{
+    PCIDevice *pdev = PCI_DEVICE(vdev);
+    VFIOMsixInfo *m = &vdev->msix;
+    uint8_t pos;
+
+    if (m->cap) {
+        VFIOBar *tb = &vdev->bars[m->emu_table_bar];
+        VFIOBar *pb = &vdev->bars[m->emu_pba_bar];
+
+        if (msix_init(pdev, m->entries, &tb->container, m->emu_table_bar,
+                      m->emu_table_offset, &pb->container, m->emu_pba_bar,
+                      m->emu_pba_offset, m->cap, errp) < 0) {
+            return false;
+        }
+        vfio_pci_fix_cap_link(pdev, phys, m->cap);
+        vfio_pci_emulate(pdev, m->cap, VFIO_MSIX_CAP_SIZE);
+        msix_set_lazy_pba(pdev, vdev->lazy_pba);
+        if (vdev->no_msix_emulation) {
+            msix_set_table_emulated(pdev, false);
+        }
+        msix_set_vector_notifiers(pdev, vfio_msix_vector_use,
+                                  vfio_msix_vector_release, NULL);
+    }
+    pos = vfio_pci_find_cap(phys, PCI_CAP_ID_MSI);
+    if (pos) {
+        uint16_t flags = pci_get_word(phys + pos + PCI_MSI_FLAGS);
+        unsigned int nr = 1u << ((flags & PCI_MSI_FLAGS_QMASK) >> 1);
+        bool is64 = flags & PCI_MSI_FLAGS_64BIT;
+        bool maskbit = flags & PCI_MSI_FLAGS_MASKBIT;
+        int ret;
+
+        if (nr > 32) {
+            error_setg(errp, "vfio %s: MSI capability offers %u vectors",
+                       vdev->vbasedev.name, nr);
+            return false;
+        }
+        ret = msi_init(pdev, pos, nr, is64, maskbit, errp);
+        if (ret < 0) {
+            return false;
+        }
+        vdev->msi_cap = pos;
+        vfio_pci_fix_cap_link(pdev, phys, pos);
+        vfio_pci_emulate(pdev, pos, (is64 ? 14 : 10) + (maskbit ? 10 : 0));
+    }
+    return true;
+}
+
+static bool vfio_pci_realize_common(VFIOPCIDevice *vdev, Error **errp)
+{
+    PCIDevice *pdev = PCI_DEVICE(vdev);
+    g_autofree uint8_t *phys = NULL;
+    Object *machine = qdev_get_machine();
+    int i;
+
+    if (!(vdev->vbasedev.flags & VFIO_DEVICE_FLAGS_PCI) ||
+        vdev->vbasedev.num_regions <= VFIO_PCI_CONFIG_REGION_INDEX) {
+        error_setg(errp, "vfio %s: not a PCI device (flags 0x%x, %u "
+                   "regions)", vdev->vbasedev.name, vdev->vbasedev.flags,
+                   vdev->vbasedev.num_regions);
+        return false;
+    }
+    vdev->host_page_size = sysconf(_SC_PAGESIZE);
+    vdev->msix_mappable = vdev->msix_mappable_prop == ON_OFF_AUTO_ON
+                          ? VFIO_MSIX_MAPPABLE_ON
+                          : vdev->msix_mappable_prop == ON_OFF_AUTO_OFF
+                          ? VFIO_MSIX_MAPPABLE_OFF : VFIO_MSIX_MAPPABLE_AUTO;
+    vdev->no_msix_emulation = machine &&
+        object_property_get_bool(machine, "vfio-no-msix-emulation", NULL);
+
+    if (!vfio_pci_read_phys_config(vdev, errp)) {
+        return false;
+    }
+    phys = g_memdup2(pdev->config, pdev->config_size);
+    pdev->emulated_config_bits = g_malloc0(pdev->config_size);
+    /* Our copy starts from the device's; the BARs are ours to fill. */
+    memset(pdev->config + PCI_BASE_ADDRESS_0, 0, 24);
+    memset(pdev->config + PCI_ROM_ADDRESS, 0, 4);
+    pdev->config[PCI_INTERRUPT_LINE] = 0;
+    pci_set_word(pdev->config + PCI_COMMAND, 0);
+    vfio_pci_emulate(pdev, PCI_BASE_ADDRESS_0, 24);
+    vfio_pci_emulate(pdev, PCI_ROM_ADDRESS, 4);
+    vfio_pci_emulate(pdev, PCI_INTERRUPT_LINE, 1);
+    pdev->emulated_config_bits[PCI_COMMAND] =
+        PCI_COMMAND_IO | PCI_COMMAND_MEMORY;
+
+    /* The BAR registers of the device tell the types. */
+    memcpy(pdev->config + PCI_BASE_ADDRESS_0, phys + PCI_BASE_ADDRESS_0, 24);
+    if (!vfio_pci_get_regions(vdev, errp)) {
+        return false;
+    }
+    memset(pdev->config + PCI_BASE_ADDRESS_0, 0, 24);
+    if (!vfio_msix_parse(vdev, errp) || !vfio_msix_relocate(vdev, errp)) {
+        return false;
+    }
+    for (i = 0; i < PCI_ROM_SLOT; i++) {
+        if (!vfio_pci_build_bar(vdev, &vdev->bars[i], errp)) {
+            return false;
+        }
+    }
+    for (i = 0; i < PCI_ROM_SLOT; i++) {
+        VFIOBar *bar = &vdev->bars[i];
+
+        if (bar->bar_size) {
+            pci_register_bar(pdev, i, bar->type, &bar->container);
+            bar->registered = true;
+        }
+    }
+    if (!vfio_pci_setup_caps(vdev, phys, errp)) {
+        return false;
+    }
+    if (!vfio_intx_enable(vdev, errp)) {
+        return false;
+    }
+    if (!vfio_dma_listener_start(vdev, errp)) {
+        return false;
+    }
+    vdev->overlay_listener = (MemoryListener) {
+        .commit = vfio_pci_overlay_commit,
+        .name = "vfio-pba",
+        .priority = 20,
+    };
+    memory_listener_register(&vdev->overlay_listener, &address_space_memory);
+    vdev->overlay_listener_registered = true;
+    vdev->realized = true;
+    vfio_pci_sync_pba(vdev);
+    vfio_pci_device_list = g_list_append(vfio_pci_device_list, vdev);
+    return true;
+}
+
+/* Everything but the BAR regions, which go once the PCI core let go. */
+static void vfio_pci_teardown(VFIOPCIDevice *vdev)
+{
+    PCIDevice *pdev = PCI_DEVICE(vdev);
+
+    vfio_pci_device_list = g_list_remove(vfio_pci_device_list, vdev);
+    vdev->realized = false;
+    vfio_pci_socket_handler_off(vdev);
+    if (vdev->overlay_listener_registered) {
+        memory_listener_unregister(&vdev->overlay_listener);
+        vdev->overlay_listener_registered = false;
+    }
+    vfio_dma_listener_stop(vdev);
+    vfio_intx_disable(vdev);
+    if (msix_present(pdev)) {
+        msix_unset_vector_notifiers(pdev);
+    }
+    vfio_irq_index_disable(vdev, VFIO_PCI_MSIX_IRQ_INDEX,
+                           &vdev->msix_vectors, &vdev->nr_msix_vectors);
+    vfio_irq_index_disable(vdev, VFIO_PCI_MSI_IRQ_INDEX, &vdev->msi_vectors,
+                           &vdev->nr_msi_vectors);
+    if (msix_present(pdev)) {
+        msix_uninit(pdev, &vdev->bars[vdev->msix.emu_table_bar].container,
+                    &vdev->bars[vdev->msix.emu_pba_bar].container);
+    }
+    if (vdev->msi_cap) {
+        msi_uninit(pdev);
+        vdev->msi_cap = 0;
+    }
+    vfio_device_close(&vdev->vbasedev);
+    g_clear_pointer(&pdev->emulated_config_bits, g_free);
+    if (vdev->hide_bh) {
+        qemu_bh_delete(vdev->hide_bh);
+        vdev->hide_bh = NULL;
+    }
+}
+
+static bool vfio_pci_realize_finish(VFIOPCIDevice *vdev, Error **errp)
+{
+    if (!vfio_pci_realize_common(vdev, errp)) {
+        vfio_pci_teardown(vdev);
+        return false;
+    }
+    trace_vfio_pci_realize(vdev->vbasedev.name);
+    return true;
+}
+
+static bool vfio_user_pci_realize(PCIDevice *pdev, Error **errp)
+{
+    VFIOPCIDevice *vdev = VFIO_PCI(pdev);
+    const char *path = vdev->socket_path;
+    VFIOUserClient *client;
+
+    if (vdev->socket_json_type && strcmp(vdev->socket_json_type, "unix")) {
+        error_setg(errp, "vfio-user-pci: socket.type '%s' is not supported"
+                   " (only 'unix')", vdev->socket_json_type);
+        return false;
+    }
+    if (!path || !path[0]) {
+        path = vdev->socket_json_path;
+    }
+    if (!path || !path[0]) {
+        error_setg(errp, "vfio-user-pci: 'socket' (the server's UNIX socket"
+                   " path) is required");
+        return false;
+    }
+    vdev->vbasedev.name = g_strdup(path);
+    vdev->vbasedev.fd = -1;
+    client = vfio_user_client_connect(path, vdev->msg_timeout_ms, errp);
+    if (!client) {
+        return false;
+    }
+    vfio_user_client_set_dma_handler(client, vfio_user_pci_dma_rw, vdev);
+    if (!vfio_user_device_attach(&vdev->vbasedev, client, errp)) {
+        vfio_device_close(&vdev->vbasedev);
+        return false;
+    }
+    if (!vfio_pci_realize_finish(vdev, errp)) {
+        return false;
+    }
+    vdev->socket_fd = vfio_user_client_get_fd(client);
+    qemu_set_fd_handler(vdev->socket_fd, vfio_pci_socket_read, NULL, vdev);
+    return true;
+}
+
+static bool vfio_kernel_pci_realize(PCIDevice *pdev, Error **errp)
+{
+    VFIOPCIDevice *vdev = VFIO_PCI(pdev);
+    g_autofree char *name = NULL;
+
+    if (vdev->sysfsdev) {
+        name = g_path_get_basename(vdev->sysfsdev);
+    } else if (vdev->host.domain != ~0u) {
+        name = g_strdup_printf("%04x:%02x:%02x.%x", vdev->host.domain,
+                               vdev->host.bus, vdev->host.slot,
+                               vdev->host.function);
+    } else {
+        error_setg(errp, "vfio-pci: 'host' or 'sysfsdev' is required");
+        return false;
+    }
+    error_setg(errp, "vfio %s: the kernel VFIO backend is not available in "
+               "this build", name);
+    error_append_hint(errp, "Use vfio-user-pci with a vfio-user server\n");
+    return false;
+}
+
+static void vfio_pci_exit(PCIDevice *pdev)
+{
+    vfio_pci_teardown(VFIO_PCI(pdev));
+}
+
+static void vfio_pci_reset(PCIDevice *pdev)
+{
+    VFIOPCIDevice *vdev = VFIO_PCI(pdev);
+    Error *err = NULL;
+
+    if (!vdev->realized) {
+        return;
+    }
+    trace_vfio_pci_reset(vdev->vbasedev.name);
+    /* The PCI core reset MSI/MSI-X already: follow in the backend. */
+    vfio_pci_update_irqs(vdev);
+    vfio_intx_disable(vdev);
+    if (!vdev->vbasedev.broken &&
+        (vdev->vbasedev.flags & VFIO_DEVICE_FLAGS_RESET) &&
+        !vfio_device_reset(&vdev->vbasedev, &err)) {
+        warn_report_err(err);
+        err = NULL;
+        vfio_pci_check_broken(vdev);
+    }
+    if (!vdev->vbasedev.broken && !vfio_intx_enable(vdev, &err)) {
+        warn_report_err(err);
+        vfio_pci_check_broken(vdev);
+    }
+    vfio_pci_sync_pba(vdev);
+}
+
+static void vfio_pci_instance_init(Object *obj)
+{
+    VFIOPCIDevice *vdev = VFIO_PCI(obj);
+
+    vdev->socket_fd = -1;
+    vdev->vbasedev.fd = -1;
+    vdev->host.domain = ~0u;
+}
+
+static void vfio_pci_instance_finalize(Object *obj)
+{
+    VFIOPCIDevice *vdev = VFIO_PCI(obj);
+    int i;
+
+    /* Only once the PCI core has unmapped the BARs (unrealize). */
+    if (PCI_DEVICE(vdev)->bus) {
+        return;
+    }
+    for (i = 0; i < PCI_ROM_SLOT; i++) {
+        vfio_bar_teardown(&vdev->bars[i]);
+    }
+    g_clear_pointer(&vdev->vbasedev.name, g_free);
+}
+
+/* ---- types ---- */
+
+static const char *const vfio_msix_relocation_names[] = {
+    "off", "auto", "bar0", "bar1", "bar2", "bar3", "bar4", "bar5", NULL,
+};
+
+static const Property vfio_pci_common_props[] = {
+    DEFINE_PROP_BOOL("x-no-mmap", VFIOPCIDevice, no_mmap, false,
+                     .description = "trap every BAR access (no mmap)"),
+    DEFINE_PROP_ON_OFF_AUTO("x-msix-mappable", VFIOPCIDevice,
+                            msix_mappable_prop, ON_OFF_AUTO_AUTO,
+                            .description = "map the whole BAR holding the "
+                                           "MSI-X table when the region "
+                                           "advertises MSIX_MAPPABLE"),
+    DEFINE_PROP_BOOL("x-lazy-pba", VFIOPCIDevice, lazy_pba, true,
+                     .description = "show the emulated PBA only while a "
+                                    "vector is pending"),
+    DEFINE_PROP_SIZE("x-host-page-size", VFIOPCIDevice, page_size_override,
+                     0, .description = "plan BAR mappings for this larger "
+                                       "host page size (e.g. 64k)"),
+    DEFINE_PROP_ENUM("x-msix-relocation", VFIOPCIDevice, msix_relocation,
+                     VFIO_MSIX_RELOCATION_OFF, vfio_msix_relocation_names,
+                     .description = "move the emulated MSI-X table and PBA "
+                                    "to another BAR: off, auto, bar0..bar5"),
+    DEFINE_PROP_INT32("bootindex", VFIOPCIDevice, bootindex, -1,
+                      .description = "boot order (accepted for "
+                                     "compatibility)"),
+    DEFINE_PROP_END_OF_LIST(),
+};
+
+static const Property vfio_kernel_pci_props[] = {
+    DEFINE_PROP_PCI_HOST_DEVADDR("host", VFIOPCIDevice, host,
+                                 .description = "host device DDDD:BB:DD.F"),
+    DEFINE_PROP_STRING("sysfsdev", VFIOPCIDevice, sysfsdev,
+                       .description = "host device sysfs path"),
+    DEFINE_PROP_END_OF_LIST(),
+};
+
+static const Property vfio_user_pci_props[] = {
+    DEFINE_PROP_STRING("socket", VFIOPCIDevice, socket_path,
+                       .description = "vfio-user server UNIX socket path"),
+    DEFINE_PROP_STRING("socket.path", VFIOPCIDevice, socket_json_path,
+                       .description = "socket path (JSON socket "
+                                      "address form)"),
+    DEFINE_PROP_STRING("socket.type", VFIOPCIDevice, socket_json_type,
+                       .description = "socket type (JSON socket address "
+                                      "form): unix"),
+    DEFINE_PROP_UINT32("x-msg-timeout", VFIOPCIDevice, msg_timeout_ms,
+                       VFIO_USER_DEFAULT_MSG_TIMEOUT_MS,
+                       .description = "reply timeout in milliseconds"),
+    DEFINE_PROP_END_OF_LIST(),
+};
+
+static void vfio_pci_base_class_init(ObjectClass *klass, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(klass);
+    PCIDeviceClass *pc = PCI_DEVICE_CLASS(klass);
+
+    device_class_set_props(dc, vfio_pci_common_props);
+    pc->exit = vfio_pci_exit;
+    pc->reset = vfio_pci_reset;
+    pc->config_read = vfio_pci_read_config;
+    pc->config_write = vfio_pci_write_config;
+}
+
+static void vfio_kernel_pci_class_init(ObjectClass *klass, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(klass);
+    PCIDeviceClass *pc = PCI_DEVICE_CLASS(klass);
+
+    dc->desc = "VFIO-based PCI device assignment";
+    dc->user_creatable = true;
+    dc->hotpluggable = true;
+    device_class_set_props(dc, vfio_kernel_pci_props);
+    pc->realize = vfio_kernel_pci_realize;
+}
+
+static void vfio_user_pci_class_init(ObjectClass *klass, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(klass);
+    PCIDeviceClass *pc = PCI_DEVICE_CLASS(klass);
+
+    dc->desc = "vfio-user PCI device";
+    dc->user_creatable = true;
+    dc->hotpluggable = true;
+    device_class_set_props(dc, vfio_user_pci_props);
+    pc->realize = vfio_user_pci_realize;
+}
+
+static const TypeInfo vfio_pci_types[] = {
+    {
+        .name = TYPE_VFIO_PCI_BASE,
+        .parent = TYPE_PCI_DEVICE,
+        .instance_size = sizeof(VFIOPCIDevice),
+        .instance_init = vfio_pci_instance_init,
+        .instance_finalize = vfio_pci_instance_finalize,
+        .class_init = vfio_pci_base_class_init,
+        .abstract = true,
+    }, {
+        .name = TYPE_VFIO_PCI,
+        .parent = TYPE_VFIO_PCI_BASE,
+        .class_init = vfio_kernel_pci_class_init,
+    }, {
+        .name = TYPE_VFIO_USER_PCI,
+        .parent = TYPE_VFIO_PCI_BASE,
+        .class_init = vfio_user_pci_class_init,
+    },
+};
+
+DEFINE_TYPES(vfio_pci_types)

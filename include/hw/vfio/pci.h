@@ -1,0 +1,223 @@
+/*
+ * vfio-pci and vfio-user-pci: a PCI function passed through a VFIODevice.
+ *
+ * One device model, two drivers differing only in how the VFIODevice is
+ * opened.  Files, one concern each:
+ *   hw/vfio/bar.c     BAR mechanism: executes vfio_plan_bar() with
+ *                     MemoryRegions and keeps the trap telemetry
+ *   hw/vfio/dma.c     DMA listener: guest RAM -> backend dma_map
+ *   hw/vfio/pci.c     config space, MSI-X/MSI/INTx, reset, the drivers
+ *   hw/vfio/query.c   QMP x-query-vfio
+ */
+#ifndef HW_VFIO_PCI_H
+#define HW_VFIO_PCI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <glib.h>
+#include "qemu/compiler.h"
+#include "qemu/typedefs.h"
+#include "qemu/event_notifier.h"
+#include "exec/memory.h"
+#include "hw/pci/pci.h"
+#include "hw/qdev-properties.h"
+#include "hw/vfio/vfio-device.h"
+#include "hw/vfio/bar-plan.h"
+
+#define TYPE_VFIO_PCI_BASE "vfio-pci-base"
+#define TYPE_VFIO_PCI "vfio-pci"
+#define TYPE_VFIO_USER_PCI "vfio-user-pci"
+
+#define VFIO_PCI(obj) OBJECT_CHECK(VFIOPCIDevice, (obj), TYPE_VFIO_PCI_BASE)
+
+typedef struct VFIOPCIDevice VFIOPCIDevice;
+
+/* x-msix-relocation */
+typedef enum VFIOMsixRelocation {
+    VFIO_MSIX_RELOCATION_OFF,
+    VFIO_MSIX_RELOCATION_AUTO,
+    VFIO_MSIX_RELOCATION_BAR0,      /* ... BAR5 = BAR0 + 5 */
+} VFIOMsixRelocation;
+
+/* Which PBA overlay state a part is rendered for. */
+#define VFIO_BAR_VIEW_ALWAYS  0
+#define VFIO_BAR_VIEW_PBA_OFF 1
+#define VFIO_BAR_VIEW_PBA_ON  2
+
+/* One piece of a rendered BAR: a RAM-device or an mmap-served I/O region. */
+typedef struct VFIOBarPart {
+    struct VFIOBar *bar;
+    MemoryRegion mr;
+    uint64_t offset;            /* inside the BAR */
+    uint8_t *ptr;               /* mmap pointer for offset */
+    bool served;                /* trapped page: I/O ops on the mapping */
+    uint8_t view;               /* VFIO_BAR_VIEW_* */
+} VFIOBarPart;
+
+typedef struct VFIOBar {
+    VFIOPCIDevice *vdev;
+    uint32_t nr;
+    VFIORegion region;          /* region.size 0: no device region */
+    VFIORegionCaps caps;
+    uint8_t type;               /* PCI_BASE_ADDRESS_* low bits */
+    bool mem64;
+    bool registered;            /* registered with the PCI core */
+    uint64_t bar_size;          /* as the guest sees it (>= region.size) */
+    MemoryRegion container;
+    MemoryRegion forward;       /* traps to the backend, below the parts */
+    bool forward_init;
+    VFIOBarPlan *plan;
+    /* Every rendered part: one view for each PBA overlay state. */
+    GPtrArray *parts;
+    bool pba_view;              /* which view is enabled */
+    bool hidden;                /* broken: only the forward region shows */
+    /* Telemetry of parts and forward region, per page for hot pages. */
+    uint64_t served_reads;
+    uint64_t served_writes;
+    GHashTable *page_hits;      /* page offset -> accesses */
+} VFIOBar;
+
+/* The MSI-X capability as the device has it, and where Conduit put it. */
+typedef struct VFIOMsixInfo {
+    uint8_t cap;                /* config offset, 0: none */
+    uint16_t entries;
+    uint32_t table_bar, table_offset;   /* physical */
+    uint32_t pba_bar, pba_offset;
+    bool relocated;
+    uint32_t emu_table_bar, emu_table_offset;   /* as the guest sees it */
+    uint32_t emu_pba_bar, emu_pba_offset;
+} VFIOMsixInfo;
+
+typedef struct VFIOPCIVector {
+    VFIOPCIDevice *vdev;
+    unsigned int nr;
+    EventNotifier notifier;
+    bool bypassed;              /* handed to the fast path */
+} VFIOPCIVector;
+
+struct VFIOPCIDevice {
+    PCIDevice parent_obj;
+
+    VFIODevice vbasedev;
+    VFIOBar bars[PCI_ROM_SLOT];
+    VFIOMsixInfo msix;
+    uint8_t msi_cap;
+    uint32_t config_region_size;
+    uint64_t host_page_size;
+    bool no_msix_emulation;
+
+    /* Interrupts as programmed into the backend. */
+    VFIOPCIVector *msix_vectors;
+    uint32_t nr_msix_vectors;   /* armed in the backend, 0: none */
+    VFIOPCIVector *msi_vectors;
+    uint32_t nr_msi_vectors;
+    EventNotifier intx_notifier;
+    bool intx_enabled;
+    bool intx_pending;
+
+    MemoryListener dma_listener;
+    bool dma_listener_registered;
+    GArray *dma_maps;           /* VFIODmaMap */
+    MemoryListener overlay_listener;
+    bool overlay_listener_registered;
+
+    bool broken_reported;
+    struct QEMUBH *hide_bh;     /* hides the mappings once broken */
+    bool hot_page_warned;
+    int socket_fd;              /* vfio-user fd handler, -1: none */
+    bool realized;
+
+    /* Properties */
+    PCIHostDeviceAddress host;
+    char *sysfsdev;
+    char *socket_path;
+    char *socket_json_path;     /* socket.path */
+    char *socket_json_type;     /* socket.type */
+    uint32_t msg_timeout_ms;
+    bool no_mmap;
+    int msix_mappable;          /* VFIOMsixMappableMode */
+    OnOffAuto msix_mappable_prop;
+    bool lazy_pba;
+    uint64_t page_size_override;
+    int msix_relocation;        /* VFIOMsixRelocation */
+    int32_t bootindex;
+};
+
+/*
+ * The fast path for MSI-X vectors (KVM irqfd).  While a vector is
+ * deliverable Conduit offers its eventfd to attach(); if that returns
+ * true the event no longer reaches Conduit until detach().  With no ops
+ * registered (qtest, or before the KVM work lands) every vector takes
+ * Conduit's eventfd handler, which calls msix_notify().
+ */
+typedef struct VFIOPCIIrqBypassOps {
+    bool (*attach)(PCIDevice *dev, unsigned int vector, int fd,
+                   MSIMessage msg);
+    void (*detach)(PCIDevice *dev, unsigned int vector, int fd);
+} VFIOPCIIrqBypassOps;
+
+void vfio_pci_set_irq_bypass_ops(const VFIOPCIIrqBypassOps *ops);
+
+/* ---- hw/vfio/bar.c ---- */
+
+/* The region forwarding trapped accesses to the backend, below the rest. */
+void vfio_bar_init_forward(VFIOBar *bar);
+/* Mmaps the plan's areas and renders the BAR; the plan is taken over. */
+bool vfio_bar_setup(VFIOBar *bar, VFIOBarPlan *plan, Error **errp);
+/* Enables the view matching the PBA overlay state (lazy PBA). */
+void vfio_bar_sync_pba(VFIOBar *bar, bool pba_enabled);
+/* Shows only the forward region, which then reads all-ones. */
+void vfio_bar_hide_mappings(VFIOBar *bar);
+/* Removes every part; unmaps; finalizes the regions (after unregister). */
+void vfio_bar_teardown(VFIOBar *bar);
+void vfio_bar_get_counts(VFIOBar *bar, uint64_t *fwd_reads,
+                         uint64_t *fwd_writes, uint64_t *served_reads,
+                         uint64_t *served_writes);
+/* Called on every counted access: per-page counts, hot-page warning. */
+void vfio_bar_count_page(VFIOBar *bar, uint64_t offset);
+
+/* ---- hw/vfio/dma.c ---- */
+
+bool vfio_dma_listener_start(VFIOPCIDevice *vdev, Error **errp);
+/* Unmaps everything (unless the device is broken) and unregisters. */
+void vfio_dma_listener_stop(VFIOPCIDevice *vdev);
+
+/* ---- hw/vfio/pci.c ---- */
+
+/* Marks the device broken after its backend failed; reports once. */
+void vfio_pci_check_broken(VFIOPCIDevice *vdev);
+/* INTx end of interrupt, emulated on any BAR access. */
+void vfio_pci_intx_eoi(VFIOPCIDevice *vdev);
+/* Realized vfio devices, for x-query-vfio. */
+GList *vfio_pci_devices(void);
+
+/* ---- MSI-X relocation (pure, unit-tested) ---- */
+
+typedef struct VFIOMsixRelocSlot {
+    uint64_t size;              /* region size, 0: slot free */
+    bool io;
+    bool mem64;
+    bool upper_half;            /* upper dword of a 64-bit BAR */
+} VFIOMsixRelocSlot;
+
+typedef struct VFIOMsixRelocResult {
+    uint32_t bar;
+    bool new_bar;               /* a new 32-bit memory BAR */
+    uint64_t bar_size;          /* the BAR's new size */
+    uint64_t table_offset;
+    uint64_t pba_offset;
+} VFIOMsixRelocResult;
+
+/*
+ * Where the emulated MSI-X table and PBA go for x-msix-relocation=@mode:
+ * barN (a new BAR if the slot is free, else that BAR doubled with the
+ * table in its upper half), or auto (the first free slot, else the
+ * table's BAR doubled).  Fails with a clear message when no valid
+ * choice exists.
+ */
+bool vfio_msix_relocation_plan(const VFIOMsixRelocSlot slots[PCI_ROM_SLOT],
+                               VFIOMsixRelocation mode, uint32_t table_bar,
+                               uint16_t entries, VFIOMsixRelocResult *res,
+                               Error **errp);
+
+#endif
