@@ -10,10 +10,12 @@
 #include "qemu/osdep.h"
 #include "chardev/char.h"
 #include "qemu/main-loop.h"
+#include "qemu/timer.h"
 #include "qemu/option.h"
 #include "qemu/error-report.h"
 #include "qapi/error.h"
 #include <poll.h>
+#include <termios.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include "trace.h"
@@ -23,6 +25,7 @@ typedef enum ChardevKind {
     CHARDEV_KIND_STDIO,
     CHARDEV_KIND_FILE,
     CHARDEV_KIND_NULL,
+    CHARDEV_KIND_PTY,
 } ChardevKind;
 
 struct Chardev {
@@ -39,6 +42,9 @@ struct Chardev {
     CharBackend *be;
     QEMUBH *open_bh;
     QEMUBH *disconnect_bh;
+    char *filename;         /* for query-chardev */
+    int pty_fd;             /* pty master, -1 otherwise */
+    QEMUTimer *pty_timer;   /* polls for a process opening the slave */
 };
 
 /* What a spec or option list asks for. */
@@ -51,6 +57,9 @@ typedef struct ChardevConfig {
     int fd;                 /* -1 if not given */
     bool append;
 } ChardevConfig;
+
+/* A pty has no connect event: look for a slave user this often. */
+#define CHR_PTY_POLL_MS 200
 
 /* Writes to a slow peer wait at most this long before giving up. */
 #define CHR_WRITE_TIMEOUT_MS 10000
@@ -68,6 +77,35 @@ Chardev *qemu_chr_find(const char *id)
 const char *qemu_chr_get_label(const Chardev *chr)
 {
     return chr->label;
+}
+
+const char *qemu_chr_get_filename(const Chardev *chr)
+{
+    return chr->filename;
+}
+
+bool qemu_chr_has_frontend(const Chardev *chr)
+{
+    return chr->be != NULL;
+}
+
+static gint chr_compare_label(gconstpointer a, gconstpointer b)
+{
+    return strcmp(((const Chardev *)a)->label, ((const Chardev *)b)->label);
+}
+
+void qemu_chr_foreach(void (*fn)(Chardev *chr, void *opaque), void *opaque)
+{
+    g_autoptr(GList) all = NULL;
+    GList *l;
+
+    if (!chardevs) {
+        return;
+    }
+    all = g_list_sort(g_hash_table_get_values(chardevs), chr_compare_label);
+    for (l = all; l; l = l->next) {
+        fn(l->data, opaque);
+    }
 }
 
 static void chr_send_event(Chardev *chr, QEMUChrEvent event)
@@ -102,7 +140,13 @@ static void chr_disconnect(Chardev *chr)
     }
     if (chr->kind == CHARDEV_KIND_SOCKET) {
         close(chr->in_fd);
+    }
+    if (chr->kind == CHARDEV_KIND_SOCKET || chr->kind == CHARDEV_KIND_PTY) {
         chr->out_fd = -1;
+    }
+    if (chr->pty_timer) {
+        timer_mod_ns(chr->pty_timer, qemu_clock_get_ns(QEMU_CLOCK_REALTIME) +
+                     CHR_PTY_POLL_MS * SCALE_MS);
     }
     chr->in_fd = -1;
     chr->connected = false;
@@ -144,7 +188,8 @@ static void chr_read_ready(void *opaque)
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
         return;
     }
-    if (n <= 0 && chr->kind != CHARDEV_KIND_SOCKET) {
+    if (n <= 0 && chr->kind != CHARDEV_KIND_SOCKET &&
+        chr->kind != CHARDEV_KIND_PTY) {
         /* stdin at EOF (e.g. /dev/null): output keeps working. */
         qemu_set_fd_handler(chr->in_fd, NULL, NULL, NULL);
         chr->read_watch = false;
@@ -347,6 +392,54 @@ static bool chr_file_open(Chardev *chr, const ChardevConfig *cfg,
     return true;
 }
 
+static void chr_pty_poll(void *opaque)
+{
+    Chardev *chr = opaque;
+    struct pollfd pfd = { .fd = chr->pty_fd, .events = POLLIN };
+
+    if (chr->connected) {
+        return;
+    }
+    /* The master reports POLLHUP while no process has the slave open. */
+    if (poll(&pfd, 1, 0) >= 0 && !(pfd.revents & POLLHUP)) {
+        chr_set_connected(chr, chr->pty_fd, chr->pty_fd);
+        chr_deliver_open(chr);
+        return;
+    }
+    timer_mod_ns(chr->pty_timer, qemu_clock_get_ns(QEMU_CLOCK_REALTIME) +
+                 CHR_PTY_POLL_MS * SCALE_MS);
+}
+
+static bool chr_pty_open(Chardev *chr, const char *label, Error **errp)
+{
+    struct termios tio;
+    char name[128];
+    int fd;
+
+    fd = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0 || grantpt(fd) < 0 || unlockpt(fd) < 0 ||
+        ptsname_r(fd, name, sizeof(name)) != 0) {
+        error_setg_errno(errp, errno, "Failed to create a pty");
+        if (fd >= 0) {
+            close(fd);
+        }
+        return false;
+    }
+    /* Bytes pass through untouched: no echo, no line editing. */
+    if (tcgetattr(fd, &tio) == 0) {
+        cfmakeraw(&tio);
+        tcsetattr(fd, TCSAFLUSH, &tio);
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    chr->pty_fd = fd;
+    chr->filename = g_strdup_printf("pty:%s", name);
+    chr->pty_timer = timer_new_ns(QEMU_CLOCK_REALTIME, chr_pty_poll, chr);
+    timer_mod_ns(chr->pty_timer, qemu_clock_get_ns(QEMU_CLOCK_REALTIME));
+    /* libvirt and users look for this line. */
+    info_report("char device redirected to %s (label %s)", name, label);
+    return true;
+}
+
 static Chardev *chr_create(const char *label, const ChardevConfig *cfg,
                            Error **errp)
 {
@@ -365,6 +458,7 @@ static Chardev *chr_create(const char *label, const ChardevConfig *cfg,
     chr->in_fd = -1;
     chr->out_fd = -1;
     chr->listen_fd = -1;
+    chr->pty_fd = -1;
     chr->open_bh = qemu_bh_new(chr_open_bh, chr);
     chr->disconnect_bh = qemu_bh_new(chr_disconnect_bh, chr);
 
@@ -382,6 +476,9 @@ static Chardev *chr_create(const char *label, const ChardevConfig *cfg,
         chr->kind = CHARDEV_KIND_NULL;
         chr_set_connected(chr, -1, -1);
         ok = true;
+    } else if (!strcmp(cfg->backend, "pty")) {
+        chr->kind = CHARDEV_KIND_PTY;
+        ok = chr_pty_open(chr, label, errp);
     } else {
         error_setg(errp, "'%s' is not a valid char driver name",
                    cfg->backend);
@@ -398,6 +495,18 @@ static Chardev *chr_create(const char *label, const ChardevConfig *cfg,
         return NULL;
     }
     chr->label = g_strdup(label);
+    if (!chr->filename) {
+        if (chr->kind == CHARDEV_KIND_SOCKET && cfg->fd >= 0) {
+            chr->filename = g_strdup_printf("fd:%d", cfg->fd);
+        } else if (chr->kind == CHARDEV_KIND_SOCKET) {
+            chr->filename = g_strdup_printf("unix:%s%s", cfg->path,
+                                            cfg->server ? ",server=on" : "");
+        } else if (chr->kind == CHARDEV_KIND_FILE) {
+            chr->filename = g_strdup_printf("file:%s", cfg->path);
+        } else {
+            chr->filename = g_strdup(cfg->backend);
+        }
+    }
     if (!chardevs) {
         chardevs = g_hash_table_new(g_str_hash, g_str_equal);
     }
@@ -521,7 +630,8 @@ Chardev *qemu_chr_new(const char *label, const char *spec, Error **errp)
         }
         return chr;
     }
-    if (!strcmp(spec, "stdio") || !strcmp(spec, "null")) {
+    if (!strcmp(spec, "stdio") || !strcmp(spec, "null") ||
+        !strcmp(spec, "pty")) {
         cfg.backend = spec;
         return chr_create(label, &cfg, errp);
     }
@@ -588,6 +698,11 @@ void qemu_chr_delete(Chardev *chr)
     if (chr->kind == CHARDEV_KIND_FILE && chr->out_fd >= 0) {
         close(chr->out_fd);
     }
+    timer_free(chr->pty_timer);
+    if (chr->pty_fd >= 0) {
+        close(chr->pty_fd);
+    }
+    g_free(chr->filename);
     qemu_bh_delete(chr->open_bh);
     qemu_bh_delete(chr->disconnect_bh);
     if (chardevs) {

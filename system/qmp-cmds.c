@@ -10,6 +10,7 @@
 #include "hw/qdev-core.h"
 #include "qom/object.h"
 #include "sysemu/accel.h"
+#include "chardev/char.h"
 
 static void qmp_query_version(JsonObject *args, JsonNode **ret, Error **errp)
 {
@@ -226,6 +227,26 @@ static void qmp_human_monitor_command(JsonObject *args, JsonNode **ret,
     *ret = qmp_node_new_string(out ? out : "");
 }
 
+static void qmp_query_chardev_one(Chardev *chr, void *opaque)
+{
+    JsonObject *o = json_object_new();
+
+    json_object_set_string_member(o, "label", qemu_chr_get_label(chr));
+    json_object_set_string_member(o, "filename", qemu_chr_get_filename(chr));
+    json_object_set_boolean_member(o, "frontend-open",
+                                   qemu_chr_has_frontend(chr));
+    json_array_add_object_element(opaque, o);
+}
+
+static void qmp_query_chardev(JsonObject *args, JsonNode **ret, Error **errp)
+{
+    JsonArray *list = json_array_new();
+
+    qemu_chr_foreach(qmp_query_chardev_one, list);
+    *ret = json_node_new(JSON_NODE_ARRAY);
+    json_node_take_array(*ret, list);
+}
+
 static void __attribute__((constructor)) qmp_cmds_register(void)
 {
     qmp_register_command_args("query-version", qmp_query_version, "",
@@ -239,6 +260,8 @@ static void __attribute__((constructor)) qmp_cmds_register(void)
     qmp_register_command_args("device_add", qmp_device_add,
                               "driver:s *id:s *bus:s **", 0);
     qmp_register_command_args("device_del", qmp_device_del, "id:s", 0);
+    qmp_register_command_args("query-chardev", qmp_query_chardev, "",
+                              QCO_ALLOW_PRECONFIG);
     qmp_register_command_args("query-kvm", qmp_query_kvm, "",
                               QCO_ALLOW_PRECONFIG);
     qmp_register_command_args("human-monitor-command",

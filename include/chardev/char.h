@@ -4,7 +4,8 @@
  *
  * Back-ends: "socket" (UNIX path; server=on|off, wait=on|off; or an
  * inherited fd=N that is either a listening or a connected socket),
- * "stdio", "file" (path=, output only), "null", "pty".  A listening socket
+ * "stdio", "file" (path=, output only), "null", "pty" (connected while a
+ * process has the slave side open).  A listening socket
  * serves one client at a time and accepts the next after a disconnect.
  *
  * A front-end (CharBackend) attaches to one Chardev and gets its input
@@ -49,11 +50,17 @@ Chardev *qemu_chr_new_from_opts(QemuOpts *opts, Error **errp);
  * Creates a chardev from a legacy spec with the given id (@label):
  * "unix:PATH[,server=on|off][,wait=on|off]" (also bare "server" and
  * "nowait" flags), "stdio", "file:PATH", "null", "none" (returns NULL
- * without error: no device wanted), "pty", "fd:N".
+ * without error: no device wanted), "pty", "fd:N", "chardev:ID" (an
+ * existing chardev).
  */
 Chardev *qemu_chr_new(const char *label, const char *spec, Error **errp);
 Chardev *qemu_chr_find(const char *id);
 const char *qemu_chr_get_label(const Chardev *chr);
+/* "unix:PATH,server=on", "pty:/dev/pts/N", "stdio", ... (query-chardev) */
+const char *qemu_chr_get_filename(const Chardev *chr);
+bool qemu_chr_has_frontend(const Chardev *chr);
+/* Calls @fn for every chardev, sorted by label. */
+void qemu_chr_foreach(void (*fn)(Chardev *chr, void *opaque), void *opaque);
 /* Detaches from any front-end, closes the fds and frees. */
 void qemu_chr_delete(Chardev *chr);
 /* Deletes every chardev (at exit: removes socket files we created). */

@@ -45,7 +45,8 @@ static void raw_send(RawMon *m, const char *text)
 {
     size_t len = strlen(text);
 
-    g_assert_cmpint(send(m->fd, text, len, MSG_NOSIGNAL), ==, len);
+    /* write(), not send(): the pty test uses a terminal, not a socket. */
+    g_assert_cmpint(write(m->fd, text, len), ==, len);
 }
 
 /* Next message that is not an event. */
@@ -468,6 +469,60 @@ static void test_legacy_server_spec(void)
     g_assert_false(g_file_test(path, G_FILE_TEST_EXISTS));
 }
 
+/* Finds the "filename" of chardev @label in a query-chardev reply. */
+static const char *chardev_filename(JsonArray *list, const char *label)
+{
+    guint i;
+
+    for (i = 0; i < json_array_get_length(list); i++) {
+        JsonObject *c = json_array_get_object_element(list, i);
+
+        if (!strcmp(json_object_get_string_member(c, "label"), label)) {
+            return json_object_get_string_member(c, "filename");
+        }
+    }
+    return NULL;
+}
+
+static void test_pty_monitor(void)
+{
+    QTestState *qts = qtest_init("-M pc -m 64M -chardev pty,id=pty0 "
+                                 "-mon chardev=pty0,mode=control");
+    g_autoptr(JsonNode) list = qtest_qmp_assert_success(
+        qts, "{'execute': 'query-chardev'}");
+    const char *filename = chardev_filename(json_node_get_array(list),
+                                            "pty0");
+    RawMon *m;
+    g_autoptr(JsonObject) greeting = NULL, caps = NULL;
+
+    g_assert_nonnull(filename);
+    g_assert_true(g_str_has_prefix(filename, "pty:/dev/pts/"));
+    m = g_new0(RawMon, 1);
+    m->fd = open(filename + 4, O_RDWR | O_NOCTTY | O_CLOEXEC);
+    g_assert_cmpint(m->fd, >=, 0);
+    m->rx = g_string_new(NULL);
+    /* Opening the slave counts as a connection: the greeting comes. */
+    greeting = raw_recv(m);
+    g_assert_true(json_object_has_member(greeting, "QMP"));
+    raw_send(m, "{\"execute\": \"qmp_capabilities\"}\n");
+    caps = raw_recv(m);
+    g_assert_true(json_object_has_member(caps, "return"));
+    raw_close(m);
+    qtest_quit(qts);
+}
+
+static void test_query_chardev(void)
+{
+    QTestState *qts = start_with_second_monitor();
+    g_autoptr(JsonNode) list = qtest_qmp_assert_success(
+        qts, "{'execute': 'query-chardev'}");
+    g_autofree char *expect = g_strdup_printf("unix:%s,server=on", mon_path);
+
+    g_assert_cmpstr(chardev_filename(json_node_get_array(list), "mon1"), ==,
+                    expect);
+    qtest_quit(qts);
+}
+
 static void test_qom_list_machine(void)
 {
     QTestState *qts = qtest_init("-M pc -m 64M");
@@ -512,6 +567,7 @@ int main(int argc, char **argv)
     int ret;
 
     g_test_init(&argc, &argv, NULL);
+    signal(SIGPIPE, SIG_IGN);
     tmpdir = g_dir_make_tmp("qmp-test-XXXXXX", &gerr);
     g_assert_no_error(gerr);
     mon_path = g_build_filename(tmpdir, "mon1.sock", NULL);
@@ -533,6 +589,9 @@ int main(int argc, char **argv)
     g_test_add_func("/qmp/monitor/inherited-fds", test_inherited_fds);
     g_test_add_func("/qmp/monitor/legacy-server-nowait-spec",
                     test_legacy_server_spec);
+    g_test_add_func("/qmp/monitor/pty-slave-open-connects",
+                    test_pty_monitor);
+    g_test_add_func("/qmp/query/chardev-lists-socket", test_query_chardev);
     g_test_add_func("/qmp/qom/list-root-has-machine", test_qom_list_machine);
     g_test_add_func("/qmp/quit/shutdown-event-and-exit-0", test_quit);
 
