@@ -281,6 +281,9 @@ static void kvm_reset_vcpus(void *opaque)
     for (unsigned i = 0; i < kvm_state->nr_vcpus; i++) {
         kvm_state->vcpus[i].reset_pending = true;
     }
+    g_mutex_lock(&kvm_run_lock);
+    g_cond_broadcast(&kvm_run_cond);    /* wakes parked vCPUs */
+    g_mutex_unlock(&kvm_run_lock);
     kvm_kick_all();
 }
 
@@ -326,6 +329,7 @@ static void kvm_report_registers(KVMVCPU *cpu, const char *what)
 static void kvm_vm_failed(KVMVCPU *cpu, const char *what)
 {
     kvm_report_registers(cpu, what);
+    cpu->parked = true;
     if (!no_shutdown) {
         qemu_system_shutdown_request_cause(SHUTDOWN_CAUSE_HOST_ERROR, 1);
     }
@@ -398,7 +402,9 @@ static bool kvm_handle_exit(KVMVCPU *cpu)
         /* Only without an in-kernel LAPIC, which we always create. */
         return true;
     case KVM_EXIT_SHUTDOWN:
+        /* A triple fault: running on would only fault again. */
         trace_kvm_exit_shutdown(cpu->index);
+        cpu->parked = true;
         kvm_guest_reset();
         return true;
     case KVM_EXIT_SYSTEM_EVENT:
@@ -437,8 +443,10 @@ static bool kvm_handle_exit(KVMVCPU *cpu)
 static bool kvm_vcpu_wait_runnable(KVMVCPU *cpu)
 {
     for (;;) {
+        bool runnable = !cpu->parked || cpu->reset_pending;
+
         g_mutex_lock(&kvm_run_lock);
-        if (kvm_vcpus_quit || kvm_vcpus_running) {
+        if (kvm_vcpus_quit || (kvm_vcpus_running && runnable)) {
             bool quit = kvm_vcpus_quit;
             g_mutex_unlock(&kvm_run_lock);
             return !quit;
@@ -465,6 +473,7 @@ static gpointer kvm_vcpu_thread(gpointer opaque)
 
         if (cpu->reset_pending) {
             cpu->reset_pending = false;
+            cpu->parked = false;
             kvm_vcpu_load_reset_state(cpu);
         }
         /* Flags were checked under the BQL; a later kick sets it again. */

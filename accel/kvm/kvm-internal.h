@@ -39,6 +39,7 @@ typedef struct KVMVCPU {
     GThread *thread;
     pthread_t tid;
     bool reset_pending;     /* BQL: load the boot state before running */
+    bool parked;            /* BQL: cannot run until the next reset */
     struct kvm_sregs *reset_sregs;  /* as KVM created it: the reset state */
 } KVMVCPU;
 
