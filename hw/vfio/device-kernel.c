@@ -1,0 +1,677 @@
+/*
+ * The kernel VFIO backend's device ops: ioctls and pread/pwrite on the
+ * device fd that the group hands out.
+ *
+ * Everything the kernel returns is checked before use (argsz, indexes,
+ * counts, capability chains), so a misbehaving or future kernel yields an
+ * Error rather than a crash.  MSI and MSI-X are indexes whose vector count
+ * the kernel cannot change while enabled (VFIO_IRQ_INFO_NORESIZE): growing
+ * them here means disabling and re-enabling with every vector's eventfd,
+ * which the backend remembers for that purpose.
+ */
+#include "qemu/osdep.h"
+#include "qapi/error.h"
+#include "qemu/error-report.h"
+#include "hw/vfio/vfio-ioctl.h"
+#include "hw/vfio/vfio-kernel.h"
+#include "hw/vfio/region-info.h"
+#include "trace.h"
+
+/* Bounds on what a PCI device's info may claim. */
+#define KDEV_MAX_REGIONS 64
+#define KDEV_MAX_IRQS 32
+#define KDEV_MAX_IRQ_COUNT 2048
+#define REGION_INFO_MAX_LEN (64 * 1024)
+
+typedef struct VFIOKernelRegion {
+    bool known;
+    uint32_t flags;
+    uint64_t size;
+    uint64_t offset;            /* inside the device fd */
+} VFIOKernelRegion;
+
+typedef struct VFIOKernelIrq {
+    bool known;
+    uint32_t flags;             /* VFIO_IRQ_INFO_* */
+    uint32_t count;             /* the kernel's maximum */
+    uint32_t enabled;           /* vectors armed with eventfds, 0: off */
+    int *fds;                   /* their eventfds (the caller's), -1: none */
+} VFIOKernelIrq;
+
+typedef struct VFIOKernelDevice {
+    char *name;                 /* the BDF */
+    VFIOGroup *group;
+    int fd;
+    uint32_t num_regions;
+    uint32_t num_irqs;
+    VFIOKernelRegion *regions;
+    VFIOKernelIrq *irqs;
+} VFIOKernelDevice;
+
+static VFIOKernelDevice *kdev(VFIODevice *vbasedev)
+{
+    return vbasedev->backend;
+}
+
+/* Parses "DDDD:BB:DD.F" or "BB:DD.F"; the whole string must match. */
+static bool parse_host(const char *host, unsigned int *domain,
+                       unsigned int *bus, unsigned int *slot,
+                       unsigned int *func)
+{
+    int n = 0;
+
+    if (sscanf(host, "%4x:%2x:%2x.%1x%n", domain, bus, slot, func, &n) == 4 &&
+        !host[n]) {
+        return true;
+    }
+    *domain = 0;
+    n = 0;
+    return sscanf(host, "%2x:%2x.%1x%n", bus, slot, func, &n) == 3 &&
+           !host[n];
+}
+
+char *vfio_kernel_host_to_sysfsdev(const char *host, Error **errp)
+{
+    unsigned int domain, bus, slot, func;
+
+    if (!host || !parse_host(host, &domain, &bus, &slot, &func) ||
+        slot > 0x1f || func > 7) {
+        error_setg(errp, "vfio: host '%s' is not a PCI address"
+                   " (DDDD:BB:DD.F)", host ? host : "");
+        return NULL;
+    }
+    return g_strdup_printf(VFIO_KERNEL_SYSFS_PCI "/%04x:%02x:%02x.%x",
+                           domain, bus, slot, func);
+}
+
+/* The group number behind @sysfsdev's iommu_group link. */
+static bool sysfsdev_group(const char *sysfsdev, const char *name,
+                           int *groupid, Error **errp)
+{
+    g_autofree char *link = g_build_filename(sysfsdev, "iommu_group", NULL);
+    g_autofree char *base = NULL;
+    char target[PATH_MAX];
+    ssize_t len;
+    char *end;
+    long id;
+
+    len = vfio_ioctl_ops()->readlink(link, target, sizeof(target) - 1);
+    if (len < 0) {
+        int err = errno;
+
+        if (err == ENOENT) {
+            struct stat st;
+
+            if (stat(sysfsdev, &st) < 0) {
+                error_setg_errno(errp, err, "vfio %s: no such host device",
+                                 name);
+                return false;
+            }
+        }
+        error_setg_errno(errp, err, "vfio %s: no IOMMU group (%s)", name,
+                         link);
+        error_append_hint(errp, "Is the IOMMU enabled (intel_iommu=on or"
+                          " amd_iommu=on on the host's kernel command"
+                          " line)?\n");
+        return false;
+    }
+    target[len] = '\0';
+    base = g_path_get_basename(target);
+    errno = 0;
+    id = strtol(base, &end, 10);
+    if (errno || end == base || *end || id < 0 || id > INT_MAX) {
+        error_setg(errp, "vfio %s: IOMMU group link %s -> %s names no group"
+                   " number", name, link, target);
+        return false;
+    }
+    *groupid = id;
+    return true;
+}
+
+static bool kernel_get_device_info(VFIODevice *vbasedev,
+                                   struct vfio_device_info *info,
+                                   Error **errp)
+{
+    VFIOKernelDevice *d = kdev(vbasedev);
+    struct vfio_device_info rep = { .argsz = sizeof(rep) };
+    const size_t minsz = offsetof(struct vfio_device_info, cap_offset);
+
+    if (vfio_ioctl_ops()->ioctl(d->fd, VFIO_DEVICE_GET_INFO, &rep) < 0) {
+        error_setg_errno(errp, errno, "vfio %s: cannot get the device info",
+                         d->name);
+        return false;
+    }
+    /* A larger argsz only announces capabilities, which are unused. */
+    if (rep.argsz < minsz) {
+        error_setg(errp, "vfio %s: device info reply has a bad argsz (%u)",
+                   d->name, rep.argsz);
+        return false;
+    }
+    if (rep.num_regions > KDEV_MAX_REGIONS || rep.num_irqs > KDEV_MAX_IRQS) {
+        error_setg(errp, "vfio %s: implausible device info (%u regions,"
+                   " %u irq indexes)", d->name, rep.num_regions,
+                   rep.num_irqs);
+        return false;
+    }
+    *info = (struct vfio_device_info) {
+        .argsz = sizeof(*info),
+        .flags = rep.flags,
+        .num_regions = rep.num_regions,
+        .num_irqs = rep.num_irqs,
+    };
+    return true;
+}
+
+static bool kernel_get_region_info(VFIODevice *vbasedev, uint32_t index,
+                                   struct vfio_region_info **info, int *fd,
+                                   Error **errp)
+{
+    VFIOKernelDevice *d = kdev(vbasedev);
+    uint32_t argsz = sizeof(struct vfio_region_info);
+    const size_t minsz = offsetof(struct vfio_region_info, offset) +
+                         sizeof(uint64_t);
+    g_autofree struct vfio_region_info *buf = NULL;
+    uint32_t held;
+    int attempt;
+
+    if (index >= d->num_regions) {
+        error_setg(errp, "vfio %s: no region %u (the device has %u)",
+                   d->name, index, d->num_regions);
+        return false;
+    }
+    for (attempt = 0; ; attempt++) {
+        g_free(buf);
+        buf = g_malloc0(argsz);
+        buf->argsz = argsz;
+        buf->index = index;
+        if (vfio_ioctl_ops()->ioctl(d->fd, VFIO_DEVICE_GET_REGION_INFO,
+                                    buf) < 0) {
+            error_setg_errno(errp, errno, "vfio %s: cannot get region %u"
+                             " info", d->name, index);
+            return false;
+        }
+        if (buf->argsz < minsz) {
+            error_setg(errp, "vfio %s: region %u info reply has a bad argsz"
+                       " (%u)", d->name, index, buf->argsz);
+            return false;
+        }
+        if (buf->index != index) {
+            error_setg(errp, "vfio %s: asked for region %u info, got region"
+                       " %u", d->name, index, buf->index);
+            return false;
+        }
+        if (buf->argsz <= argsz) {
+            break;
+        }
+        /* The capability chain did not fit: ask again, once, bounded. */
+        if (attempt || buf->argsz > REGION_INFO_MAX_LEN) {
+            error_setg(errp, "vfio %s: region %u info needs %u bytes"
+                       " (limit %u)", d->name, index, buf->argsz,
+                       attempt ? argsz : REGION_INFO_MAX_LEN);
+            return false;
+        }
+        argsz = buf->argsz;
+    }
+    held = argsz;
+    /* What the kernel filled is argsz; the rest of our buffer is zeros. */
+    if (buf->argsz < held && buf->argsz >= sizeof(*buf)) {
+        held = buf->argsz;
+    }
+    if (buf->size && buf->offset + buf->size < buf->offset) {
+        error_setg(errp, "vfio %s: region %u at 0x%" PRIx64 " of 0x%" PRIx64
+                   " bytes wraps", d->name, index, (uint64_t)buf->offset,
+                   (uint64_t)buf->size);
+        return false;
+    }
+    if (!vfio_region_info_check(buf, held, errp)) {
+        error_prepend(errp, "vfio %s: ", d->name);
+        return false;
+    }
+    buf->argsz = held;
+    d->regions[index] = (VFIOKernelRegion) {
+        .known = true, .flags = buf->flags, .size = buf->size,
+        .offset = buf->offset,
+    };
+    trace_vfio_kernel_region_info(d->name, index, buf->flags, buf->size,
+                                  buf->offset);
+    *fd = -1;
+    *info = g_steal_pointer(&buf);
+    return true;
+}
+
+/* The region's offset in the device fd, read once. */
+static VFIOKernelRegion *kernel_region(VFIODevice *vbasedev, uint32_t index,
+                                       Error **errp)
+{
+    VFIOKernelDevice *d = kdev(vbasedev);
+
+    if (index < d->num_regions && !d->regions[index].known) {
+        g_autofree struct vfio_region_info *info = NULL;
+        int fd;
+
+        if (!kernel_get_region_info(vbasedev, index, &info, &fd, errp)) {
+            return NULL;
+        }
+    }
+    if (index >= d->num_regions) {
+        error_setg(errp, "vfio %s: no region %u", d->name, index);
+        return NULL;
+    }
+    return &d->regions[index];
+}
+
+static bool region_access(VFIODevice *vbasedev, uint32_t index, uint64_t off,
+                          uint32_t size, void *buf, bool write, Error **errp)
+{
+    VFIOKernelDevice *d = kdev(vbasedev);
+    VFIOKernelRegion *r = kernel_region(vbasedev, index, errp);
+    uint32_t flag = write ? VFIO_REGION_INFO_FLAG_WRITE
+                          : VFIO_REGION_INFO_FLAG_READ;
+    uint32_t done = 0;
+
+    if (!r) {
+        return false;
+    }
+    if (!(r->flags & flag) || off > r->size || size > r->size - off) {
+        error_setg(errp, "vfio %s: cannot %s %u bytes at 0x%" PRIx64
+                   " of region %u (size 0x%" PRIx64 ")", d->name,
+                   write ? "write" : "read", size, off, index, r->size);
+        return false;
+    }
+    while (done < size) {
+        ssize_t n = write ?
+            vfio_ioctl_ops()->pwrite(d->fd, (uint8_t *)buf + done,
+                                     size - done, r->offset + off + done) :
+            vfio_ioctl_ops()->pread(d->fd, (uint8_t *)buf + done,
+                                    size - done, r->offset + off + done);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            error_setg_errno(errp, n < 0 ? errno : EIO,
+                             "vfio %s: %s of %u bytes at 0x%" PRIx64
+                             " of region %u failed", d->name,
+                             write ? "write" : "read", size, off, index);
+            return false;
+        }
+        done += n;
+    }
+    return true;
+}
+
+static bool kernel_region_read(VFIODevice *vbasedev, uint32_t index,
+                               uint64_t off, uint32_t size, void *buf,
+                               Error **errp)
+{
+    return region_access(vbasedev, index, off, size, buf, false, errp);
+}
+
+static bool kernel_region_write(VFIODevice *vbasedev, uint32_t index,
+                                uint64_t off, uint32_t size, const void *buf,
+                                bool post, Error **errp)
+{
+    return region_access(vbasedev, index, off, size, (void *)buf, true, errp);
+}
+
+static bool kernel_get_irq_info(VFIODevice *vbasedev,
+                                struct vfio_irq_info *info, Error **errp)
+{
+    VFIOKernelDevice *d = kdev(vbasedev);
+    struct vfio_irq_info rep = { .argsz = sizeof(rep), .index = info->index };
+    VFIOKernelIrq *irq;
+
+    if (info->index >= d->num_irqs) {
+        error_setg(errp, "vfio %s: no irq index %u (the device has %u)",
+                   d->name, info->index, d->num_irqs);
+        return false;
+    }
+    if (vfio_ioctl_ops()->ioctl(d->fd, VFIO_DEVICE_GET_IRQ_INFO, &rep) < 0) {
+        error_setg_errno(errp, errno, "vfio %s: cannot get irq index %u"
+                         " info", d->name, info->index);
+        return false;
+    }
+    if (rep.argsz < sizeof(rep) || rep.index != info->index ||
+        rep.count > KDEV_MAX_IRQ_COUNT) {
+        error_setg(errp, "vfio %s: bad irq info reply for index %u (argsz"
+                   " %u, index %u, count %u)", d->name, info->index,
+                   rep.argsz, rep.index, rep.count);
+        return false;
+    }
+    irq = &d->irqs[info->index];
+    irq->known = true;
+    irq->flags = rep.flags;
+    irq->count = rep.count;
+    info->flags = rep.flags;
+    info->count = rep.count;
+    return true;
+}
+
+/* SET_IRQS with eventfds (or -1s) for [start, start + count). */
+static bool irq_set_eventfds(VFIOKernelDevice *d, uint32_t index,
+                             uint32_t flags, uint32_t start, uint32_t count,
+                             const int *fds, Error **errp)
+{
+    size_t argsz = sizeof(struct vfio_irq_set) + count * sizeof(int32_t);
+    g_autofree struct vfio_irq_set *set = g_malloc0(argsz);
+    uint32_t i;
+
+    set->argsz = argsz;
+    set->flags = VFIO_IRQ_SET_DATA_EVENTFD | flags;
+    set->index = index;
+    set->start = start;
+    set->count = count;
+    for (i = 0; i < count; i++) {
+        int32_t fd = fds[i];
+
+        memcpy(set->data + i * sizeof(fd), &fd, sizeof(fd));
+    }
+    trace_vfio_kernel_set_irqs(d->name, index, set->flags, start, count);
+    if (vfio_ioctl_ops()->ioctl(d->fd, VFIO_DEVICE_SET_IRQS, set) < 0) {
+        error_setg_errno(errp, errno, "vfio %s: cannot set %u eventfds from"
+                         " %u of irq index %u", d->name, count, start, index);
+        return false;
+    }
+    return true;
+}
+
+/* Disables a whole index, as DATA_NONE|TRIGGER with count 0 does. */
+static bool irq_disable(VFIOKernelDevice *d, uint32_t index, Error **errp)
+{
+    struct vfio_irq_set set = {
+        .argsz = sizeof(set),
+        .flags = VFIO_IRQ_SET_DATA_NONE | VFIO_IRQ_SET_ACTION_TRIGGER,
+        .index = index,
+    };
+
+    trace_vfio_kernel_set_irqs(d->name, index, set.flags, 0, 0);
+    if (vfio_ioctl_ops()->ioctl(d->fd, VFIO_DEVICE_SET_IRQS, &set) < 0) {
+        error_setg_errno(errp, errno, "vfio %s: cannot disable irq index %u",
+                         d->name, index);
+        return false;
+    }
+    return true;
+}
+
+/*
+ * Trigger eventfds for @index.  While enabled, a NORESIZE index cannot
+ * grow in place: it is disabled and re-enabled with the eventfds of
+ * every vector kept so far plus the new ones.
+ */
+static bool irq_set_triggers(VFIOKernelDevice *d, uint32_t index,
+                             uint32_t start, uint32_t count, const int *fds,
+                             Error **errp)
+{
+    VFIOKernelIrq *irq = &d->irqs[index];
+    uint32_t want = start + count;
+    g_autofree int *all = NULL;
+    uint32_t i;
+
+    if (irq->known && want > irq->count) {
+        error_setg(errp, "vfio %s: irq index %u has %u vectors, %u asked",
+                   d->name, index, irq->count, want);
+        return false;
+    }
+    if (irq->enabled && want <= irq->enabled) {
+        if (!irq_set_eventfds(d, index, VFIO_IRQ_SET_ACTION_TRIGGER, start,
+                              count, fds, errp)) {
+            return false;
+        }
+        memcpy(irq->fds + start, fds, count * sizeof(int));
+        return true;
+    }
+
+    all = g_new(int, want);
+    for (i = 0; i < want; i++) {
+        all[i] = i < irq->enabled ? irq->fds[i] : -1;
+    }
+    memcpy(all + start, fds, count * sizeof(int));
+    if (irq->enabled && (irq->flags & VFIO_IRQ_INFO_NORESIZE)) {
+        trace_vfio_kernel_irq_resize(d->name, index, irq->enabled, want);
+        if (!irq_disable(d, index, errp)) {
+            return false;
+        }
+        irq->enabled = 0;
+    }
+    if (irq->enabled) {
+        /* Growing in place: only the new vectors need their eventfds. */
+        if (!irq_set_eventfds(d, index, VFIO_IRQ_SET_ACTION_TRIGGER,
+                              start, count, fds, errp)) {
+            return false;
+        }
+    } else if (!irq_set_eventfds(d, index, VFIO_IRQ_SET_ACTION_TRIGGER, 0,
+                                 want, all, errp)) {
+        g_free(irq->fds);
+        irq->fds = NULL;
+        return false;
+    }
+    g_free(irq->fds);
+    irq->fds = g_steal_pointer(&all);
+    irq->enabled = want;
+    return true;
+}
+
+static bool kernel_set_irqs(VFIODevice *vbasedev,
+                            const struct vfio_irq_set *irq_set,
+                            const int *fds, Error **errp)
+{
+    VFIOKernelDevice *d = kdev(vbasedev);
+    uint32_t data = irq_set->flags & VFIO_IRQ_SET_DATA_TYPE_MASK;
+    uint32_t action = irq_set->flags & VFIO_IRQ_SET_ACTION_TYPE_MASK;
+    uint32_t index = irq_set->index;
+    VFIOKernelIrq *irq;
+
+    if (index >= d->num_irqs) {
+        error_setg(errp, "vfio %s: no irq index %u (the device has %u)",
+                   d->name, index, d->num_irqs);
+        return false;
+    }
+    if (irq_set->count > KDEV_MAX_IRQ_COUNT ||
+        irq_set->start > KDEV_MAX_IRQ_COUNT - irq_set->count) {
+        error_setg(errp, "vfio %s: irq index %u: vectors %u+%u out of range",
+                   d->name, index, irq_set->start, irq_set->count);
+        return false;
+    }
+    irq = &d->irqs[index];
+    if (!irq->known) {
+        struct vfio_irq_info info = { .index = index };
+
+        if (!kernel_get_irq_info(vbasedev, &info, errp)) {
+            return false;
+        }
+    }
+
+    if (data == VFIO_IRQ_SET_DATA_EVENTFD) {
+        if (!fds && irq_set->count) {
+            error_setg(errp, "vfio %s: eventfds missing for irq index %u",
+                       d->name, index);
+            return false;
+        }
+        if (action == VFIO_IRQ_SET_ACTION_TRIGGER && irq_set->count) {
+            return irq_set_triggers(d, index, irq_set->start, irq_set->count,
+                                    fds, errp);
+        }
+        return irq_set_eventfds(d, index, action, irq_set->start,
+                                irq_set->count, fds, errp);
+    }
+
+    if (data == VFIO_IRQ_SET_DATA_BOOL &&
+        irq_set->argsz < sizeof(*irq_set) + irq_set->count) {
+        error_setg(errp, "vfio %s: irq index %u: %u bools in argsz %u",
+                   d->name, index, irq_set->count, irq_set->argsz);
+        return false;
+    }
+    {
+        size_t len = sizeof(*irq_set) +
+                     (data == VFIO_IRQ_SET_DATA_BOOL ? irq_set->count : 0);
+        g_autofree struct vfio_irq_set *set = g_malloc(len);
+
+        memcpy(set, irq_set, len);
+        set->argsz = len;
+        trace_vfio_kernel_set_irqs(d->name, index, set->flags, set->start,
+                                   set->count);
+        if (vfio_ioctl_ops()->ioctl(d->fd, VFIO_DEVICE_SET_IRQS, set) < 0) {
+            error_setg_errno(errp, errno, "vfio %s: SET_IRQS on irq index %u"
+                             " failed", d->name, index);
+            return false;
+        }
+    }
+    if (data == VFIO_IRQ_SET_DATA_NONE &&
+        action == VFIO_IRQ_SET_ACTION_TRIGGER && irq_set->count == 0) {
+        irq->enabled = 0;
+        g_free(irq->fds);
+        irq->fds = NULL;
+    }
+    return true;
+}
+
+static bool kernel_reset(VFIODevice *vbasedev, Error **errp)
+{
+    VFIOKernelDevice *d = kdev(vbasedev);
+
+    if (!(vbasedev->flags & VFIO_DEVICE_FLAGS_RESET)) {
+        error_setg(errp, "vfio %s: the device has no reset", d->name);
+        return false;
+    }
+    trace_vfio_kernel_reset(d->name);
+    if (vfio_ioctl_ops()->ioctl(d->fd, VFIO_DEVICE_RESET, NULL) < 0) {
+        error_setg_errno(errp, errno, "vfio %s: reset failed", d->name);
+        return false;
+    }
+    return true;
+}
+
+static bool kernel_dma_map(VFIODevice *vbasedev, uint64_t iova,
+                           uint64_t size, int fd, uint64_t fd_offset,
+                           void *vaddr, bool readonly, Error **errp)
+{
+    VFIOKernelDevice *d = kdev(vbasedev);
+
+    return vfio_container_dma_map(d->group->container, d->name, iova, size,
+                                  vaddr, readonly, errp);
+}
+
+static bool kernel_dma_unmap(VFIODevice *vbasedev, uint64_t iova,
+                             uint64_t size, Error **errp)
+{
+    VFIOKernelDevice *d = kdev(vbasedev);
+
+    return vfio_container_dma_unmap(d->group->container, d->name, iova, size,
+                                    errp);
+}
+
+static void kernel_device_free(VFIOKernelDevice *d)
+{
+    uint32_t i;
+
+    if (d->fd >= 0) {
+        vfio_ioctl_ops()->close(d->fd);
+    }
+    vfio_group_put(d->group);
+    for (i = 0; i < d->num_irqs; i++) {
+        g_free(d->irqs[i].fds);
+    }
+    g_free(d->irqs);
+    g_free(d->regions);
+    g_free(d->name);
+    g_free(d);
+}
+
+static void kernel_close(VFIODevice *vbasedev)
+{
+    VFIOKernelDevice *d = kdev(vbasedev);
+
+    if (!d) {
+        return;
+    }
+    trace_vfio_kernel_close(d->name);
+    kernel_device_free(d);
+    vbasedev->backend = NULL;
+    vbasedev->fd = -1;
+}
+
+const VFIODeviceOps vfio_kernel_device_ops = {
+    .get_device_info = kernel_get_device_info,
+    .get_region_info = kernel_get_region_info,
+    .region_read = kernel_region_read,
+    .region_write = kernel_region_write,
+    .get_irq_info = kernel_get_irq_info,
+    .set_irqs = kernel_set_irqs,
+    .reset = kernel_reset,
+    .dma_map = kernel_dma_map,
+    .dma_unmap = kernel_dma_unmap,
+    .close = kernel_close,
+};
+
+bool vfio_kernel_device_attach(VFIODevice *vbasedev, const char *sysfsdev,
+                               Error **errp)
+{
+    g_autofree char *trimmed = g_strdup(sysfsdev ? sysfsdev : "");
+    struct vfio_device_info info;
+    VFIOKernelDevice *d;
+    VFIODevice probe = { .fd = -1 };
+    int groupid;
+
+    g_strchomp(trimmed);
+    while (strlen(trimmed) > 1 && g_str_has_suffix(trimmed, "/")) {
+        trimmed[strlen(trimmed) - 1] = '\0';
+    }
+    if (!*trimmed) {
+        error_setg(errp, "vfio: sysfsdev is empty");
+        return false;
+    }
+    d = g_new0(VFIOKernelDevice, 1);
+    d->fd = -1;
+    d->name = g_path_get_basename(trimmed);
+    if (!sysfsdev_group(trimmed, d->name, &groupid, errp)) {
+        goto fail;
+    }
+    d->group = vfio_group_get(groupid, d->name, errp);
+    if (!d->group) {
+        goto fail;
+    }
+    d->fd = vfio_ioctl_ops()->ioctl(d->group->fd, VFIO_GROUP_GET_DEVICE_FD,
+                                    d->name);
+    if (d->fd < 0) {
+        error_setg_errno(errp, errno, "vfio %s: cannot get the device from"
+                         " group %d", d->name, groupid);
+        error_append_hint(errp, "Is it bound to vfio-pci (echo vfio-pci >"
+                          " %s/driver_override, then write its address to"
+                          " /sys/bus/pci/drivers_probe)?\n", trimmed);
+        d->fd = -1;
+        goto fail;
+    }
+
+    probe.backend = d;
+    probe.ops = &vfio_kernel_device_ops;
+    if (!kernel_get_device_info(&probe, &info, errp)) {
+        goto fail;
+    }
+    if (!(info.flags & VFIO_DEVICE_FLAGS_PCI)) {
+        error_setg(errp, "vfio %s: not a PCI device (flags 0x%x)", d->name,
+                   info.flags);
+        goto fail;
+    }
+    if (info.num_regions <= VFIO_PCI_CONFIG_REGION_INDEX) {
+        error_setg(errp, "vfio %s: the device has no config space region"
+                   " (%u regions)", d->name, info.num_regions);
+        goto fail;
+    }
+    d->num_regions = info.num_regions;
+    d->num_irqs = info.num_irqs;
+    d->regions = g_new0(VFIOKernelRegion, d->num_regions);
+    d->irqs = g_new0(VFIOKernelIrq, d->num_irqs);
+
+    vbasedev->ops = &vfio_kernel_device_ops;
+    vbasedev->backend = d;
+    vbasedev->fd = d->fd;
+    vbasedev->flags = info.flags;
+    vbasedev->num_regions = info.num_regions;
+    vbasedev->num_irqs = info.num_irqs;
+    trace_vfio_kernel_attach(d->name, groupid, d->fd, info.flags,
+                             info.num_regions, info.num_irqs);
+    return true;
+
+fail:
+    kernel_device_free(d);
+    return false;
+}

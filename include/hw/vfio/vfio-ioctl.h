@@ -1,0 +1,45 @@
+/*
+ * The system-call seam of the kernel VFIO backend.
+ *
+ * Every call the backend makes on /dev/vfio, on sysfs and on the
+ * process limits goes through one VFIOIoctlOps table, so unit tests can
+ * replace the kernel with recorded replies (including malformed ones)
+ * and exercise every error path without VFIO on the machine.  Each op
+ * follows the libc convention of the call it stands for: -1 (or
+ * MAP_FAILED) with errno set on failure.
+ */
+#ifndef HW_VFIO_VFIO_IOCTL_H
+#define HW_VFIO_VFIO_IOCTL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/resource.h>
+#include <glib.h>
+#include "qemu/compiler.h"
+#include "qemu/typedefs.h"
+
+typedef struct VFIOIoctlOps {
+    int (*open)(const char *path, int flags);
+    int (*close)(int fd);
+    int (*ioctl)(int fd, unsigned long request, void *arg);
+    ssize_t (*pread)(int fd, void *buf, size_t count, off_t offset);
+    ssize_t (*pwrite)(int fd, const void *buf, size_t count, off_t offset);
+    void *(*mmap)(void *addr, size_t length, int prot, int flags, int fd,
+                  off_t offset);
+    int (*munmap)(void *addr, size_t length);
+    /* readlink(2) on sysfs, e.g. the device's iommu_group link. */
+    ssize_t (*readlink)(const char *path, char *buf, size_t size);
+    /* getrlimit(2), for RLIMIT_MEMLOCK in error messages. */
+    int (*getrlimit)(int resource, struct rlimit *rlim);
+} VFIOIoctlOps;
+
+/* The real system calls. */
+extern const VFIOIoctlOps vfio_ioctl_host_ops;
+
+/* The table in use: the host's unless a test installed its own. */
+const VFIOIoctlOps *vfio_ioctl_ops(void);
+/* Installs @ops (NULL: back to the host's).  For unit tests. */
+void vfio_ioctl_set_ops(const VFIOIoctlOps *ops);
+
+#endif
