@@ -49,33 +49,39 @@ static void raw_send(RawMon *m, const char *text)
     g_assert_cmpint(write(m->fd, text, len), ==, len);
 }
 
+/* Next message of any kind. */
+static JsonObject *raw_recv_any(RawMon *m)
+{
+    g_autoptr(JsonParser) parser = json_parser_new();
+    g_autoptr(GError) gerr = NULL;
+    char *nl;
+    char buf[4096];
+    ssize_t n;
+
+    while (!(nl = strchr(m->rx->str, '\n'))) {
+        struct pollfd pfd = { .fd = m->fd, .events = POLLIN };
+
+        g_assert_cmpint(poll(&pfd, 1, 60000), ==, 1);
+        n = read(m->fd, buf, sizeof(buf));
+        g_assert_cmpint(n, >, 0);
+        g_string_append_len(m->rx, buf, n);
+    }
+    *nl = '\0';
+    g_assert_true(json_parser_load_from_data(parser, m->rx->str, -1, &gerr));
+    g_string_erase(m->rx, 0, nl - m->rx->str + 1);
+    return json_node_dup_object(json_parser_get_root(parser));
+}
+
 /* Next message that is not an event. */
 static JsonObject *raw_recv(RawMon *m)
 {
     for (;;) {
-        g_autoptr(JsonParser) parser = json_parser_new();
-        g_autoptr(GError) gerr = NULL;
-        char *nl;
-        char buf[4096];
-        ssize_t n;
+        JsonObject *msg = raw_recv_any(m);
 
-        while (!(nl = strchr(m->rx->str, '\n'))) {
-            struct pollfd pfd = { .fd = m->fd, .events = POLLIN };
-
-            g_assert_cmpint(poll(&pfd, 1, 60000), ==, 1);
-            n = read(m->fd, buf, sizeof(buf));
-            g_assert_cmpint(n, >, 0);
-            g_string_append_len(m->rx, buf, n);
+        if (!json_object_has_member(msg, "event")) {
+            return msg;
         }
-        *nl = '\0';
-        g_assert_true(json_parser_load_from_data(parser, m->rx->str, -1,
-                                                 &gerr));
-        g_string_erase(m->rx, 0, nl - m->rx->str + 1);
-        if (json_object_has_member(json_node_get_object(
-                json_parser_get_root(parser)), "event")) {
-            continue;
-        }
-        return json_node_dup_object(json_parser_get_root(parser));
+        json_object_unref(msg);
     }
 }
 
@@ -523,6 +529,31 @@ static void test_query_chardev(void)
     qtest_quit(qts);
 }
 
+static void test_event_broadcast(void)
+{
+    QTestState *qts = start_with_second_monitor();
+    RawMon *m = raw_connect(mon_path);
+    g_autoptr(JsonObject) greeting = raw_recv_any(m);
+    g_autoptr(JsonObject) caps = NULL, ev = NULL;
+    g_autoptr(JsonNode) r = NULL;
+
+    g_assert_true(json_object_has_member(greeting, "QMP"));
+    /* Not negotiated yet: this STOP must not reach the raw monitor. */
+    r = qtest_qmp_assert_success(qts, "{'execute': 'stop'}");
+    raw_send(m, "{\"execute\": \"qmp_capabilities\"}");
+    caps = raw_recv_any(m);
+    g_assert_true(json_object_has_member(caps, "return"));
+
+    /* Negotiated: events from commands on the other monitor arrive. */
+    json_node_unref(g_steal_pointer(&r));
+    r = qtest_qmp_assert_success(qts, "{'execute': 'cont'}");
+    ev = raw_recv_any(m);
+    g_assert_cmpstr(json_object_get_string_member(ev, "event"), ==,
+                    "RESUME");
+    raw_close(m);
+    qtest_quit(qts);
+}
+
 static void test_qom_list_machine(void)
 {
     QTestState *qts = qtest_init("-M pc -m 64M");
@@ -592,6 +623,8 @@ int main(int argc, char **argv)
     g_test_add_func("/qmp/monitor/pty-slave-open-connects",
                     test_pty_monitor);
     g_test_add_func("/qmp/query/chardev-lists-socket", test_query_chardev);
+    g_test_add_func("/qmp/events/only-to-negotiated-monitors",
+                    test_event_broadcast);
     g_test_add_func("/qmp/qom/list-root-has-machine", test_qom_list_machine);
     g_test_add_func("/qmp/quit/shutdown-event-and-exit-0", test_quit);
 
