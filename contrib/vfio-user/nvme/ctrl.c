@@ -339,6 +339,16 @@ bool nvme_ctrl_poll(NvmeCtrl *n)
     return did;
 }
 
+void nvme_ctrl_drain(NvmeCtrl *n)
+{
+    g_mutex_lock(&n->lock);
+    while (nvme_backend_inflight(n->backend)) {
+        nvme_backend_reap(n->backend, true);
+    }
+    nvme_flush_irqs(n);
+    g_mutex_unlock(&n->lock);
+}
+
 void nvme_ctrl_doorbell_write(NvmeCtrl *n, uint64_t offset, uint32_t val)
 {
     uint64_t idx = (offset - NVME_DB_BASE) / 4;

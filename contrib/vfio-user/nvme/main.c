@@ -229,11 +229,7 @@ static void nvme_vfu_dma_unmap(VfuCtx *ctx, void *opaque, uint64_t iova,
 
     /* libaio may be writing into that memory: let it finish first. */
     if (s->ctrl_ready) {
-        g_mutex_lock(&s->ctrl.lock);
-        while (nvme_backend_inflight(s->backend)) {
-            nvme_backend_reap(s->backend, true);
-        }
-        g_mutex_unlock(&s->ctrl.lock);
+        nvme_ctrl_drain(&s->ctrl);
     }
 }
 

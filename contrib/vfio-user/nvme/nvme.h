@@ -495,6 +495,8 @@ void nvme_ctrl_reg_write(NvmeCtrl *n, uint64_t offset, uint64_t val,
 void nvme_ctrl_doorbell_write(NvmeCtrl *n, uint64_t offset, uint32_t val);
 /* Looks at every doorbell and backend completion; true if work was done. */
 bool nvme_ctrl_poll(NvmeCtrl *n);
+/* Completes all in-flight backend work (before guest memory goes away). */
+void nvme_ctrl_drain(NvmeCtrl *n);
 /* Whether there is anything a poller should watch. */
 bool nvme_ctrl_enabled(NvmeCtrl *n);
 /* Back to power-on state (client gone, DEVICE_RESET). */
