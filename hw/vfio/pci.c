@@ -18,6 +18,7 @@
 #include "hw/pci/msi.h"
 #include "hw/pci/msix.h"
 #include "hw/vfio/pci.h"
+#include "hw/vfio/vfio-kernel.h"
 #include "hw/vfio/vfio-user.h"
 #include "trace.h"
 
@@ -974,6 +975,7 @@ static bool vfio_kernel_pci_realize(PCIDevice *pdev, Error **errp)
 {
     VFIOPCIDevice *vdev = VFIO_PCI(pdev);
     g_autofree char *name = NULL;
+    g_autofree char *path = NULL;
 
     if (vdev->sysfsdev) {
         name = g_path_get_basename(vdev->sysfsdev);
@@ -985,10 +987,14 @@ static bool vfio_kernel_pci_realize(PCIDevice *pdev, Error **errp)
         error_setg(errp, "vfio-pci: 'host' or 'sysfsdev' is required");
         return false;
     }
-    error_setg(errp, "vfio %s: the kernel VFIO backend is not available in "
-               "this build", name);
-    error_append_hint(errp, "Use vfio-user-pci with a vfio-user server\n");
-    return false;
+    path = vdev->sysfsdev ? g_strdup(vdev->sysfsdev) :
+           g_strdup_printf(VFIO_KERNEL_SYSFS_PCI "/%s", name);
+    vdev->vbasedev.name = g_steal_pointer(&name);
+    vdev->vbasedev.fd = -1;
+    if (!vfio_kernel_device_attach(&vdev->vbasedev, path, errp)) {
+        return false;
+    }
+    return vfio_pci_realize_finish(vdev, errp);
 }
 
 static void vfio_pci_exit(PCIDevice *pdev)
