@@ -47,7 +47,7 @@ typedef enum OptIndex {
     OPT_NOGRAPHIC, OPT_DISPLAY, OPT_VGA, OPT_NAME, OPT_S, OPT_DAEMONIZE,
     OPT_SMP, OPT_KERNEL, OPT_INITRD, OPT_APPEND, OPT_NODEFAULTS,
     OPT_NO_SHUTDOWN, OPT_NO_REBOOT, OPT_NO_USER_CONFIG, OPT_TRACE, OPT_LOGFILE,
-    OPT_LOG, OPT_VERSION, OPT_HELP, OPT_H, OPT_PIDFILE,
+    OPT_LOG, OPT_VERSION, OPT_HELP, OPT_H, OPT_PIDFILE, OPT_GLOBAL,
 } OptIndex;
 
 typedef struct OptDef {
@@ -72,6 +72,8 @@ static const OptDef opt_defs[] = {
       "properties)" },
     { "qmp", OPT_QMP, true, "CHARDEV-SPEC",
       "QMP monitor on unix:PATH[,server=on,wait=off], stdio, fd=N..." },
+    { "global", OPT_GLOBAL, true, "DRIVER.PROP=VALUE",
+      "default a property of every DRIVER device" },
     { "chardev", OPT_CHARDEV, true, "BACKEND,id=ID[,...]",
       "create a character device" },
     { "mon", OPT_MON, true, "chardev=ID[,mode=control]",
@@ -310,6 +312,49 @@ static void check_device_driver(QemuOpts *opts)
     }
 }
 
+/* "-global DRIVER.PROP=VALUE" or "driver=D,property=P,value=V". */
+static void parse_global(const char *arg)
+{
+    g_autofree char *driver = NULL;
+    g_autofree char *prop = NULL;
+    g_autofree char *value = NULL;
+    ObjectClass *oc;
+
+    if (g_str_has_prefix(arg, "driver=")) {
+        static const char *const keys[] = {
+            "driver", "property", "value", NULL
+        };
+        g_autoptr(QemuOpts) opts = parse_or_die(arg, NULL);
+        check_keys(opts, keys);
+        driver = g_strdup(qemu_opt_get(opts, "driver"));
+        prop = g_strdup(qemu_opt_get(opts, "property"));
+        value = g_strdup(qemu_opt_get(opts, "value"));
+    } else {
+        const char *dot = strchr(arg, '.');
+        const char *eq = dot ? strchr(dot, '=') : NULL;
+
+        if (dot && eq) {
+            driver = g_strndup(arg, dot - arg);
+            prop = g_strndup(dot + 1, eq - dot - 1);
+            value = g_strdup(eq + 1);
+        }
+    }
+    if (!driver || !*driver || !prop || !*prop || !value) {
+        error_report("expected DRIVER.PROPERTY=VALUE");
+        exit(1);
+    }
+    oc = object_class_by_name(driver);
+    if (!oc || !object_class_dynamic_cast(oc, TYPE_DEVICE)) {
+        error_report("'%s' is not a valid device model name", driver);
+        exit(1);
+    }
+    if (!object_class_property_find(oc, prop)) {
+        error_report("Property '%s.%s' not found", driver, prop);
+        exit(1);
+    }
+    qdev_prop_register_global(driver, prop, value);
+}
+
 static void parse_one(VlConfig *cfg, const OptDef *def, const char *name,
                       const char *arg)
 {
@@ -481,6 +526,9 @@ static void parse_one(VlConfig *cfg, const OptDef *def, const char *name,
         break;
     case OPT_PIDFILE:
         cfg->pidfile = arg;
+        break;
+    case OPT_GLOBAL:
+        parse_global(arg);
         break;
     case OPT_VERSION:
         print_version();

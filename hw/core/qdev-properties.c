@@ -6,6 +6,7 @@
 #include "hw/qdev-properties.h"
 #include "qapi/error.h"
 #include "qemu/option.h"
+#include "qemu/error-report.h"
 
 const char *const OnOffAuto_lookup[] = { "auto", "on", "off", NULL };
 
@@ -787,4 +788,47 @@ bool qdev_print_props(FILE *out, const char *driver, Error **errp)
         fputc('\n', out);
     }
     return true;
+}
+
+/* ---- -global ---- */
+
+typedef struct GlobalProp {
+    char *driver;
+    char *property;
+    char *value;
+} GlobalProp;
+
+static GPtrArray *global_props;
+
+void qdev_prop_register_global(const char *driver, const char *property,
+                               const char *value)
+{
+    GlobalProp *g = g_new(GlobalProp, 1);
+
+    if (!global_props) {
+        global_props = g_ptr_array_new();
+    }
+    g->driver = g_strdup(driver);
+    g->property = g_strdup(property);
+    g->value = g_strdup(value);
+    g_ptr_array_add(global_props, g);
+}
+
+void qdev_prop_apply_globals(DeviceState *dev)
+{
+    for (guint i = 0; global_props && i < global_props->len; i++) {
+        GlobalProp *g = g_ptr_array_index(global_props, i);
+        Error *err = NULL;
+
+        if (!object_dynamic_cast(OBJECT(dev), g->driver)) {
+            continue;
+        }
+        /* The command line validated the name; a bad value only warns. */
+        if (!object_property_parse(OBJECT(dev), g->property, g->value,
+                                   &err)) {
+            warn_report("-global %s.%s=%s: %s", g->driver, g->property,
+                        g->value, error_get_pretty(err));
+            error_free(err);
+        }
+    }
 }

@@ -572,6 +572,12 @@ static void device_initfn(Object *obj)
     foreach_own_props(DEVICE(obj), true, qdev_prop_set_defaults);
 }
 
+/* After every instance_init: globals override defaults, not the user. */
+static void device_post_init(Object *obj)
+{
+    qdev_prop_apply_globals(DEVICE(obj));
+}
+
 static void device_finalize(Object *obj)
 {
     DeviceState *dev = DEVICE(obj);
@@ -624,6 +630,7 @@ static const TypeInfo device_type_info = {
     .class_size = sizeof(DeviceClass),
     .class_init = device_class_init,
     .instance_init = device_initfn,
+    .instance_post_init = device_post_init,
     .instance_finalize = device_finalize,
     .abstract = true,
 };

@@ -158,6 +158,15 @@ const Property *qdev_class_find_prop(DeviceClass *dc, const char *name);
  */
 bool qdev_print_props(FILE *out, const char *driver, Error **errp);
 
+/*
+ * "-global DRIVER.PROP=VALUE": every device of DRIVER (or a subtype) gets
+ * the value right after its defaults, before anything else sets it.
+ */
+void qdev_prop_register_global(const char *driver, const char *property,
+                               const char *value);
+/* Applies the registered globals to dev (called by the device type). */
+void qdev_prop_apply_globals(DeviceState *dev);
+
 /* Used by qdev.c: apply defaults, free strings. */
 void qdev_prop_set_defaults(DeviceState *dev, const Property *props);
 void qdev_prop_release_all(DeviceState *dev, const Property *props);

@@ -463,6 +463,30 @@ static void test_inherited_props_and_help(void)
                         NULL, NULL);
 }
 
+static void test_globals(void)
+{
+    g_autoptr(Object) internal = NULL;
+    g_autoptr(Object) plain = NULL;
+    g_autoptr(Object) bad = NULL;
+
+    qdev_prop_register_global(TYPE_TEST_INTERNAL, "u16", "1234");
+    internal = OBJECT(qdev_new(TYPE_TEST_INTERNAL));
+    plain = OBJECT(qdev_new(TYPE_TEST_DEV));
+    /* Only the named type (and subtypes) take the global... */
+    g_assert_cmpuint(TEST_DEV(internal)->u16, ==, 1234);
+    g_assert_cmpuint(TEST_DEV(plain)->u16, ==, 16);
+    /* ...and a value set later still wins. */
+    g_assert_true(qdev_prop_parse(DEVICE(internal), "u16", "7",
+                                  &error_abort));
+    g_assert_cmpuint(TEST_DEV(internal)->u16, ==, 7);
+
+    /* A bad global value warns and leaves the default. */
+    qdev_prop_register_global(TYPE_TEST_INTERNAL, "u8", "999");
+    bad = OBJECT(qdev_new(TYPE_TEST_INTERNAL));
+    g_assert_cmpuint(TEST_DEV(bad)->u8, ==, 8);
+    g_assert_cmpuint(TEST_DEV(bad)->u16, ==, 1234);
+}
+
 static DeviceState *add_device(const char *str, Error **errp)
 {
     g_autoptr(QemuOpts) opts = qemu_opts_parse(str, "driver", &error_abort);
@@ -692,6 +716,7 @@ int main(int argc, char **argv)
     g_test_add_func("/qdev/props/qom-get-json", test_qom_view);
     g_test_add_func("/qdev/props/inherited-and-help",
                     test_inherited_props_and_help);
+    g_test_add_func("/qdev/props/globals-override-defaults", test_globals);
     g_test_add_func("/qdev/device-add/failures-leave-nothing",
                     test_device_add_errors);
     g_test_add_func("/qdev/device-add/paths-and-unplug",
