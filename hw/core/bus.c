@@ -162,7 +162,7 @@ static JsonNode *bus_hotplug_get(Object *obj, const char *name,
 static void bus_class_init(ObjectClass *oc, void *data)
 {
     oc->unparent = bus_unparent;
-    object_class_property_add(oc, "hotplug-handler", "bool", bus_hotplug_get,
+    object_class_property_add(oc, "hotplug-allowed", "bool", bus_hotplug_get,
                               NULL, NULL, NULL);
 }
 

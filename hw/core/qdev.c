@@ -324,19 +324,15 @@ static BusState *qdev_choose_bus(DeviceClass *dc, const char *driver,
     return bus;
 }
 
-typedef struct PropSetCtx {
-    DeviceState *dev;
-} PropSetCtx;
-
 static bool set_one_prop(void *opaque, const char *key, const char *value,
                          Error **errp)
 {
-    PropSetCtx *ctx = opaque;
+    DeviceState *dev = opaque;
 
     if (!strcmp(key, "driver") || !strcmp(key, "bus")) {
         return true;
     }
-    return qdev_prop_parse(ctx->dev, key, value, errp);
+    return qdev_prop_parse(dev, key, value, errp);
 }
 
 DeviceState *qdev_device_add(QemuOpts *opts, Error **errp)
@@ -351,7 +347,6 @@ DeviceState *qdev_device_add(QemuOpts *opts, Error **errp)
     Object *container;
     g_autofree char *name = NULL;
     g_autofree char *path = NULL;
-    PropSetCtx ctx;
 
     if (!driver) {
         error_setg(errp, "Parameter 'driver' is missing");
@@ -404,8 +399,7 @@ DeviceState *qdev_device_add(QemuOpts *opts, Error **errp)
     dev = DEVICE(object_new_with_class(oc));
     dev->id = g_strdup(id);
     dev->hotplugged = qdev_hotplug;
-    ctx.dev = dev;
-    if (!qemu_opt_foreach(opts, set_one_prop, &ctx, errp)) {
+    if (!qemu_opt_foreach(opts, set_one_prop, dev, errp)) {
         object_unref(dev);
         return NULL;
     }
