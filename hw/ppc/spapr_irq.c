@@ -70,7 +70,8 @@ int spapr_irq_alloc_block(SpaprIcsState *ics, unsigned int count)
     if (!count || count > SPAPR_IRQ_NR_MSI) {
         return -1;
     }
-    align = pow2ceil(count);
+    /* MSI blocks (at most 32) need natural alignment; more is waste. */
+    align = MIN(pow2ceil(count), 32);
     for (start = 0; start + count <= SPAPR_IRQ_NR_MSI; start += align) {
         for (i = 0; i < count && !ics->msi_used[start + i]; i++) {
             /* scan the candidate block */

@@ -35,11 +35,15 @@
 #define SPAPR_PHB_MSI_SIZE      0x10000ULL
 #define SPAPR_PHB_BUID          0x800000020000000ULL
 
-/* ---- interrupt source numbers ---- */
+/*
+ * ---- interrupt source numbers ----
+ * All below 256, the most lines libqtest tracks; the MSI base is aligned
+ * to 32 so MSI blocks (up to 32 vectors, data = base | vector) align.
+ */
 #define SPAPR_IRQ_LSI_BASE      0x10    /* PHB INTA..INTD */
 #define SPAPR_IRQ_NR_LSI        4
-#define SPAPR_IRQ_MSI_BASE      0x100
-#define SPAPR_IRQ_NR_MSI        0x400
+#define SPAPR_IRQ_MSI_BASE      0x20
+#define SPAPR_IRQ_NR_MSI        0xe0
 #define SPAPR_IRQ_NR            (SPAPR_IRQ_MSI_BASE + SPAPR_IRQ_NR_MSI)
 
 /* ---- RTAS return status (PAPR) ---- */
@@ -86,7 +90,8 @@ typedef struct SpaprMachineState {
 
 /*
  * The pool of MSI sources is a bitmap over [SPAPR_IRQ_MSI_BASE,
- * SPAPR_IRQ_NR).  Allocation is of a contiguous, naturally aligned block
+ * SPAPR_IRQ_NR).  Allocation is of a contiguous block aligned to its size
+ * rounded up to a power of two, at most 32
  * (MSI needs base + i numbering); returns the first number or -1.
  */
 int spapr_irq_alloc_block(SpaprIcsState *ics, unsigned int count);
