@@ -835,6 +835,8 @@ static void test_disconnect_mid_io(void)
     Server s;
     Client c;
     NvmeSqe cmd;
+    uint8_t *stale;
+    uint64_t stale_off, stale_len;
 
     server_start(&s, "--backend ram --size 16M");
     client_bringup(&c, &s, DB_POLLED);
@@ -850,12 +852,22 @@ static void test_disconnect_mid_io(void)
     /* The server resets the device and serves the next client. */
     client_bringup(&c, &s, DB_TRAPPED);
     write_read_pattern(&c, 4000, 42);
-    client_close(&c);
     g_assert_true(server_alive(&s));
+
+    /* Leave with BAR0 still mapped: that must not reach the next client. */
+    stale = c.db_map;
+    stale_off = c.db_map_off;
+    stale_len = c.db_map_len;
+    g_assert_nonnull(stale);
+    c.db_map = NULL;
+    client_close(&c);
     client_bringup(&c, &s, DB_POLLED);
+    stl_le_p(stale + DB_BASE + 8 - stale_off, 5);     /* SQ1 tail */
+    g_assert_cmpuint(ldl_le_p(c.db_map + DB_BASE + 8 - c.db_map_off), ==, 0);
     write_read_pattern(&c, 8000, 43);
     nvme_shutdown(&c);
     client_close(&c);
+    munmap(stale, stale_len);
     server_stop(&s);
 }
 

@@ -339,6 +339,13 @@ bool nvme_ctrl_poll(NvmeCtrl *n)
     return did;
 }
 
+void nvme_ctrl_set_bar(NvmeCtrl *n, uint8_t *bar)
+{
+    g_mutex_lock(&n->lock);
+    n->bar = bar;
+    g_mutex_unlock(&n->lock);
+}
+
 void nvme_ctrl_drain(NvmeCtrl *n)
 {
     g_mutex_lock(&n->lock);

@@ -212,13 +212,22 @@ static uint8_t *nvme_memfd_map(const char *name, uint64_t size, int *fd,
 
 /* ---- libvfu device callbacks ---- */
 
+static bool nvme_bar0_setup(NvmeServer *s, Error **errp);
+
 static void nvme_vfu_reset(VfuCtx *ctx, void *opaque, VfuResetReason reason)
 {
     NvmeServer *s = opaque;
 
+    Error *err = NULL;
+
     trace_nvme_client_reset();
     if (s->ctrl_ready) {
         nvme_ctrl_reset(&s->ctrl);
+    }
+    if (reason == VFU_RESET_LOST_CLIENT && s->bar0 &&
+        !nvme_bar0_setup(s, &err)) {
+        /* Keep serving with the old memfd: still correct, less isolated. */
+        warn_report_err(err);
     }
 }
 
@@ -246,10 +255,67 @@ static const VfuDeviceOps nvme_vfu_ops = {
     .dma_unmap = nvme_vfu_dma_unmap,
 };
 
-static bool nvme_server_setup(NvmeServer *s, Error **errp)
+/*
+ * (Re)creates BAR0's memfd and registers the region.  Each client gets a
+ * fresh memfd, so a previous client that kept its mapping cannot reach the
+ * next one's doorbells.
+ */
+static bool nvme_bar0_setup(NvmeServer *s, Error **errp)
 {
     NvmeBarLayout *l = &s->layout;
     VfuSparseArea areas[NVME_MAX_SPARSE_AREAS];
+    VfuRegionInfo bar0 = {
+        .size = l->bar0_size,
+        .flags = VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE,
+        .fd = -1,
+        .bar_flags = PCI_BASE_ADDRESS_MEM_TYPE_64,
+        .msix_mappable = l->msix_bar == 0 && s->opts.msix_mappable,
+        .access = nvme_bar0_access,
+        .opaque = s,
+    };
+    uint8_t *old = s->bar0;
+    int old_fd = s->bar0_fd;
+    int fd;
+    uint8_t *mem = nvme_memfd_map("nvme-bar0", l->bar0_size, &fd, errp);
+
+    if (!mem) {
+        if (fd >= 0) {
+            close(fd);
+        }
+        return false;
+    }
+    if (s->opts.mmap && l->nr_areas) {
+        for (unsigned i = 0; i < l->nr_areas; i++) {
+            areas[i].offset = l->areas[i].offset;
+            areas[i].size = l->areas[i].size;
+        }
+        bar0.fd = fd;
+        bar0.sparse = areas;
+        bar0.nr_sparse = l->nr_areas;
+    }
+    if (!vfu_setup_region(s->ctx, VFIO_PCI_BAR0_REGION_INDEX, &bar0, errp)) {
+        munmap(mem, l->bar0_size);
+        close(fd);
+        return false;
+    }
+    if (s->ctrl_ready) {
+        /* Registers live in NvmeCtrl; only doorbells and MSI-X bytes move. */
+        nvme_ctrl_set_bar(&s->ctrl, mem);
+    }
+    s->bar0 = mem;
+    s->bar0_fd = fd;
+    if (old) {
+        munmap(old, l->bar0_size);
+    }
+    if (old_fd >= 0) {
+        close(old_fd);
+    }
+    return true;
+}
+
+static bool nvme_server_setup(NvmeServer *s, Error **errp)
+{
+    NvmeBarLayout *l = &s->layout;
     VfuPciIds ids = {
         .vendor_id = NVME_PCI_VENDOR,
         .device_id = NVME_PCI_DEVICE,
@@ -258,22 +324,10 @@ static bool nvme_server_setup(NvmeServer *s, Error **errp)
         .class_code = NVME_PCI_CLASS,
         .revision = 2,
     };
-    VfuRegionInfo bar0 = {
-        .size = l->bar0_size,
-        .flags = VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE,
-        .fd = -1,
-        .bar_flags = PCI_BASE_ADDRESS_MEM_TYPE_64,
-        .access = nvme_bar0_access,
-        .opaque = s,
-    };
     NvmeCtrlConfig cfg;
 
     s->backend = nvme_backend_new(&s->opts, errp);
     if (!s->backend) {
-        return false;
-    }
-    s->bar0 = nvme_memfd_map("nvme-bar0", l->bar0_size, &s->bar0_fd, errp);
-    if (!s->bar0) {
         return false;
     }
     s->ctx = vfu_create_ctx(s->opts.socket_path, &nvme_vfu_ops, s, NULL,
@@ -283,17 +337,7 @@ static bool nvme_server_setup(NvmeServer *s, Error **errp)
     }
     vfu_pci_config(s->ctx)[PCI_INTERRUPT_PIN] = 1;
 
-    if (s->opts.mmap && l->nr_areas) {
-        for (unsigned i = 0; i < l->nr_areas; i++) {
-            areas[i].offset = l->areas[i].offset;
-            areas[i].size = l->areas[i].size;
-        }
-        bar0.fd = s->bar0_fd;
-        bar0.sparse = areas;
-        bar0.nr_sparse = l->nr_areas;
-    }
-    bar0.msix_mappable = l->msix_bar == 0 && s->opts.msix_mappable;
-    if (!vfu_setup_region(s->ctx, VFIO_PCI_BAR0_REGION_INDEX, &bar0, errp)) {
+    if (!nvme_bar0_setup(s, errp)) {
         return false;
     }
     if (l->msix_bar != 0) {

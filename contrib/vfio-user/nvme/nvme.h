@@ -495,6 +495,8 @@ void nvme_ctrl_reg_write(NvmeCtrl *n, uint64_t offset, uint64_t val,
 void nvme_ctrl_doorbell_write(NvmeCtrl *n, uint64_t offset, uint32_t val);
 /* Looks at every doorbell and backend completion; true if work was done. */
 bool nvme_ctrl_poll(NvmeCtrl *n);
+/* Moves the doorbells to a new BAR0 buffer of the same size (zeroed). */
+void nvme_ctrl_set_bar(NvmeCtrl *n, uint8_t *bar);
 /* Completes all in-flight backend work (before guest memory goes away). */
 void nvme_ctrl_drain(NvmeCtrl *n);
 /* Whether there is anything a poller should watch. */
