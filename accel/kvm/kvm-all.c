@@ -24,6 +24,7 @@
 #include "qapi/error.h"
 #include "qemu/error-report.h"
 #include "qemu/main-loop.h"
+#include "monitor/monitor.h"
 #include "trace.h"
 
 #define KVM_SIG_KICK SIGUSR1
@@ -65,6 +66,29 @@ void kvm_get_exit_stats(KVMExitStats *stats)
         .pio = kvm_stat_pio,
         .signal_msi = kvm_stat_signal_msi,
     };
+}
+
+/* x-query-kvm: exit counters, for telemetry next to x-query-vfio. */
+static void qmp_x_query_kvm(JsonObject *args, JsonNode **ret, Error **errp)
+{
+    JsonObject *o;
+    JsonNode *node;
+    KVMExitStats st;
+
+    if (!kvm_state) {
+        error_setg(errp, "KVM is not in use");
+        return;
+    }
+    kvm_get_exit_stats(&st);
+    o = json_object_new();
+    json_object_set_int_member(o, "vcpus", kvm_state->nr_vcpus);
+    json_object_set_int_member(o, "exits", st.exits);
+    json_object_set_int_member(o, "mmio-exits", st.mmio);
+    json_object_set_int_member(o, "pio-exits", st.pio);
+    json_object_set_int_member(o, "signal-msi", st.signal_msi);
+    node = json_node_new(JSON_NODE_OBJECT);
+    json_node_take_object(node, o);
+    *ret = node;
 }
 
 static void kvm_kick_handler(int sig)
@@ -659,6 +683,7 @@ static bool kvm_init_machine(MachineState *ms, Error **errp)
         kvm_irq_cleanup(s);
         goto fail;
     }
+    kvm_vfio_init(kvm_state);
     trace_kvm_init(kvm_state->run_size);
     return true;
 
@@ -702,6 +727,7 @@ static void kvm_accel_cleanup(void)
         kvm_vmstate_entry = NULL;
     }
     qemu_unregister_reset(kvm_reset_vcpus, NULL);
+    kvm_vfio_cleanup(s);
     kvm_irq_cleanup(s);
     kvm_memory_cleanup(s);
     for (unsigned i = 0; i < s->nr_vcpus; i++) {
@@ -744,6 +770,7 @@ static const TypeInfo kvm_accel_type = {
 static void kvm_register_types(void)
 {
     type_register_static(&kvm_accel_type);
+    qmp_register_command_args("x-query-kvm", qmp_x_query_kvm, "", 0);
 }
 
 type_init(kvm_register_types)

@@ -64,5 +64,11 @@ void kvm_memory_cleanup(KVMState *s);
 bool kvm_irq_init(KVMState *s, Error **errp);
 void kvm_irq_cleanup(KVMState *s);
 extern uint64_t kvm_stat_signal_msi;
+/* KVM_IRQFD on a bare eventfd (the vfio hooks only have the fd). */
+bool kvm_irqfd_fd(int fd, int virq, bool assign, Error **errp);
+
+/* kvm-vfio.c: installs the vfio-pci irq bypass and group hooks. */
+void kvm_vfio_init(KVMState *s);
+void kvm_vfio_cleanup(KVMState *s);
 
 #endif

@@ -217,10 +217,10 @@ bool kvm_irqchip_commit_routes(Error **errp)
     return true;
 }
 
-static bool kvm_irqfd(EventNotifier *n, int virq, bool assign, Error **errp)
+bool kvm_irqfd_fd(int fd, int virq, bool assign, Error **errp)
 {
     struct kvm_irqfd irqfd = {
-        .fd = event_notifier_get_fd(n),
+        .fd = fd,
         .gsi = virq,
         .flags = assign ? 0 : KVM_IRQFD_FLAG_DEASSIGN,
     };
@@ -243,13 +243,13 @@ static bool kvm_irqfd(EventNotifier *n, int virq, bool assign, Error **errp)
 
 bool kvm_irqchip_add_irqfd_notifier(EventNotifier *n, int virq, Error **errp)
 {
-    return kvm_irqfd(n, virq, true, errp);
+    return kvm_irqfd_fd(event_notifier_get_fd(n), virq, true, errp);
 }
 
 bool kvm_irqchip_remove_irqfd_notifier(EventNotifier *n, int virq,
                                        Error **errp)
 {
-    return kvm_irqfd(n, virq, false, errp);
+    return kvm_irqfd_fd(event_notifier_get_fd(n), virq, false, errp);
 }
 
 bool kvm_irq_init(KVMState *s, Error **errp)

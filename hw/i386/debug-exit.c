@@ -9,6 +9,8 @@
 #include "exec/memory.h"
 #include "exec/address-spaces.h"
 #include "sysemu/runstate.h"
+#include "sysemu/sysemu.h"
+#include "monitor/monitor.h"
 #include "qapi/error.h"
 #include "trace.h"
 
@@ -33,8 +35,26 @@ static uint64_t debug_exit_read(void *opaque, hwaddr addr, unsigned size)
 static void debug_exit_write(void *opaque, hwaddr addr, uint64_t val,
                              unsigned size)
 {
+    int status = (int)((val << 1) | 1);
+    JsonObject *data;
+
     trace_debug_exit_write(addr, val);
-    qemu_system_shutdown_request((int)((val << 1) | 1));
+    if (!no_shutdown) {
+        qemu_system_shutdown_request(status);
+        return;
+    }
+    /*
+     * -no-shutdown: stop instead, so a monitor can still read the VM's
+     * counters; the status the guest asked for travels in the event.
+     */
+    if (runstate_is_running()) {
+        vm_stop(RUN_STATE_SHUTDOWN);
+        data = json_object_new();
+        json_object_set_boolean_member(data, "guest", true);
+        json_object_set_string_member(data, "reason", "guest-shutdown");
+        json_object_set_int_member(data, "x-exit-status", status);
+        qapi_event_send("SHUTDOWN", data);
+    }
 }
 
 static const MemoryRegionOps debug_exit_ops = {
