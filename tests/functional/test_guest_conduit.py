@@ -74,6 +74,13 @@ class ConduitGuestTest(guestboot.GuestTestCase):
         self.assertLine(run, 'PASS: each of 4 vectors delivered exactly once')
         self.assertLine(run, 'PASS: pending bit cleared after delivery')
 
+    def test_msi_after_msix(self):
+        run = guestboot.boot(conduit_cmd(
+            'msix', extra=['-device', 'pci-testdev,msi=on']))
+        self.assertPassed(run, min_tests=17)
+        self.assertLine(run, 'PASS: MSI delivered once MSI-X is off')
+        self.assertLine(run, 'PASS: masked MSI held with its pending bit set')
+
     def test_msix_absent_device_skips(self):
         run = guestboot.boot(conduit_cmd('msix'))
         self.assertPassed(run)

@@ -2,7 +2,9 @@
  * msix: Conduit's pci-testdev (1d0c:0001) raises MSI-X vectors on request
  * and the guest's handlers count them.  Checks delivery of every vector,
  * masking with the pending bit set in the PBA and delivery on unmask, the
- * function mask, and that an out-of-range vector raises nothing.
+ * function mask, and that an out-of-range vector raises nothing.  With
+ * pci-testdev,msi=on, also MSI delivery and per-vector masking once MSI-X
+ * is off.
  *
  * Register layout (hw/pci/pci-testdev.c): BAR0 0x00 magic "CNDT",
  * 0x04 scratch, 0x08 fire, 0x10 vector count, 0x14 fire count; BAR1
@@ -20,6 +22,7 @@
 #define REG_FIRED 0x14
 #define VECTOR_BASE 0x40
 #define MAX_VECTORS 64
+#define MSI_VECTOR 0x60
 #define TRAP_SAMPLES 1000
 
 static PciDev devs[PCI_MAX_DEVICES];
@@ -61,6 +64,28 @@ static uint64_t user_trapped_writes(void *arg)
         mmio_write32(regs + REG_SCRATCH, i);
     }
     return rdtsc() - t0;
+}
+
+/* MSI, used by the device when MSI-X is disabled. */
+static void check_msi(PciDev *d)
+{
+    uint8_t cap = pci_msi_setup(d, MSI_VECTOR, apic_id());
+
+    if (!cap) {
+        return;
+    }
+    pci_msi_enable(d, cap, true);
+    mmio_write32(regs + REG_FIRE, 0);
+    report(wait_count(MSI_VECTOR, 1), "MSI delivered once MSI-X is off");
+    if (pci_msi_mask(d, cap, true)) {
+        mmio_write32(regs + REG_FIRE, 0);
+        settle();
+        report(irq_count(MSI_VECTOR) == 1 && pci_msi_pending(d, cap),
+               "masked MSI held with its pending bit set");
+        pci_msi_mask(d, cap, false);
+        report(wait_count(MSI_VECTOR, 2), "held MSI delivered on unmask");
+    }
+    pci_msi_enable(d, cap, false);
 }
 
 int main(void)
@@ -164,5 +189,6 @@ int main(void)
            "CPL3 writes reached the device");
 
     pci_msix_enable(&msix, false);
+    check_msi(d);
     return report_summary();
 }

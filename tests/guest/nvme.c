@@ -416,12 +416,12 @@ static uint64_t bench_run(void *arg)
                 uint16_t cid = e->cid;
                 uint64_t now = rdtsc();
 
-                if (e->status >> 1) {
+                if ((e->status >> 1) || cid >= q->size) {
                     b->errors++;
                 }
-                if (cid < q->size) {
-                    b->lat[b->completed] = now - q->submit_tsc[cid];
-                }
+                /* A bogus command id still counts, with no latency. */
+                b->lat[b->completed] = cid < q->size ?
+                                       now - q->submit_tsc[cid] : 0;
                 b->completed++;
                 cq_pop(q);
                 any = true;

@@ -292,6 +292,68 @@ const char *pci_class_name(uint32_t class_rev)
     }
 }
 
+#define MSI_CTRL_ENABLE 0x1
+#define MSI_CTRL_MME 0x70
+#define MSI_CTRL_64BIT 0x80
+#define MSI_CTRL_MASKABLE 0x100
+
+uint8_t pci_msi_setup(PciDev *d, uint8_t cpu_vector, uint32_t dest)
+{
+    uint8_t cap = pci_find_cap(d, PCI_CAP_ID_MSI);
+    uint64_t addr = apic_msi_address(dest);
+    uint16_t ctrl;
+
+    if (!cap) {
+        return 0;
+    }
+    ctrl = pci_cfg_read16(d->bdf, cap + 2);
+    pci_cfg_write32(d->bdf, cap + 4, (uint32_t)addr);
+    if (ctrl & MSI_CTRL_64BIT) {
+        pci_cfg_write32(d->bdf, cap + 8, (uint32_t)(addr >> 32));
+        pci_cfg_write16(d->bdf, cap + 12, apic_msi_data(cpu_vector));
+    } else {
+        pci_cfg_write16(d->bdf, cap + 8, apic_msi_data(cpu_vector));
+    }
+    /* One vector: multiple message enable = 0. */
+    pci_cfg_write16(d->bdf, cap + 2, ctrl & ~MSI_CTRL_MME);
+    return cap;
+}
+
+void pci_msi_enable(PciDev *d, uint8_t cap, bool enable)
+{
+    uint16_t ctrl = pci_cfg_read16(d->bdf, cap + 2) & ~MSI_CTRL_ENABLE;
+
+    pci_cfg_write16(d->bdf, cap + 2, ctrl | (enable ? MSI_CTRL_ENABLE : 0));
+}
+
+static uint8_t pci_msi_mask_offset(PciDev *d, uint8_t cap)
+{
+    uint16_t ctrl = pci_cfg_read16(d->bdf, cap + 2);
+
+    if (!(ctrl & MSI_CTRL_MASKABLE)) {
+        return 0;
+    }
+    return cap + (ctrl & MSI_CTRL_64BIT ? 0x10 : 0x0c);
+}
+
+bool pci_msi_mask(PciDev *d, uint8_t cap, bool masked)
+{
+    uint8_t off = pci_msi_mask_offset(d, cap);
+
+    if (!off) {
+        return false;
+    }
+    pci_cfg_write32(d->bdf, off, (pci_cfg_read32(d->bdf, off) & ~1u) | masked);
+    return true;
+}
+
+bool pci_msi_pending(PciDev *d, uint8_t cap)
+{
+    uint8_t off = pci_msi_mask_offset(d, cap);
+
+    return off && (pci_cfg_read32(d->bdf, off + 4) & 1);
+}
+
 bool pci_msix_init(PciDev *d, PciMsix *m)
 {
     uint8_t cap = pci_find_cap(d, PCI_CAP_ID_MSIX);

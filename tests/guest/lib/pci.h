@@ -77,6 +77,16 @@ void pci_enable(PciDev *d);
 uint8_t pci_find_cap(PciDev *d, uint8_t id);
 const char *pci_class_name(uint32_t class_rev);
 
+/*
+ * MSI: programs one message (fixed, edge, to apic_id) and returns the
+ * capability offset, 0 if the function has no MSI capability.
+ */
+uint8_t pci_msi_setup(PciDev *d, uint8_t cpu_vector, uint32_t apic_id);
+void pci_msi_enable(PciDev *d, uint8_t cap, bool enable);
+/* Per-vector masking of vector 0; false if the capability lacks it. */
+bool pci_msi_mask(PciDev *d, uint8_t cap, bool masked);
+bool pci_msi_pending(PciDev *d, uint8_t cap);
+
 bool pci_msix_init(PciDev *d, PciMsix *m);
 void pci_msix_set_vector(PciMsix *m, uint16_t entry, uint8_t cpu_vector,
                          uint32_t apic_id);
