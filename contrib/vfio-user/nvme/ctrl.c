@@ -34,6 +34,19 @@ bool nvme_ctrl_enabled(NvmeCtrl *n)
 
 /* ---- Queues ---- */
 
+/* Passes look at qids below this bound only: usually a handful. */
+static void nvme_update_qid_bound(NvmeCtrl *n)
+{
+    unsigned bound = 0;
+
+    for (unsigned i = 0; i <= n->max_ioqs; i++) {
+        if (n->sq[i].valid || n->cq[i].valid) {
+            bound = i + 1;
+        }
+    }
+    n->qid_bound = bound;
+}
+
 uint16_t nvme_create_cq(NvmeCtrl *n, uint16_t qid, uint64_t base,
                         uint16_t size, uint16_t vector, bool ien)
 {
@@ -57,6 +70,7 @@ uint16_t nvme_create_cq(NvmeCtrl *n, uint16_t qid, uint64_t base,
         .vector = vector, .ien = ien, .phase = true,
     };
     nvme_db_store(n, 2 * qid + 1, 0);
+    nvme_update_qid_bound(n);
     trace_nvme_create_cq(qid, base, size, vector, ien);
     return NVME_SUCCESS;
 }
@@ -95,6 +109,7 @@ uint16_t nvme_create_sq(NvmeCtrl *n, uint16_t qid, uint16_t cqid,
     }
     n->cq[cqid].nr_sqs++;
     nvme_db_store(n, 2 * qid, 0);
+    nvme_update_qid_bound(n);
     trace_nvme_create_sq(qid, cqid, base, size);
     return NVME_SUCCESS;
 }
@@ -120,6 +135,7 @@ void nvme_delete_sq(NvmeCtrl *n, uint16_t qid)
     g_free(sq->reqs);
     *sq = (NvmeSQ) { .valid = false };
     nvme_db_store(n, 2 * qid, 0);
+    nvme_update_qid_bound(n);
     trace_nvme_delete_sq(qid);
 }
 
@@ -130,6 +146,7 @@ void nvme_delete_cq(NvmeCtrl *n, uint16_t qid)
     }
     n->cq[qid] = (NvmeCQ) { .valid = false };
     nvme_db_store(n, 2 * qid + 1, 0);
+    nvme_update_qid_bound(n);
     trace_nvme_delete_cq(qid);
 }
 
@@ -201,7 +218,7 @@ void nvme_req_complete(NvmeCtrl *n, NvmeRequest *req)
 /* Interrupts are batched: one per CQ per pass over the doorbells. */
 static void nvme_flush_irqs(NvmeCtrl *n)
 {
-    for (unsigned i = 0; i <= n->max_ioqs; i++) {
+    for (unsigned i = 0; i < n->qid_bound; i++) {
         NvmeCQ *cq = &n->cq[i];
 
         if (cq->valid && cq->irq_pending) {
@@ -300,12 +317,12 @@ static bool nvme_poll_locked(NvmeCtrl *n)
     if (!nvme_ctrl_enabled(n) || (n->csts & NVME_CSTS_CFS)) {
         return false;
     }
-    for (unsigned i = 0; i <= n->max_ioqs; i++) {
+    for (unsigned i = 0; i < n->qid_bound; i++) {
         if (n->cq[i].valid) {
             did |= nvme_cq_doorbell(n, &n->cq[i]);
         }
     }
-    for (unsigned i = 0; i <= n->max_ioqs; i++) {
+    for (unsigned i = 0; i < n->qid_bound; i++) {
         if (n->sq[i].valid) {
             did |= nvme_sq_doorbell(n, &n->sq[i]);
         }

@@ -448,6 +448,7 @@ typedef struct NvmeCtrl {
 
     NvmeSQ sq[NVME_MAX_QUEUES];
     NvmeCQ cq[NVME_MAX_QUEUES];
+    unsigned qid_bound;     /* every valid qid is below this */
     bool resetting;         /* completions are dropped, not posted */
     unsigned irq_deferred_passes;
 
