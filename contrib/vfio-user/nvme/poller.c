@@ -152,6 +152,7 @@ void nvme_poller_stop(NvmePoller *p)
     __atomic_store_n(&p->stop, true, __ATOMIC_RELEASE);
     nvme_poller_kick(p);
     g_thread_join(p->thread);
+    trace_nvme_poller_stats(p->sleeps, p->passes_with_work);
     p->thread = NULL;
     close(p->kick_fd);
     p->kick_fd = -1;
