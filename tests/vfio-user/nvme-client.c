@@ -890,6 +890,42 @@ static void test_no_mmap_is_trap_only(void)
     server_stop(&s);
 }
 
+/* Odd-sized or straddling BAR0 accesses get answers or errors, no harm. */
+static void test_odd_bar0_accesses(void)
+{
+    VFIOUserRegionRW straddle = { .offset = 0xffe,
+                                  .region = VFIO_PCI_BAR0_REGION_INDEX,
+                                  .count = 4 };
+    uint8_t b[8];
+    uint16_t vs_major;
+    Server s;
+    Client c;
+
+    server_start(&s, "--backend null");
+    client_connect(&c, &s);
+    /* A 2-byte read of VS's upper half. */
+    region_read(&c, VFIO_PCI_BAR0_REGION_INDEX, REG_VS + 2, &vs_major, 2);
+    g_assert_cmphex(le16toh(vs_major), ==, 1);
+    /* One byte of CAP. */
+    region_read(&c, VFIO_PCI_BAR0_REGION_INDEX, REG_CAP + 2, b, 1);
+    g_assert_cmphex(b[0], ==, 0x01);                    /* CQR */
+    /* Registers and doorbells in one access: refused. */
+    g_assert_cmpint(vu_call(&c, VFIO_USER_REGION_READ, &straddle,
+                            sizeof(straddle), NULL, 0, NULL, NULL), ==,
+                    EINVAL);
+    /* Odd-sized register and doorbell writes are ignored. */
+    memset(b, 0xff, sizeof(b));
+    region_write(&c, VFIO_PCI_BAR0_REGION_INDEX, REG_CC, b, 2, false);
+    region_write(&c, VFIO_PCI_BAR0_REGION_INDEX, DB_BASE, b, 1, false);
+    region_write(&c, VFIO_PCI_BAR0_REGION_INDEX, DB_BASE + 2, b, 4, false);
+    g_assert_cmphex(reg_read32(&c, REG_CC), ==, 0);
+    g_assert_cmphex(reg_read32(&c, REG_CSTS), ==, 0);
+    client_close(&c);
+    client_bringup(&c, &s, DB_TRAPPED);
+    client_close(&c);
+    server_stop(&s);
+}
+
 static void test_msix_table_on_doorbell_page(void)
 {
     Server s;
@@ -1214,6 +1250,8 @@ int main(int argc, char **argv)
     g_test_add_func("/vfio-user-nvme/intx-without-msix", test_intx);
     g_test_add_func("/vfio-user-nvme/disconnect-mid-io-recovers",
                     test_disconnect_mid_io);
+    g_test_add_func("/vfio-user-nvme/odd-bar0-accesses",
+                    test_odd_bar0_accesses);
     g_test_add_func("/vfio-user-nvme/no-mmap-is-trap-only",
                     test_no_mmap_is_trap_only);
     g_test_add_func("/vfio-user-nvme/layout/msix-table-on-doorbell-page",
