@@ -542,6 +542,7 @@ static bool setup_msix(Nvme *n, unsigned nq)
         return false;
     }
     for (i = 0; i < n->msix.nvec && i <= nq; i++) {
+        irq_set_count_only(VECTOR_BASE + i);
         pci_msix_set_vector(&n->msix, i, VECTOR_BASE + i, apic_id());
         pci_msix_mask(&n->msix, i, false);
     }

@@ -19,6 +19,9 @@
 
 static bool x2apic;
 static uint64_t xapic_base = 0xfee00000;
+/* Read by the count-only interrupt stubs in entry.S. */
+uint8_t apic_x2apic_mode;
+uint64_t apic_xapic_eoi = 0xfee00000 + APIC_REG_EOI;
 
 static void apic_write(unsigned reg, uint32_t v)
 {
@@ -50,6 +53,8 @@ void apic_init(void)
         base |= APIC_BASE_X2APIC;
     }
     wrmsr(MSR_APIC_BASE, base);
+    apic_x2apic_mode = x2apic;
+    apic_xapic_eoi = xapic_base + APIC_REG_EOI;
     apic_write(APIC_REG_TPR, 0);
     apic_write(APIC_REG_SVR, APIC_SVR_ENABLE | APIC_SPURIOUS_VECTOR);
 }

@@ -125,6 +125,42 @@ isr_stubs:
     .set vec, vec + 1
     .endr
 
+/*
+ * Count-only stubs for vectors 32..255: bump irq_counts[vector], EOI,
+ * iret.  About ten instructions instead of the full frame and C
+ * dispatch, which matters where CPL0 code is emulated (an interrupt per
+ * NVMe completion).  Selected per vector by irq_set_count_only().
+ */
+    .balign 16
+    .globl irq_count_stubs
+irq_count_stubs:
+    .set vec, 32
+    .rept 224
+    .balign 16
+    push %rax
+    mov $vec, %eax
+    jmp irq_count_common
+    .set vec, vec + 1
+    .endr
+
+irq_count_common:
+    push %rcx
+    push %rdx
+    lock incq irq_counts(, %rax, 8)
+    cmpb $0, apic_x2apic_mode(%rip)
+    je 1f
+    mov $0x80b, %ecx                    /* x2APIC EOI MSR */
+    xor %eax, %eax
+    xor %edx, %edx
+    wrmsr
+    jmp 2f
+1:  mov apic_xapic_eoi(%rip), %rcx
+    movl $0, (%rcx)
+2:  pop %rdx
+    pop %rcx
+    pop %rax
+    iretq
+
 isr_common:
     push %rax
     push %rcx

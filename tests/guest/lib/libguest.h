@@ -170,6 +170,11 @@ uint64_t ram_top(void);
 /* Identity-map [addr, addr + size) (above 4 GiB); false if out of tables. */
 bool map_identity(uint64_t addr, uint64_t size);
 void irq_register(unsigned vector, IrqHandler fn, void *opaque);
+/*
+ * Vector (>= 32) only counts and EOIs, through a short assembly stub with
+ * no C handler: cheap where CPL0 code is emulated.
+ */
+void irq_set_count_only(unsigned vector);
 uint64_t irq_count(unsigned vector);
 extern volatile uint64_t irq_counts[256];
 /*

@@ -61,6 +61,7 @@ extern uint32_t pvh_start_info;
 extern uint64_t gdt[];
 extern uint64_t pml4[], pdpt[];
 extern char isr_stubs[];
+extern char irq_count_stubs[];
 extern char user_exit_point[];
 void __attribute__((noreturn)) user_return_entry(uint64_t value);
 extern char trap_stack_top[];
@@ -315,6 +316,13 @@ void irq_register(unsigned vector, IrqHandler fn, void *opaque)
 {
     irq_slots[vector & 255].opaque = opaque;
     irq_slots[vector & 255].fn = fn;
+}
+
+void irq_set_count_only(unsigned vector)
+{
+    if (vector >= 32 && vector < 256) {
+        idt_set(vector, irq_count_stubs + 16 * (vector - 32), 0);
+    }
 }
 
 uint64_t irq_count(unsigned vector)
