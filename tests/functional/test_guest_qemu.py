@@ -86,6 +86,18 @@ class PciTest(QemuGuestTest):
         self.assertIn('PASS: NVMe controller decodes BAR0 at 0xc0000000',
                       run.output, run.describe())
 
+    def test_device_behind_root_port(self):
+        extra = ['-device', 'pcie-root-port,id=rp,chassis=1']
+        extra += self.nvme_drive()
+        extra[-1] += ',bus=rp'
+        run = guestboot.boot(qemu_cmd('pci', 'q35', append='find=1b36:0010',
+                                      extra=extra))
+        self.assertPassed(run, min_tests=5)
+        self.assertIn('01:00.0 1b36:0010 class 010802 (nvme)',
+                      run.output.splitlines(), run.describe())
+        self.assertIn('PASS: NVMe controller decodes BAR0', run.output,
+                      run.describe())
+
     def test_missing_device_fails(self):
         run = guestboot.boot(qemu_cmd('pci', 'pc', append='find=1d0c:0001'))
         self.assertEqual(run.returncode, guestboot.EXIT_FAIL, run.describe())

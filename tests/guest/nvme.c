@@ -605,6 +605,12 @@ int main(void)
     if (n->timeout_ms < STALL_MS) {
         n->timeout_ms = STALL_MS;
     }
+    if ((n->cap >> 48) & 0xf) {
+        /* We use 4 KiB memory pages (CC.MPS = 0). */
+        report(false, "controller accepts 4 KiB pages (CAP.MPSMIN %u)",
+               (unsigned)((n->cap >> 48) & 0xf));
+        return report_summary();
+    }
     size = qd + 1;
     if (size > (n->cap & 0xffff) + 1) {
         size = (n->cap & 0xffff) + 1;
