@@ -26,6 +26,15 @@ static inline void nvme_db_store(NvmeCtrl *n, unsigned idx, uint32_t val)
     __atomic_store_n(db, htole32(val), __ATOMIC_RELEASE);
 }
 
+/*
+ * CSTS changes under n->lock, but the poller peeks at RDY without it, so
+ * every store is atomic.
+ */
+static void nvme_csts_update(NvmeCtrl *n, uint32_t clear, uint32_t set)
+{
+    __atomic_store_n(&n->csts, (n->csts & ~clear) | set, __ATOMIC_RELAXED);
+}
+
 bool nvme_ctrl_enabled(NvmeCtrl *n)
 {
     /* The poller asks without the lock: a stale answer costs one pass. */
@@ -208,7 +217,7 @@ void nvme_req_complete(NvmeCtrl *n, NvmeRequest *req)
     if (!nvme_cq_post(n, cq, &cqe)) {
         qemu_log_guest_error("nvme: CQ %u at 0x%" PRIx64 " is not in guest "
                              "memory; controller fatal", cq->qid, cq->base);
-        n->csts |= NVME_CSTS_CFS;
+        nvme_csts_update(n, 0, NVME_CSTS_CFS);
     } else if (cq->ien) {
         cq->irq_pending = true;
     }
@@ -253,7 +262,7 @@ static bool nvme_sq_fetch(NvmeCtrl *n, NvmeSQ *sq)
             qemu_log_guest_error("nvme: SQ %u entry at 0x%" PRIx64 " is not "
                                  "in guest memory; controller fatal",
                                  sq->qid, addr);
-            n->csts |= NVME_CSTS_CFS;
+            nvme_csts_update(n, 0, NVME_CSTS_CFS);
             break;
         }
         sq->free_reqs = req->next_free;
@@ -334,7 +343,7 @@ bool nvme_ctrl_poll(NvmeCtrl *n)
 {
     bool did;
 
-    g_mutex_lock(&n->lock);
+    pthread_mutex_lock(&n->lock);
     if (n->dma.ops->begin) {
         n->dma.ops->begin(n->dma.opaque);
     }
@@ -352,25 +361,25 @@ bool nvme_ctrl_poll(NvmeCtrl *n)
         nvme_flush_irqs(n);
         n->irq_deferred_passes = 0;
     }
-    g_mutex_unlock(&n->lock);
+    pthread_mutex_unlock(&n->lock);
     return did;
 }
 
 void nvme_ctrl_set_bar(NvmeCtrl *n, uint8_t *bar)
 {
-    g_mutex_lock(&n->lock);
+    pthread_mutex_lock(&n->lock);
     n->bar = bar;
-    g_mutex_unlock(&n->lock);
+    pthread_mutex_unlock(&n->lock);
 }
 
 void nvme_ctrl_drain(NvmeCtrl *n)
 {
-    g_mutex_lock(&n->lock);
+    pthread_mutex_lock(&n->lock);
     while (nvme_backend_inflight(n->backend)) {
         nvme_backend_reap(n->backend, true);
     }
     nvme_flush_irqs(n);
-    g_mutex_unlock(&n->lock);
+    pthread_mutex_unlock(&n->lock);
 }
 
 void nvme_ctrl_doorbell_write(NvmeCtrl *n, uint64_t offset, uint32_t val)
@@ -381,7 +390,7 @@ void nvme_ctrl_doorbell_write(NvmeCtrl *n, uint64_t offset, uint32_t val)
         return;
     }
     trace_nvme_doorbell_trapped(idx / 2, idx & 1, val);
-    g_mutex_lock(&n->lock);
+    pthread_mutex_lock(&n->lock);
     nvme_db_store(n, idx, val);
     if (nvme_ctrl_enabled(n) && !(n->csts & NVME_CSTS_CFS)) {
         unsigned qid = idx / 2;
@@ -396,7 +405,7 @@ void nvme_ctrl_doorbell_write(NvmeCtrl *n, uint64_t offset, uint32_t val)
         }
         nvme_flush_irqs(n);
     }
-    g_mutex_unlock(&n->lock);
+    pthread_mutex_unlock(&n->lock);
 }
 
 /* ---- Enable, disable, reset ---- */
@@ -435,7 +444,7 @@ static void nvme_features_reset(NvmeCtrl *n)
 static void nvme_ctrl_disable(NvmeCtrl *n)
 {
     nvme_teardown_queues(n);
-    n->csts &= ~(NVME_CSTS_RDY | NVME_CSTS_CFS);
+    nvme_csts_update(n, NVME_CSTS_RDY | NVME_CSTS_CFS, 0);
     trace_nvme_disable();
 }
 
@@ -451,7 +460,7 @@ static void nvme_ctrl_enable(NvmeCtrl *n)
         mps > NVME_MPSMAX) {
         qemu_log_guest_error("nvme: CC 0x%x asks for an unsupported command "
                              "set, arbitration or page size", n->cc);
-        n->csts |= NVME_CSTS_CFS;
+        nvme_csts_update(n, 0, NVME_CSTS_CFS);
         return;
     }
     n->page_size = 1u << (12 + mps);
@@ -464,10 +473,10 @@ static void nvme_ctrl_enable(NvmeCtrl *n)
                              PRIx64 " ACQ 0x%" PRIx64 "): status 0x%x",
                              n->aqa, n->asq, n->acq, st);
         nvme_teardown_queues(n);
-        n->csts |= NVME_CSTS_CFS;
+        nvme_csts_update(n, 0, NVME_CSTS_CFS);
         return;
     }
-    n->csts = NVME_CSTS_RDY;
+    nvme_csts_update(n, ~0u, NVME_CSTS_RDY);
     trace_nvme_enable(n->page_size, sqs, cqs);
 }
 
@@ -475,7 +484,7 @@ static void nvme_ctrl_reset_locked(NvmeCtrl *n)
 {
     nvme_ctrl_disable(n);
     n->cc = 0;
-    n->csts = 0;
+    nvme_csts_update(n, ~0u, 0);
     n->aqa = 0;
     n->asq = 0;
     n->acq = 0;
@@ -486,9 +495,9 @@ static void nvme_ctrl_reset_locked(NvmeCtrl *n)
 
 void nvme_ctrl_reset(NvmeCtrl *n)
 {
-    g_mutex_lock(&n->lock);
+    pthread_mutex_lock(&n->lock);
     nvme_ctrl_reset_locked(n);
-    g_mutex_unlock(&n->lock);
+    pthread_mutex_unlock(&n->lock);
 }
 
 /* ---- Register file ---- */
@@ -534,12 +543,12 @@ static void nvme_cc_write(NvmeCtrl *n, uint32_t val)
     if (was_en && !en) {
         n->cc = val;
         nvme_ctrl_disable(n);
-        n->csts &= ~NVME_CSTS_SHST_MASK;
+        nvme_csts_update(n, NVME_CSTS_SHST_MASK, 0);
         return;
     }
     if (!was_en && en) {
         n->cc = val;
-        n->csts &= ~NVME_CSTS_SHST_MASK;
+        nvme_csts_update(n, NVME_CSTS_SHST_MASK, 0);
         nvme_ctrl_enable(n);
     } else if (!en) {
         n->cc = val;
@@ -553,7 +562,7 @@ static void nvme_cc_write(NvmeCtrl *n, uint32_t val)
             nvme_backend_reap(n->backend, true);
         }
         nvme_backend_sync(n->backend);
-        n->csts = (n->csts & ~NVME_CSTS_SHST_MASK) | NVME_CSTS_SHST_DONE;
+        nvme_csts_update(n, NVME_CSTS_SHST_MASK, NVME_CSTS_SHST_DONE);
         trace_nvme_shutdown(NVME_CC_SHN(val));
     }
 }
@@ -614,12 +623,12 @@ uint64_t nvme_ctrl_reg_read(NvmeCtrl *n, uint64_t offset, unsigned size)
                              " size %u", offset, size);
         return 0;
     }
-    g_mutex_lock(&n->lock);
+    pthread_mutex_lock(&n->lock);
     val = nvme_reg_read32(n, offset);
     if (size == 8) {
         val |= (uint64_t)nvme_reg_read32(n, offset + 4) << 32;
     }
-    g_mutex_unlock(&n->lock);
+    pthread_mutex_unlock(&n->lock);
     trace_nvme_reg_read(offset, size, val);
     return val;
 }
@@ -636,13 +645,13 @@ void nvme_ctrl_reg_write(NvmeCtrl *n, uint64_t offset, uint64_t val,
         return;
     }
     trace_nvme_reg_write(offset, size, val);
-    g_mutex_lock(&n->lock);
+    pthread_mutex_lock(&n->lock);
     nvme_reg_write32(n, offset, val);
     if (size == 8) {
         nvme_reg_write32(n, offset + 4, val >> 32);
     }
     kick = nvme_ctrl_enabled(n);
-    g_mutex_unlock(&n->lock);
+    pthread_mutex_unlock(&n->lock);
     if (kick && n->kick) {
         n->kick(n->kick_opaque);
     }
@@ -675,7 +684,7 @@ bool nvme_ctrl_init(NvmeCtrl *n, const NvmeCtrlConfig *cfg, Error **errp)
         return false;
     }
     memset(n, 0, sizeof(*n));
-    g_mutex_init(&n->lock);
+    pthread_mutex_init(&n->lock, NULL);
     n->backend = cfg->backend;
     n->dma = cfg->dma;
     n->irq_notify = cfg->irq_notify;
@@ -707,5 +716,5 @@ bool nvme_ctrl_init(NvmeCtrl *n, const NvmeCtrlConfig *cfg, Error **errp)
 void nvme_ctrl_cleanup(NvmeCtrl *n)
 {
     nvme_ctrl_reset(n);
-    g_mutex_clear(&n->lock);
+    pthread_mutex_destroy(&n->lock);
 }

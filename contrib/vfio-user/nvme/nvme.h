@@ -9,6 +9,7 @@
 #ifndef CONTRIB_VFIO_USER_NVME_H
 #define CONTRIB_VFIO_USER_NVME_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/uio.h>
@@ -417,7 +418,8 @@ typedef struct NvmeCQ {
 typedef void NvmeIrqNotify(void *opaque, unsigned vector);
 
 typedef struct NvmeCtrl {
-    GMutex lock;
+    /* pthread rather than GMutex: ThreadSanitizer understands it. */
+    pthread_mutex_t lock;
     NvmeBackend *backend;
     NvmeDma dma;
     NvmeIrqNotify *irq_notify;
