@@ -187,7 +187,7 @@ void puts(const char *s)
 
 int printf(const char *fmt, ...)
 {
-    char buf[256];
+    char buf[512];
     va_list ap;
     int n;
 

@@ -76,7 +76,7 @@ static uint64_t ram_end = DEFAULT_RAM_TOP;
 static uint64_t alloc_next;
 
 static const char *const exception_names[32] = {
-    "#DE", "#DB", "NMI", "#BP", "#OF", "#BR", "#UD", "#NM", "#DF", "#MF",
+    "#DE", "#DB", "NMI", "#BP", "#OF", "#BR", "#UD", "#NM", "#DF", "CSO",
     "#TS", "#NP", "#SS", "#GP", "#PF", "#15", "#MF", "#AC", "#MC", "#XM",
     "#VE", "#CP",
 };
