@@ -39,6 +39,9 @@ struct Chardev {
     bool connected;
     bool opened_sent;       /* front-end has seen OPENED for this peer */
     bool read_watch;
+    bool write_watch;
+    bool throttled;         /* front-end's can_read returned 0 */
+    GString *outbuf;        /* output the peer has not taken yet */
     CharBackend *be;
     QEMUBH *open_bh;
     QEMUBH *disconnect_bh;
@@ -61,12 +64,18 @@ typedef struct ChardevConfig {
 /* A pty has no connect event: look for a slave user this often. */
 #define CHR_PTY_POLL_MS 200
 
-/* Writes to a slow peer wait at most this long before giving up. */
-#define CHR_WRITE_TIMEOUT_MS 10000
+/*
+ * Output a peer does not read is queued, never waited for, up to this
+ * much; beyond it the peer is dropped.
+ */
+#define CHR_MAX_OUTBUF (16 * 1024 * 1024)
+/* At deletion, queued output gets this long to drain (final events). */
+#define CHR_FLUSH_AT_EXIT_MS 1000
 
 static GHashTable *chardevs;    /* label -> Chardev */
 
-static void chr_update_read_watch(Chardev *chr);
+static void chr_update_watch(Chardev *chr);
+static void chr_remove_watches(Chardev *chr);
 static void chr_accept(void *opaque);
 
 Chardev *qemu_chr_find(const char *id)
@@ -134,10 +143,8 @@ static void chr_disconnect(Chardev *chr)
         return;
     }
     trace_chardev_disconnect(chr->label);
-    if (chr->read_watch) {
-        qemu_set_fd_handler(chr->in_fd, NULL, NULL, NULL);
-        chr->read_watch = false;
-    }
+    chr_remove_watches(chr);
+    g_string_truncate(chr->outbuf, 0);
     if (chr->kind == CHARDEV_KIND_SOCKET) {
         close(chr->in_fd);
     }
@@ -172,15 +179,15 @@ static void chr_read_ready(void *opaque)
     ssize_t n;
 
     if (!be || !be->chr_read) {
-        chr_update_read_watch(chr);
+        chr_update_watch(chr);
         return;
     }
     if (be->chr_can_read) {
         max = MIN(max, be->chr_can_read(be->opaque));
         if (max <= 0) {
             /* Resumed by qemu_chr_fe_accept_input(). */
-            qemu_set_fd_handler(chr->in_fd, NULL, NULL, NULL);
-            chr->read_watch = false;
+            chr->throttled = true;
+            chr_update_watch(chr);
             return;
         }
     }
@@ -191,9 +198,9 @@ static void chr_read_ready(void *opaque)
     if (n <= 0 && chr->kind != CHARDEV_KIND_SOCKET &&
         chr->kind != CHARDEV_KIND_PTY) {
         /* stdin at EOF (e.g. /dev/null): output keeps working. */
-        qemu_set_fd_handler(chr->in_fd, NULL, NULL, NULL);
-        chr->read_watch = false;
+        chr_remove_watches(chr);
         chr->in_fd = -1;
+        chr_update_watch(chr);
         return;
     }
     if (n <= 0) {
@@ -203,17 +210,83 @@ static void chr_read_ready(void *opaque)
     be->chr_read(be->opaque, buf, n);
 }
 
-static void chr_update_read_watch(Chardev *chr)
+/* Sends queued output; false if the peer is gone. */
+static bool chr_flush(Chardev *chr)
+{
+    while (chr->outbuf->len) {
+        ssize_t n;
+
+        if (chr->out_is_socket) {
+            n = send(chr->out_fd, chr->outbuf->str, chr->outbuf->len,
+                     MSG_NOSIGNAL | MSG_DONTWAIT);
+        } else {
+            n = write(chr->out_fd, chr->outbuf->str, chr->outbuf->len);
+        }
+        if (n > 0) {
+            g_string_erase(chr->outbuf, 0, n);
+            continue;
+        }
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        return n < 0 && errno == EAGAIN;
+    }
+    return true;
+}
+
+static void chr_write_ready(void *opaque)
+{
+    Chardev *chr = opaque;
+
+    if (!chr_flush(chr)) {
+        if (chr->kind == CHARDEV_KIND_SOCKET || chr->kind == CHARDEV_KIND_PTY) {
+            chr_disconnect(chr);
+            return;
+        }
+        g_string_truncate(chr->outbuf, 0);     /* e.g. a full disk */
+    }
+    chr_update_watch(chr);
+}
+
+static void chr_remove_watches(Chardev *chr)
+{
+    if (chr->read_watch) {
+        qemu_set_fd_handler(chr->in_fd, NULL, NULL, NULL);
+    }
+    if (chr->write_watch) {
+        qemu_set_fd_handler(chr->out_fd, NULL, NULL, NULL);
+    }
+    chr->read_watch = false;
+    chr->write_watch = false;
+}
+
+/* Watches for input and for room to send queued output, as needed. */
+static void chr_update_watch(Chardev *chr)
 {
     CharBackend *be = chr->be;
-    bool want = chr->connected && chr->in_fd >= 0 && chr->opened_sent &&
-                be && be->chr_read;
+    bool want_read = chr->connected && chr->in_fd >= 0 && chr->opened_sent &&
+                     !chr->throttled && be && be->chr_read;
+    bool want_write = chr->connected && chr->out_fd >= 0 &&
+                      chr->outbuf->len > 0;
 
-    if (want != chr->read_watch) {
-        qemu_set_fd_handler(chr->in_fd, want ? chr_read_ready : NULL, NULL,
-                            chr);
-        chr->read_watch = want;
+    if (want_read == chr->read_watch && want_write == chr->write_watch) {
+        return;
     }
+    if (chr->in_fd >= 0 && chr->in_fd == chr->out_fd) {
+        qemu_set_fd_handler(chr->in_fd, want_read ? chr_read_ready : NULL,
+                            want_write ? chr_write_ready : NULL, chr);
+    } else {
+        if (want_read != chr->read_watch) {
+            qemu_set_fd_handler(chr->in_fd, want_read ? chr_read_ready : NULL,
+                                NULL, chr);
+        }
+        if (want_write != chr->write_watch) {
+            qemu_set_fd_handler(chr->out_fd, NULL,
+                                want_write ? chr_write_ready : NULL, chr);
+        }
+    }
+    chr->read_watch = want_read;
+    chr->write_watch = want_write;
 }
 
 /* Tells the front-end about the peer, then starts reading. */
@@ -225,7 +298,7 @@ static void chr_deliver_open(Chardev *chr)
     chr->opened_sent = true;
     chr_send_event(chr, CHR_EVENT_OPENED);
     if (chr->connected) {
-        chr_update_read_watch(chr);
+        chr_update_watch(chr);
     }
 }
 
@@ -240,6 +313,7 @@ static void chr_set_connected(Chardev *chr, int in_fd, int out_fd)
     chr->out_fd = out_fd;
     chr->connected = true;
     chr->opened_sent = false;
+    chr->throttled = false;
     if (chr->be) {
         qemu_bh_schedule(chr->open_bh);
     }
@@ -459,6 +533,7 @@ static Chardev *chr_create(const char *label, const ChardevConfig *cfg,
     chr->out_fd = -1;
     chr->listen_fd = -1;
     chr->pty_fd = -1;
+    chr->outbuf = g_string_new(NULL);
     chr->open_bh = qemu_bh_new(chr_open_bh, chr);
     chr->disconnect_bh = qemu_bh_new(chr_disconnect_bh, chr);
 
@@ -485,6 +560,7 @@ static Chardev *chr_create(const char *label, const ChardevConfig *cfg,
         ok = false;
     }
     if (!ok) {
+        g_string_free(chr->outbuf, TRUE);
         qemu_bh_delete(chr->open_bh);
         qemu_bh_delete(chr->disconnect_bh);
         g_free(chr->unlink_path);
@@ -686,6 +762,16 @@ void qemu_chr_delete(Chardev *chr)
         chr->be->chr = NULL;
         chr->be = NULL;
     }
+    /* Last words (e.g. the SHUTDOWN event) still reach a slow reader. */
+    if (chr->connected && chr->out_fd >= 0 && chr->outbuf->len) {
+        int waited;
+
+        for (waited = 0; waited < CHR_FLUSH_AT_EXIT_MS && chr->outbuf->len &&
+             chr_flush(chr); waited += 10) {
+            struct pollfd pfd = { .fd = chr->out_fd, .events = POLLOUT };
+            poll(&pfd, 1, 10);
+        }
+    }
     chr_disconnect(chr);
     chr_set_listening(chr, false);
     if (chr->listen_fd >= 0) {
@@ -703,6 +789,8 @@ void qemu_chr_delete(Chardev *chr)
         close(chr->pty_fd);
     }
     g_free(chr->filename);
+    chr_remove_watches(chr);
+    g_string_free(chr->outbuf, TRUE);
     qemu_bh_delete(chr->open_bh);
     qemu_bh_delete(chr->disconnect_bh);
     if (chardevs) {
@@ -779,7 +867,7 @@ void qemu_chr_fe_set_handlers(CharBackend *be,
     } else if (chr->connected && !chr->opened_sent) {
         qemu_bh_schedule(chr->open_bh);
     }
-    chr_update_read_watch(chr);
+    chr_update_watch(chr);
 }
 
 bool qemu_chr_fe_backend_connected(CharBackend *be)
@@ -795,7 +883,8 @@ Chardev *qemu_chr_fe_get_driver(CharBackend *be)
 void qemu_chr_fe_accept_input(CharBackend *be)
 {
     if (be->chr) {
-        chr_update_read_watch(be->chr);
+        be->chr->throttled = false;
+        chr_update_watch(be->chr);
     }
 }
 
@@ -809,10 +898,8 @@ void qemu_chr_fe_disconnect(CharBackend *be)
 int qemu_chr_fe_write_all(CharBackend *be, const uint8_t *buf, int len)
 {
     Chardev *chr = be->chr;
-    int64_t waited_ms = 0;
-    int done = 0;
 
-    if (!chr || !chr->connected) {
+    if (!chr || !chr->connected || len < 0) {
         return -1;
     }
     if (chr->kind == CHARDEV_KIND_NULL) {
@@ -821,33 +908,23 @@ int qemu_chr_fe_write_all(CharBackend *be, const uint8_t *buf, int len)
     if (chr->out_fd < 0) {
         return -1;
     }
-    while (done < len) {
-        ssize_t n;
-
-        if (chr->out_is_socket) {
-            n = send(chr->out_fd, buf + done, len - done, MSG_NOSIGNAL);
-        } else {
-            n = write(chr->out_fd, buf + done, len - done);
-        }
-        if (n > 0) {
-            done += n;
-            continue;
-        }
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n < 0 && errno == EAGAIN && waited_ms < CHR_WRITE_TIMEOUT_MS) {
-            struct pollfd pfd = { .fd = chr->out_fd, .events = POLLOUT };
-            poll(&pfd, 1, 100);
-            waited_ms += 100;
-            continue;
-        }
-        /* Peer gone or stuck: drop it once we are back in the loop. */
-        if (chr->kind == CHARDEV_KIND_SOCKET) {
+    if (chr->outbuf->len + len > CHR_MAX_OUTBUF) {
+        /* The peer stopped reading long ago: drop it from the loop. */
+        if (chr->kind == CHARDEV_KIND_SOCKET || chr->kind == CHARDEV_KIND_PTY) {
             qemu_bh_schedule(chr->disconnect_bh);
         }
         return -1;
     }
+    /* Queue behind anything pending so bytes stay in order. */
+    g_string_append_len(chr->outbuf, (const char *)buf, len);
+    if (!chr_flush(chr)) {
+        if (chr->kind == CHARDEV_KIND_SOCKET || chr->kind == CHARDEV_KIND_PTY) {
+            qemu_bh_schedule(chr->disconnect_bh);
+        }
+        g_string_truncate(chr->outbuf, 0);
+        return -1;
+    }
+    chr_update_watch(chr);
     return len;
 }
 

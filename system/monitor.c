@@ -517,7 +517,8 @@ static bool monitor_scan_byte(Monitor *mon, char c, bool *reprocess)
         return false;
     }
     if (mon->in_scalar) {
-        if (g_ascii_isspace(c) || strchr("{}[]\"", c)) {
+        /* (c && ...): strchr() would match the terminating NUL. */
+        if (g_ascii_isspace(c) || (c && strchr("{}[]\"", c))) {
             *reprocess = !g_ascii_isspace(c);
             return true;
         }

@@ -554,6 +554,40 @@ static void test_event_broadcast(void)
     qtest_quit(qts);
 }
 
+static void test_slow_reader(void)
+{
+    /* A client that does not read its replies must not stall the VM. */
+    QTestState *qts = start_with_second_monitor();
+    RawMon *m = raw_connect(mon_path);
+    g_autoptr(JsonObject) greeting = raw_recv_any(m);
+    g_autoptr(JsonObject) caps = NULL;
+    g_autoptr(GString) burst = g_string_new(NULL);
+    g_autoptr(JsonNode) st = NULL;
+    const int count = 5000;
+    int i;
+
+    g_assert_true(json_object_has_member(greeting, "QMP"));
+    raw_send(m, "{\"execute\": \"qmp_capabilities\"}");
+    caps = raw_recv_any(m);
+    for (i = 0; i < count; i++) {
+        g_string_append_printf(burst, "{\"execute\": \"query-version\", "
+                               "\"id\": %d}\n", i);
+    }
+    raw_send(m, burst->str);
+    /* Meanwhile the other monitor and the qtest socket still answer. */
+    st = qtest_qmp_assert_success(qts, "{'execute': 'query-status'}");
+    qtest_writel(qts, 0x100000, 0xfeedface);
+    g_assert_cmphex(qtest_readl(qts, 0x100000), ==, 0xfeedface);
+    /* Every reply arrives, in order. */
+    for (i = 0; i < count; i++) {
+        g_autoptr(JsonObject) r = raw_recv_any(m);
+
+        g_assert_cmpint(json_object_get_int_member(r, "id"), ==, i);
+    }
+    raw_close(m);
+    qtest_quit(qts);
+}
+
 static void test_qom_list_machine(void)
 {
     QTestState *qts = qtest_init("-M pc -m 64M");
@@ -625,6 +659,8 @@ int main(int argc, char **argv)
     g_test_add_func("/qmp/query/chardev-lists-socket", test_query_chardev);
     g_test_add_func("/qmp/events/only-to-negotiated-monitors",
                     test_event_broadcast);
+    g_test_add_func("/qmp/monitor/slow-reader-does-not-stall",
+                    test_slow_reader);
     g_test_add_func("/qmp/qom/list-root-has-machine", test_qom_list_machine);
     g_test_add_func("/qmp/quit/shutdown-event-and-exit-0", test_quit);
 
