@@ -68,7 +68,7 @@ static bool iommu_info_parse_caps(VFIOContainer *container,
         struct vfio_info_cap_header hdr;
         uint32_t end;
 
-        if (off < sizeof(*info) || off % 8 || off <= prev ||
+        if (off < sizeof(*info) || off % 4 || off <= prev ||
             off > len - sizeof(hdr)) {
             error_setg(errp, "vfio %s: IOMMU info capability at offset %u is"
                        " out of range (%zu bytes of info)", devname, off, len);

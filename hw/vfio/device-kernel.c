@@ -36,6 +36,8 @@ typedef struct VFIOKernelIrq {
     uint32_t count;             /* the kernel's maximum */
     uint32_t enabled;           /* vectors armed with eventfds, 0: off */
     int *fds;                   /* their eventfds (the caller's), -1: none */
+    int unmask_fd;              /* INTx: the unmask eventfd, -1: none */
+    bool suspended;             /* INTx: off while MSI/MSI-X is armed */
 } VFIOKernelIrq;
 
 typedef struct VFIOKernelDevice {
@@ -46,6 +48,7 @@ typedef struct VFIOKernelDevice {
     uint32_t num_irqs;
     VFIOKernelRegion *regions;
     VFIOKernelIrq *irqs;
+    bool listed;                /* in group->devices */
 } VFIOKernelDevice;
 
 static VFIOKernelDevice *kdev(VFIODevice *vbasedev)
@@ -450,6 +453,102 @@ static bool irq_set_triggers(VFIOKernelDevice *d, uint32_t index,
     return true;
 }
 
+static bool irq_is_msi(uint32_t index)
+{
+    return index == VFIO_PCI_MSI_IRQ_INDEX || index == VFIO_PCI_MSIX_IRQ_INDEX;
+}
+
+/* MSI or MSI-X armed in the kernel. */
+static bool msi_active(VFIOKernelDevice *d)
+{
+    uint32_t i;
+
+    for (i = 0; i < d->num_irqs; i++) {
+        if (irq_is_msi(i) && d->irqs[i].enabled) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
+ * The kernel arms one interrupt type at a time, as PCI does: INTx is off
+ * while MSI or MSI-X is enabled.  The device model may keep INTx set up
+ * throughout, so INTx is suspended (disabled in the kernel, its eventfds
+ * kept) when MSI/MSI-X is armed, and re-armed when both are off again.
+ */
+static bool intx_suspend(VFIOKernelDevice *d, Error **errp)
+{
+    VFIOKernelIrq *intx = &d->irqs[VFIO_PCI_INTX_IRQ_INDEX];
+
+    if (d->num_irqs <= VFIO_PCI_INTX_IRQ_INDEX || !intx->enabled ||
+        intx->suspended) {
+        return true;
+    }
+    if (!irq_disable(d, VFIO_PCI_INTX_IRQ_INDEX, errp)) {
+        return false;
+    }
+    intx->suspended = true;
+    trace_vfio_kernel_intx_suspend(d->name, true);
+    return true;
+}
+
+static bool intx_resume(VFIOKernelDevice *d, Error **errp)
+{
+    VFIOKernelIrq *intx = &d->irqs[VFIO_PCI_INTX_IRQ_INDEX];
+
+    if (d->num_irqs <= VFIO_PCI_INTX_IRQ_INDEX || !intx->suspended ||
+        msi_active(d)) {
+        return true;
+    }
+    intx->suspended = false;
+    trace_vfio_kernel_intx_suspend(d->name, false);
+    if (!irq_set_eventfds(d, VFIO_PCI_INTX_IRQ_INDEX,
+                          VFIO_IRQ_SET_ACTION_TRIGGER, 0, 1, intx->fds,
+                          errp)) {
+        intx->enabled = 0;
+        return false;
+    }
+    return intx->unmask_fd < 0 ||
+           irq_set_eventfds(d, VFIO_PCI_INTX_IRQ_INDEX,
+                            VFIO_IRQ_SET_ACTION_UNMASK, 0, 1,
+                            &intx->unmask_fd, errp);
+}
+
+static void irq_forget(VFIOKernelIrq *irq)
+{
+    irq->enabled = 0;
+    irq->suspended = false;
+    irq->unmask_fd = -1;
+    g_free(irq->fds);
+    irq->fds = NULL;
+}
+
+/* INTx requests while suspended only update what resume will arm. */
+static bool intx_set_suspended(VFIOKernelDevice *d,
+                               const struct vfio_irq_set *irq_set,
+                               const int *fds)
+{
+    VFIOKernelIrq *intx = &d->irqs[VFIO_PCI_INTX_IRQ_INDEX];
+    uint32_t data = irq_set->flags & VFIO_IRQ_SET_DATA_TYPE_MASK;
+    uint32_t action = irq_set->flags & VFIO_IRQ_SET_ACTION_TYPE_MASK;
+
+    trace_vfio_kernel_set_irqs_suspended(d->name, irq_set->flags,
+                                         irq_set->count);
+    if (action == VFIO_IRQ_SET_ACTION_TRIGGER) {
+        if (data == VFIO_IRQ_SET_DATA_EVENTFD && irq_set->count == 1) {
+            intx->fds[0] = fds[0];
+        } else if (data == VFIO_IRQ_SET_DATA_NONE && irq_set->count == 0) {
+            irq_forget(intx);
+        }
+    } else if (action == VFIO_IRQ_SET_ACTION_UNMASK &&
+               data == VFIO_IRQ_SET_DATA_EVENTFD && irq_set->count == 1) {
+        intx->unmask_fd = fds[0];
+    }
+    /* Mask and unmask have nothing to act on while INTx is off. */
+    return true;
+}
+
 static bool kernel_set_irqs(VFIODevice *vbasedev,
                             const struct vfio_irq_set *irq_set,
                             const int *fds, Error **errp)
@@ -471,6 +570,17 @@ static bool kernel_set_irqs(VFIODevice *vbasedev,
                    d->name, index, irq_set->start, irq_set->count);
         return false;
     }
+    if (data == VFIO_IRQ_SET_DATA_EVENTFD && !fds && irq_set->count) {
+        error_setg(errp, "vfio %s: eventfds missing for irq index %u",
+                   d->name, index);
+        return false;
+    }
+    if (data == VFIO_IRQ_SET_DATA_BOOL &&
+        irq_set->argsz < sizeof(*irq_set) + irq_set->count) {
+        error_setg(errp, "vfio %s: irq index %u: %u bools in argsz %u",
+                   d->name, index, irq_set->count, irq_set->argsz);
+        return false;
+    }
     irq = &d->irqs[index];
     if (!irq->known) {
         struct vfio_irq_info info = { .index = index };
@@ -479,27 +589,30 @@ static bool kernel_set_irqs(VFIODevice *vbasedev,
             return false;
         }
     }
+    if (index == VFIO_PCI_INTX_IRQ_INDEX && irq->suspended) {
+        return intx_set_suspended(d, irq_set, fds);
+    }
 
     if (data == VFIO_IRQ_SET_DATA_EVENTFD) {
-        if (!fds && irq_set->count) {
-            error_setg(errp, "vfio %s: eventfds missing for irq index %u",
-                       d->name, index);
-            return false;
-        }
         if (action == VFIO_IRQ_SET_ACTION_TRIGGER && irq_set->count) {
+            if (irq_is_msi(index) && !irq->enabled &&
+                !intx_suspend(d, errp)) {
+                return false;
+            }
             return irq_set_triggers(d, index, irq_set->start, irq_set->count,
                                     fds, errp);
         }
-        return irq_set_eventfds(d, index, action, irq_set->start,
-                                irq_set->count, fds, errp);
+        if (!irq_set_eventfds(d, index, action, irq_set->start,
+                              irq_set->count, fds, errp)) {
+            return false;
+        }
+        if (index == VFIO_PCI_INTX_IRQ_INDEX &&
+            action == VFIO_IRQ_SET_ACTION_UNMASK && irq_set->count == 1) {
+            irq->unmask_fd = fds[0];
+        }
+        return true;
     }
 
-    if (data == VFIO_IRQ_SET_DATA_BOOL &&
-        irq_set->argsz < sizeof(*irq_set) + irq_set->count) {
-        error_setg(errp, "vfio %s: irq index %u: %u bools in argsz %u",
-                   d->name, index, irq_set->count, irq_set->argsz);
-        return false;
-    }
     {
         size_t len = sizeof(*irq_set) +
                      (data == VFIO_IRQ_SET_DATA_BOOL ? irq_set->count : 0);
@@ -517,9 +630,10 @@ static bool kernel_set_irqs(VFIODevice *vbasedev,
     }
     if (data == VFIO_IRQ_SET_DATA_NONE &&
         action == VFIO_IRQ_SET_ACTION_TRIGGER && irq_set->count == 0) {
-        irq->enabled = 0;
-        g_free(irq->fds);
-        irq->fds = NULL;
+        irq_forget(irq);
+        if (irq_is_msi(index)) {
+            return intx_resume(d, errp);
+        }
     }
     return true;
 }
@@ -566,6 +680,9 @@ static void kernel_device_free(VFIOKernelDevice *d)
     if (d->fd >= 0) {
         vfio_ioctl_ops()->close(d->fd);
     }
+    if (d->listed) {
+        d->group->devices = g_list_remove(d->group->devices, d->name);
+    }
     vfio_group_put(d->group);
     for (i = 0; i < d->num_irqs; i++) {
         g_free(d->irqs[i].fds);
@@ -610,6 +727,7 @@ bool vfio_kernel_device_attach(VFIODevice *vbasedev, const char *sysfsdev,
     VFIOKernelDevice *d;
     VFIODevice probe = { .fd = -1 };
     int groupid;
+    uint32_t i;
 
     g_strchomp(trimmed);
     while (strlen(trimmed) > 1 && g_str_has_suffix(trimmed, "/")) {
@@ -627,6 +745,13 @@ bool vfio_kernel_device_attach(VFIODevice *vbasedev, const char *sysfsdev,
     }
     d->group = vfio_group_get(groupid, d->name, errp);
     if (!d->group) {
+        goto fail;
+    }
+    /* The kernel would hand out the fd twice; one device model only. */
+    if (g_list_find_custom(d->group->devices, d->name,
+                           (GCompareFunc)strcmp)) {
+        error_setg(errp, "vfio %s: the device is already in use by another"
+                   " vfio-pci device", d->name);
         goto fail;
     }
     d->fd = vfio_ioctl_ops()->ioctl(d->group->fd, VFIO_GROUP_GET_DEVICE_FD,
@@ -660,7 +785,12 @@ bool vfio_kernel_device_attach(VFIODevice *vbasedev, const char *sysfsdev,
     d->num_irqs = info.num_irqs;
     d->regions = g_new0(VFIOKernelRegion, d->num_regions);
     d->irqs = g_new0(VFIOKernelIrq, d->num_irqs);
+    for (i = 0; i < d->num_irqs; i++) {
+        d->irqs[i].unmask_fd = -1;
+    }
 
+    d->group->devices = g_list_prepend(d->group->devices, d->name);
+    d->listed = true;
     vbasedev->ops = &vfio_kernel_device_ops;
     vbasedev->backend = d;
     vbasedev->fd = d->fd;

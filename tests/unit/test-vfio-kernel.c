@@ -23,24 +23,27 @@
 #define FD_DEVICE_BASE 300
 
 /*
- * Recorded: VFIO_IOMMU_GET_INFO under intel-iommu (4K/2M/1G pages, one
- * IOVA_RANGE cap with the MSI window carved out, DMA_AVAIL 65535).
- * Little-endian u32 words.
+ * Recorded: VFIO_IOMMU_GET_INFO from Linux 6.1 under QEMU's intel-iommu
+ * (4K/2M/1G pages; MIGRATION at 24, DMA_AVAIL at 56, IOVA_RANGE at 68 with
+ * the MSI window carved out).  The kernel packs capabilities without
+ * padding, so the third one is only 4-byte aligned.  Little-endian words.
  */
 static const uint32_t rec_iommu_info[] = {
-    88, 0x3,                    /* argsz, flags PGSIZES|CAPS */
+    0x74, 0x3,                  /* argsz 116, flags PGSIZES|CAPS */
     0x40201000, 0x0,            /* iova_pgsizes 4K|2M|1G */
-    24, 0,                      /* cap_offset, pad */
-    /* 24: IOVA_RANGE id 1 version 1 next 72 */
-    0x00010001, 72, 2, 0,
+    0x18, 0,                    /* cap_offset 24, pad */
+    /* 24: MIGRATION id 2 version 1 next 56 */
+    0x00010002, 0x38, 0x0, 0x0, 0x1000, 0x0, 0x10000000, 0x0,
+    /* 56: DMA_AVAIL id 3 version 1 next 68, avail 65535 */
+    0x00010003, 0x44, 0xffff,
+    /* 68: IOVA_RANGE id 1 version 1 next 0, 2 ranges */
+    0x00010001, 0, 2, 0,
     0x00000000, 0x0, 0xfedfffff, 0x0,
-    0xfef00000, 0x0, 0xffffffff, 0x000fffff,
-    /* 72: DMA_AVAIL id 3 version 1 next 0 */
-    0x00010003, 0, 65535, 0,
+    0xfef00000, 0x0, 0xffffffff, 0x7f,
 };
 
 /* Recorded: VFIO_DEVICE_GET_INFO of vfio-pci (RESET|PCI, 9 regions, 5 irqs) */
-static const uint32_t rec_device_info[] = { 24, 0x3, 9, 5, 0, 0 };
+static const uint32_t rec_device_info[] = { 20, 0x3, 9, 5, 0 };
 
 /* Recorded: region 0 (BAR0, 16 KiB, mmap, MSIX_MAPPABLE cap at 32). */
 static const uint32_t rec_bar0_info[] = {
@@ -88,6 +91,8 @@ typedef struct FakeKernel {
     /* State. */
     int next_container, next_group, next_device;
     int open_fds;
+    int irq_type;               /* armed irq index, -1: none */
+    uint32_t irq_nvec;          /* vectors armed */
     int container_groups[16];   /* groups in container fd (100 + i) */
     int group_container[16];    /* container fd of group fd (200 + i) */
     GArray *log;                /* FakeIoctl */
@@ -127,6 +132,50 @@ static void fake_reset(void)
     fk.next_group = FD_GROUP_BASE;
     fk.next_device = FD_DEVICE_BASE;
     fk.log = g_array_new(false, true, sizeof(FakeIoctl));
+    fk.irq_type = -1;
+}
+
+/*
+ * vfio-pci's SET_IRQS rules: one interrupt type armed at a time; an armed
+ * MSI/MSI-X block cannot grow; disabling an index that is not armed, and
+ * INTx unmask/mask while INTx is not armed, are EINVAL.
+ */
+static int fake_set_irqs(const struct vfio_irq_set *s)
+{
+    uint32_t data = s->flags & VFIO_IRQ_SET_DATA_TYPE_MASK;
+    uint32_t action = s->flags & VFIO_IRQ_SET_ACTION_TYPE_MASK;
+    int index = s->index;
+
+    if (action != VFIO_IRQ_SET_ACTION_TRIGGER) {
+        if (index != VFIO_PCI_INTX_IRQ_INDEX ||
+            fk.irq_type != VFIO_PCI_INTX_IRQ_INDEX) {
+            errno = EINVAL;
+            return -1;
+        }
+        return 0;
+    }
+    if (data == VFIO_IRQ_SET_DATA_NONE && s->count == 0) {
+        if (fk.irq_type == index) {
+            fk.irq_type = -1;
+            fk.irq_nvec = 0;
+            return 0;
+        }
+        errno = EINVAL;
+        return -1;
+    }
+    if (fk.irq_type != -1 && fk.irq_type != index) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (fk.irq_type == index && s->start + s->count > fk.irq_nvec) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (fk.irq_type == -1 && data == VFIO_IRQ_SET_DATA_EVENTFD) {
+        fk.irq_type = index;
+        fk.irq_nvec = s->start + s->count;
+    }
+    return 0;
 }
 
 static int fake_open(const char *path, int flags)
@@ -321,6 +370,7 @@ static int fake_ioctl(int fd, unsigned long request, void *arg)
         return 0;
     }
     case VFIO_DEVICE_SET_IRQS:
+        return fake_set_irqs(arg);
     case VFIO_DEVICE_RESET:
         return 0;
     case VFIO_IOMMU_MAP_DMA:
@@ -496,7 +546,7 @@ static void test_attach_ok(void)
     g_assert_cmpuint(group->container->iova_ranges->len, ==, 2);
     r = &g_array_index(group->container->iova_ranges, VFIOIovaRange, 1);
     g_assert_cmphex(r->start, ==, 0xfef00000);
-    g_assert_cmphex(r->end, ==, 0xfffffffffffffULL);
+    g_assert_cmphex(r->end, ==, 0x7fffffffffULL);
     g_assert_true(group->container->has_dma_avail);
     g_assert_cmpuint(group->container->dma_avail, ==, 65535);
     /* The info did not fit at first: asked twice (argsz retry). */
@@ -559,21 +609,21 @@ static void test_attach_errors(void)
 
     /* A device that is not PCI (e.g. a platform device). */
     {
-        static const uint32_t platform[] = { 24, 0x4, 3, 1, 0, 0 };
+        static const uint32_t platform[] = { 20, 0x4, 3, 1, 0 };
 
         fake_reset();
         fk.device_info = platform;
         attach_fails("not a PCI device");
     }
     {
-        static const uint32_t bad_argsz[] = { 8, 0x3, 9, 5, 0, 0 };
+        static const uint32_t bad_argsz[] = { 8, 0x3, 9, 5, 0 };
 
         fake_reset();
         fk.device_info = bad_argsz;
         attach_fails("device info reply has a bad argsz (8)");
     }
     {
-        static const uint32_t many[] = { 24, 0x3, 100000, 5, 0, 0 };
+        static const uint32_t many[] = { 20, 0x3, 100000, 5, 0 };
 
         fake_reset();
         fk.device_info = many;
@@ -594,28 +644,35 @@ static void test_iommu_info_malformed(void)
 
     /* A capability links backwards (a loop). */
     memcpy(bad, rec_iommu_info, sizeof(bad));
-    bad[19] = 24;
+    bad[15] = 24;
     fake_reset();
     fk.iommu_info = bad;
-    attach_fails("out of range");
+    attach_fails("links to offset 24, out of range");
 
     /* IOVA_RANGE claims more ranges than its bytes hold. */
     memcpy(bad, rec_iommu_info, sizeof(bad));
-    bad[8] = 40;
+    bad[19] = 40;
     fake_reset();
     fk.iommu_info = bad;
     attach_fails("claims 40 ranges");
 
-    /* Misaligned capability offset. */
+    /* A capability offset that is not even 4-byte aligned. */
     memcpy(bad, rec_iommu_info, sizeof(bad));
-    bad[4] = 28;
+    bad[4] = 26;
     fake_reset();
     fk.iommu_info = bad;
     attach_fails("out of range");
 
+    /* A truncated DMA_AVAIL: the next capability starts inside it. */
+    memcpy(bad, rec_iommu_info, sizeof(bad));
+    bad[15] = 60;
+    fake_reset();
+    fk.iommu_info = bad;
+    attach_fails("truncated DMA mapping budget");
+
     /* An inverted range. */
     memcpy(bad, rec_iommu_info, sizeof(bad));
-    bad[10] = 0xfef00000;
+    bad[21] = 0xfef00000;
     fake_reset();
     fk.iommu_info = bad;
     attach_fails("inverted");
@@ -632,7 +689,6 @@ static void test_iommu_info_malformed(void)
     bad[0] = 1 << 20;
     fake_reset();
     fk.iommu_info = bad;
-    fk.iommu_info_len = sizeof(bad);
     attach_fails("IOMMU info needs 1048576 bytes");
 }
 
@@ -815,6 +871,17 @@ static void test_shared_group_and_container(void)
     /* Same group: opened once. */
     g_assert(dev_group(&a) == dev_group(&b));
     g_assert_cmpuint(dev_group(&a)->ndevices, ==, 2);
+    /* The same device twice in one process is refused. */
+    {
+        VFIODevice again = { .fd = -1 };
+        Error *err = NULL;
+
+        g_assert_false(vfio_kernel_device_attach(&again, NVME, &err));
+        assert_error(err, "already in use");
+        error_free(err);
+        g_assert_cmpint(fk.open_fds, ==, 1 + 1 + 2);
+        g_assert_cmpuint(dev_group(&a)->ndevices, ==, 2);
+    }
     /* Another group joins the open container. */
     attach_ok(&c, "/sys/bus/pci/devices/0000:00:05.0");
     g_assert(dev_group(&c) != dev_group(&a));
@@ -882,6 +949,16 @@ static void test_noiommu(void)
     g_assert_cmpuint(count_ioctls(VFIO_IOMMU_GET_INFO), ==, 0);
     vfio_device_close(&dev);
     g_assert_cmpint(fk.open_fds, ==, 0);
+}
+
+static void set_irq(VFIODevice *dev, uint32_t index, uint32_t flags,
+                    uint32_t count, const int *fds)
+{
+    struct vfio_irq_set set = {
+        .argsz = sizeof(set), .flags = flags, .index = index, .count = count,
+    };
+
+    g_assert_true(vfio_device_set_irqs(dev, &set, fds, &error_abort));
 }
 
 static void set_msix(VFIODevice *dev, uint32_t start, uint32_t count,
@@ -1000,6 +1077,8 @@ static void test_intx_unmask_and_reset(void)
 
     fake_reset();
     attach_ok(&dev, NVME);
+    set_irq(&dev, VFIO_PCI_INTX_IRQ_INDEX, VFIO_IRQ_SET_DATA_EVENTFD |
+            VFIO_IRQ_SET_ACTION_TRIGGER, 1, efd);
     g_assert_true(vfio_device_set_irqs(&dev, &unmask.hdr, NULL,
                                        &error_abort));
     e = last_ioctl(VFIO_DEVICE_SET_IRQS, 0);
@@ -1023,6 +1102,63 @@ static void test_intx_unmask_and_reset(void)
     error_free(err);
     vfio_device_close(&dev);
     g_assert_cmpint(fk.open_fds, ==, 0);
+}
+
+/*
+ * The device model keeps INTx set up while the guest switches to MSI-X;
+ * the kernel refuses MSI-X while INTx is armed, so the backend suspends
+ * INTx and re-arms it (trigger and unmask eventfds) when MSI-X goes off.
+ */
+static void test_intx_suspended_under_msix(void)
+{
+    const int intx_fd[] = { 70 }, unmask_fd[] = { 71 }, new_fd[] = { 72 };
+    const int msix_fds[] = { 80, 81 };
+    const FakeIoctl *e;
+    VFIODevice dev;
+
+    fake_reset();
+    attach_ok(&dev, NVME);
+    set_irq(&dev, VFIO_PCI_INTX_IRQ_INDEX, VFIO_IRQ_SET_DATA_EVENTFD |
+            VFIO_IRQ_SET_ACTION_TRIGGER, 1, intx_fd);
+    set_irq(&dev, VFIO_PCI_INTX_IRQ_INDEX, VFIO_IRQ_SET_DATA_EVENTFD |
+            VFIO_IRQ_SET_ACTION_UNMASK, 1, unmask_fd);
+    g_assert_cmpint(fk.irq_type, ==, VFIO_PCI_INTX_IRQ_INDEX);
+
+    set_irq(&dev, VFIO_PCI_MSIX_IRQ_INDEX, VFIO_IRQ_SET_DATA_EVENTFD |
+            VFIO_IRQ_SET_ACTION_TRIGGER, 2, msix_fds);
+    g_assert_cmpint(fk.irq_type, ==, VFIO_PCI_MSIX_IRQ_INDEX);
+    g_assert_cmpuint(fk.irq_nvec, ==, 2);
+
+    /* INTx requests meanwhile are kept, not sent (the kernel refuses). */
+    set_irq(&dev, VFIO_PCI_INTX_IRQ_INDEX, VFIO_IRQ_SET_DATA_NONE |
+            VFIO_IRQ_SET_ACTION_UNMASK, 1, NULL);
+    set_irq(&dev, VFIO_PCI_INTX_IRQ_INDEX, VFIO_IRQ_SET_DATA_EVENTFD |
+            VFIO_IRQ_SET_ACTION_TRIGGER, 1, new_fd);
+    g_assert_cmpint(fk.irq_type, ==, VFIO_PCI_MSIX_IRQ_INDEX);
+
+    /* MSI-X off: INTx is armed again with the latest eventfds. */
+    set_irq(&dev, VFIO_PCI_MSIX_IRQ_INDEX, VFIO_IRQ_SET_DATA_NONE |
+            VFIO_IRQ_SET_ACTION_TRIGGER, 0, NULL);
+    g_assert_cmpint(fk.irq_type, ==, VFIO_PCI_INTX_IRQ_INDEX);
+    e = last_ioctl(VFIO_DEVICE_SET_IRQS, 1);
+    g_assert_cmpuint(e->index, ==, VFIO_PCI_INTX_IRQ_INDEX);
+    g_assert_cmphex(e->flags, ==, VFIO_IRQ_SET_DATA_EVENTFD |
+                    VFIO_IRQ_SET_ACTION_TRIGGER);
+    g_assert_cmpint(e->fds[0], ==, 72);
+    e = last_ioctl(VFIO_DEVICE_SET_IRQS, 0);
+    g_assert_cmphex(e->flags, ==, VFIO_IRQ_SET_DATA_EVENTFD |
+                    VFIO_IRQ_SET_ACTION_UNMASK);
+    g_assert_cmpint(e->fds[0], ==, 71);
+
+    /* INTx disabled while suspended is simply not re-armed. */
+    set_irq(&dev, VFIO_PCI_MSIX_IRQ_INDEX, VFIO_IRQ_SET_DATA_EVENTFD |
+            VFIO_IRQ_SET_ACTION_TRIGGER, 1, msix_fds);
+    set_irq(&dev, VFIO_PCI_INTX_IRQ_INDEX, VFIO_IRQ_SET_DATA_NONE |
+            VFIO_IRQ_SET_ACTION_TRIGGER, 0, NULL);
+    set_irq(&dev, VFIO_PCI_MSIX_IRQ_INDEX, VFIO_IRQ_SET_DATA_NONE |
+            VFIO_IRQ_SET_ACTION_TRIGGER, 0, NULL);
+    g_assert_cmpint(fk.irq_type, ==, -1);
+    vfio_device_close(&dev);
 }
 
 int main(int argc, char **argv)
@@ -1049,6 +1185,8 @@ int main(int argc, char **argv)
     g_test_add_func("/vfio-kernel/group/noiommu-warns", test_noiommu);
     g_test_add_func("/vfio-kernel/irq/msix-noresize-grow",
                     test_irqs_noresize);
+    g_test_add_func("/vfio-kernel/irq/intx-suspended-under-msix",
+                    test_intx_suspended_under_msix);
     g_test_add_func("/vfio-kernel/irq/intx-unmask-and-reset",
                     test_intx_unmask_and_reset);
     return g_test_run();

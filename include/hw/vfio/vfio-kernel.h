@@ -50,6 +50,7 @@ typedef struct VFIOGroup {
     bool noiommu;
     VFIOContainer *container;
     unsigned int ndevices;
+    GList *devices;             /* names of the devices open in it */
 } VFIOGroup;
 
 /*

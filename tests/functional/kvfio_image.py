@@ -1,0 +1,244 @@
+"""Builds what test_kernel_vfio.py boots: Debian's kernel and an initramfs.
+
+The kernel comes from the linux-image-amd64 package (/boot/vmlinuz-VER and
+/usr/lib/modules/VER).  Its uncompressed vmlinux is cut out of the bzImage
+so QEMU can boot it through PVH without the decompressor.  The initramfs is
+two concatenated gzipped cpio archives (the kernel unpacks each in turn): a
+cached base (busybox, the vfio modules, /init) and a per-run part with
+Conduit, the driver and every shared library they link.
+"""
+
+import glob
+import gzip
+import lzma
+import os
+import re
+import shutil
+import stat
+import subprocess
+import zlib
+
+# In load order; each module's depends= is checked against this order.
+VFIO_MODULES = ['irqbypass', 'vfio', 'vfio_virqfd', 'vfio_iommu_type1',
+                'vfio-pci-core', 'vfio-pci']
+
+ELF_MAGIC = b'\x7fELF'
+
+
+class Unavailable(Exception):
+    """A package the test needs is missing: the test is skipped."""
+
+
+def find_kernel():
+    """(version, bzImage path, modules dir) of the newest usable kernel."""
+    found = []
+    for path in glob.glob('/boot/vmlinuz-*'):
+        ver = path[len('/boot/vmlinuz-'):]
+        mods = os.path.join('/usr/lib/modules', ver)
+        if os.path.exists(os.path.join(mods, 'kernel/drivers/vfio/pci',
+                                       'vfio-pci.ko')) and \
+                os.access(path, os.R_OK):
+            found.append((ver, path, mods))
+    if not found:
+        raise Unavailable('no readable /boot/vmlinuz-* with vfio modules '
+                          '(scripts/install-deps installs linux-image-amd64)')
+    found.sort(key=lambda t: [int(x) if x.isdigit() else x
+                              for x in re.split(r'[.-]', t[0])])
+    return found[-1]
+
+
+def extract_vmlinux(bzimage):
+    """The ELF vmlinux inside a bzImage, or None if no known payload."""
+    with open(bzimage, 'rb') as f:
+        data = f.read()
+    # The payload's compressed stream sits inside the setup+decompressor;
+    # try each magic where it occurs and keep the first that yields an ELF.
+    magics = [
+        (b'\xfd7zXZ\x00', lambda d: lzma.LZMADecompressor().decompress(d)),
+        (b'\x1f\x8b\x08', lambda d: zlib.decompressobj(31).decompress(d)),
+    ]
+    for magic, inflate in magics:
+        pos = data.find(magic)
+        while pos >= 0:
+            try:
+                out = inflate(data[pos:])
+            except (lzma.LZMAError, zlib.error, EOFError):
+                out = b''
+            if out.startswith(ELF_MAGIC):
+                return out
+            pos = data.find(magic, pos + 1)
+    return None
+
+
+def module_depends(ko):
+    """The module names a .ko depends on (its modinfo depends=)."""
+    modinfo = shutil.which('modinfo') or '/usr/sbin/modinfo'
+    if os.path.exists(modinfo):
+        out = subprocess.run([modinfo, '-F', 'depends', ko],
+                             stdout=subprocess.PIPE, check=True).stdout
+        text = out.decode().strip()
+    else:
+        with open(ko, 'rb') as f:
+            m = re.search(rb'depends=([^\x00]*)\x00', f.read())
+        text = m.group(1).decode() if m else ''
+    return [d.replace('_', '-') for d in text.split(',') if d]
+
+
+def find_module(mods_dir, name):
+    pats = {name, name.replace('-', '_'), name.replace('_', '-')}
+    for root, _, files in os.walk(os.path.join(mods_dir, 'kernel')):
+        for f in files:
+            if f.endswith('.ko') and f[:-3] in pats:
+                return os.path.join(root, f)
+    raise Unavailable('kernel module %s not found in %s' % (name, mods_dir))
+
+
+def module_load_order(mods_dir, wanted):
+    """Paths of @wanted and everything they depend on, dependencies first."""
+    order, seen = [], set()
+
+    def visit(name, stack):
+        key = name.replace('_', '-')
+        if key in seen:
+            return
+        if key in stack:
+            raise RuntimeError('module dependency loop at ' + name)
+        path = find_module(mods_dir, name)
+        for dep in module_depends(path):
+            visit(dep, stack | {key})
+        seen.add(key)
+        order.append(path)
+
+    for name in wanted:
+        visit(name, set())
+    return order
+
+
+class Cpio:
+    """A newc cpio archive writer."""
+
+    def __init__(self):
+        self.parts = []
+        self.ino = 1
+        self.dirs = set()
+
+    def _entry(self, name, mode, data=b''):
+        hdr = '070701' + ''.join('%08x' % v for v in (
+            self.ino, mode, 0, 0, 1, 0, len(data), 0, 0, 0, 0,
+            len(name) + 1, 0))
+        self.ino += 1
+        buf = hdr.encode() + name.encode() + b'\0'
+        buf += b'\0' * (-len(buf) % 4)
+        buf += data + b'\0' * (-len(data) % 4)
+        self.parts.append(buf)
+
+    def mkdir(self, path):
+        path = path.strip('/')
+        if not path or path in self.dirs:
+            return
+        self.mkdir(os.path.dirname(path))
+        self.dirs.add(path)
+        self._entry(path, stat.S_IFDIR | 0o755)
+
+    def add_data(self, path, data, mode=0o644):
+        path = path.strip('/')
+        self.mkdir(os.path.dirname(path))
+        self._entry(path, stat.S_IFREG | mode, data)
+
+    def add_file(self, path, src, mode=None):
+        with open(src, 'rb') as f:
+            data = f.read()
+        if mode is None:
+            mode = os.stat(src).st_mode & 0o777
+        self.add_data(path, data, mode)
+
+    def add_symlink(self, path, target):
+        path = path.strip('/')
+        self.mkdir(os.path.dirname(path))
+        self._entry(path, stat.S_IFLNK | 0o777, target.encode())
+
+    def finish(self):
+        self._entry('TRAILER!!!', 0)
+        out = b''.join(self.parts)
+        return out + b'\0' * (-len(out) % 512)
+
+
+def shared_libraries(binary):
+    """Absolute paths of the libraries @binary loads (ldd), loader too."""
+    out = subprocess.run(['ldd', binary], stdout=subprocess.PIPE,
+                         check=True).stdout.decode()
+    libs = []
+    for line in out.splitlines():
+        m = re.search(r'(/\S+) \(0x', line)
+        if m and os.path.exists(m.group(1)):
+            libs.append(m.group(1))
+    return libs
+
+
+INIT = r'''#!/bin/busybox sh
+/bin/busybox --install -s /bin
+export PATH=/bin
+mkdir -p /proc /sys /dev /tmp
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mount -t tmpfs tmp /tmp
+echo "KVFIO-BOOTED"
+for m in @MODULES@; do
+    insmod /lib/modules/$m || echo "KVFIO-ERROR insmod $m"
+done
+bdf=
+for d in /sys/bus/pci/devices/*; do
+    [ "$(cat $d/class)" = 0x010802 ] && bdf=${d##*/}
+done
+[ -n "$bdf" ] || echo "KVFIO-ERROR no NVMe function (class 0x010802)"
+echo "KVFIO-NVME $bdf"
+echo vfio-pci > /sys/bus/pci/devices/$bdf/driver_override
+echo $bdf > /sys/bus/pci/drivers_probe
+echo "KVFIO-DRIVER $(basename $(readlink /sys/bus/pci/devices/$bdf/driver))"
+echo "KVFIO-GROUP $(basename $(readlink /sys/bus/pci/devices/$bdf/iommu_group))"
+ls /dev/vfio
+if [ -x /conduit/kvfio-driver ]; then
+    KVFIO_HOST=$bdf QTEST_BINARY=/conduit/conduit-system-x86_64 \
+        /conduit/kvfio-driver --tap -k $(cat /conduit/args 2>/dev/null)
+    echo "KVFIO-RESULT $?"
+fi
+poweroff -f
+'''
+
+
+def build_base(path, mods_dir):
+    """The cached base archive: busybox, the vfio modules, /init."""
+    busybox = '/bin/busybox'
+    if not os.access(busybox, os.X_OK):
+        raise Unavailable('busybox-static is not installed')
+    mods = module_load_order(mods_dir, VFIO_MODULES)
+    c = Cpio()
+    c.add_file('bin/busybox', busybox, 0o755)
+    for ko in mods:
+        c.add_file('lib/modules/' + os.path.basename(ko), ko, 0o644)
+    for d in ('proc', 'sys', 'dev', 'tmp', 'conduit'):
+        c.mkdir(d)
+    names = ' '.join(os.path.basename(k) for k in mods)
+    c.add_data('init', INIT.replace('@MODULES@', names).encode(), 0o755)
+    data = gzip.compress(c.finish(), 6)
+    # The next archive must start 4-byte aligned; zeros are skipped.
+    data += b'\0' * (-len(data) % 4)
+    tmp = path + '.tmp'
+    with open(tmp, 'wb') as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
+def build_payload(binaries, driver_args=''):
+    """The per-run archive: @binaries under /conduit, their libraries."""
+    c = Cpio()
+    libs = set()
+    for b in binaries:
+        c.add_file('conduit/' + os.path.basename(b), b, 0o755)
+        libs.update(shared_libraries(b))
+    for lib in sorted(libs):
+        c.add_file(lib, os.path.realpath(lib), 0o755)
+    if driver_args:
+        c.add_data('conduit/args', driver_args.encode())
+    return gzip.compress(c.finish(), 1)
