@@ -16,7 +16,6 @@
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
-#include <sched.h>
 #include <sys/wait.h>
 #include <linux/pci_regs.h>
 #include "qapi/error.h"
@@ -1143,12 +1142,20 @@ static double bench_run(Client *c, unsigned qd, double seconds)
             }
             stopping = g_get_monotonic_time() >= end;
             last_progress = g_get_monotonic_time();
-        } else if (g_get_monotonic_time() - last_progress > 20) {
+        } else if (g_get_monotonic_time() - last_progress > 5) {
             /*
-             * Nothing for a while: give the CPU away, as a halted vCPU
-             * would; on a host with few cores the server threads need it.
+             * Nothing for a moment: halt until the CQ's MSI-X vector
+             * fires, as a guest vCPU would, leaving the CPU to the server.
+             * Clear the eventfd first and look again, so that a completion
+             * that raced with us is not missed.
              */
-            sched_yield();
+            struct pollfd pfd = { .fd = c->irq_fd[1], .events = POLLIN };
+
+            irq_drain(c, 1);
+            if (!cq_peek(c, IOCQ_OFF, c->cq_head, c->cq_phase, &cqe)) {
+                poll(&pfd, 1, 10);
+            }
+            last_progress = g_get_monotonic_time();
         }
     }
     return done / ((g_get_monotonic_time() - start) / (double)G_USEC_PER_SEC);
