@@ -32,6 +32,7 @@ typedef struct NvmeServer {
     NvmeCtrl ctrl;
     NvmePoller poller;
     bool ctrl_ready;
+    bool stopping;          /* no new BAR0 memfd for a client to come */
     int bar0_fd;
     uint8_t *bar0;
     int msix_fd;
@@ -217,14 +218,13 @@ static bool nvme_bar0_setup(NvmeServer *s, Error **errp);
 static void nvme_vfu_reset(VfuCtx *ctx, void *opaque, VfuResetReason reason)
 {
     NvmeServer *s = opaque;
-
     Error *err = NULL;
 
     trace_nvme_client_reset();
     if (s->ctrl_ready) {
         nvme_ctrl_reset(&s->ctrl);
     }
-    if (reason == VFU_RESET_LOST_CLIENT && s->bar0 &&
+    if (reason == VFU_RESET_LOST_CLIENT && s->bar0 && !s->stopping &&
         !nvme_bar0_setup(s, &err)) {
         /* Keep serving with the old memfd: still correct, less isolated. */
         warn_report_err(err);
@@ -399,6 +399,7 @@ static bool nvme_server_setup(NvmeServer *s, Error **errp)
 
 static void nvme_server_teardown(NvmeServer *s)
 {
+    s->stopping = true;
     nvme_poller_stop(&s->poller);
     if (s->ctx) {
         vfu_destroy_ctx(s->ctx);
