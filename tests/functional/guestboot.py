@@ -39,8 +39,9 @@ def kvm_usable():
 
 
 def qemu_binary():
-    return os.environ.get('QEMU_SYSTEM_X86_64') or \
-        shutil.which('qemu-system-x86_64')
+    """QEMU_SYSTEM_X86_64 or qemu-system-x86_64 on PATH; None if absent."""
+    return shutil.which(os.environ.get('QEMU_SYSTEM_X86_64',
+                                       'qemu-system-x86_64'))
 
 
 class GuestRun:
