@@ -3,8 +3,8 @@
  *
  * Config space is read from the device with the bits Conduit emulates
  * (BARs, ROM BAR, interrupt line, MSI and MSI-X capabilities, memory and
- * I/O decode) overlaid from our own copy; writes go to the device unless
- * every written bit is emulated.  The MSI-X capability is parsed before
+ * I/O decode) overlaid from our own copy; writes go to the device (except
+ * BAR addresses) and to our copy.  The MSI-X capability is parsed before
  * the BARs are built so that vfio_plan_bar() knows where the table is.
  * Interrupts reach Conduit through eventfds the backend signals; MSI-X
  * vectors may be handed to a fast path (KVM irqfd) while deliverable.
@@ -433,16 +433,26 @@ static uint32_t vfio_pci_read_config(PCIDevice *pdev, uint32_t addr, int len)
     return (phys & ~emu_bits) | (emu & emu_bits);
 }
 
+static bool vfio_pci_is_bar_reg(uint32_t addr, int len)
+{
+    return (addr >= PCI_BASE_ADDRESS_0 && addr + len <= PCI_BASE_ADDRESS_5 + 4) ||
+           (addr >= PCI_ROM_ADDRESS && addr + len <= PCI_ROM_ADDRESS + 4);
+}
+
 static void vfio_pci_write_config(PCIDevice *pdev, uint32_t addr,
                                   uint32_t val, int len)
 {
     VFIOPCIDevice *vdev = VFIO_PCI(pdev);
-    uint32_t emu_bits = ldn_le_p(pdev->emulated_config_bits + addr, len);
     uint8_t buf[8];
     Error *err = NULL;
 
     trace_vfio_pci_write_config(vdev->vbasedev.name, addr, val, len);
-    if (emu_bits != all_ones32(len) && !vdev->vbasedev.broken) {
+    /*
+     * The device sees every write but those to the BAR registers, whose
+     * addresses mean nothing to it: a vfio-user server, like the kernel,
+     * tracks MSI/MSI-X enable and decode bits in its own config space.
+     */
+    if (!vfio_pci_is_bar_reg(addr, len) && !vdev->vbasedev.broken) {
         stn_le_p(buf, len, val);
         if (!vfio_device_region_write(&vdev->vbasedev,
                                       VFIO_PCI_CONFIG_REGION_INDEX, addr,

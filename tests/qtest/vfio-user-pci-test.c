@@ -1,0 +1,698 @@
+/*
+ * vfio-user-pci against the in-tree vfio-user-nvme server.
+ *
+ * Every test starts its own server on a temporary socket and drives the
+ * NVMe controller through the guest view (config space, BAR0, MSI-X
+ * vectors written into RAM).  x-query-vfio tells which pages trap and how
+ * each doorbell write was served; under qtest it counts exactly what KVM
+ * would, so the counters are asserted exactly.
+ */
+#include "qemu/osdep.h"
+#include <signal.h>
+#include <sys/wait.h>
+#include <sys/prctl.h>
+#include <linux/pci_regs.h>
+#include "config-host.h"
+#include "libqtest.h"
+#include "libqos/pci.h"
+#include "libqos/pci-pc.h"
+#include "libqos/msix.h"
+#include "libqos/nvme.h"
+
+#define NVME_DEVFN QPCI_DEVFN(4, 0)
+#define RAM_START 0x200000ULL
+#define RAM_END 0x3000000ULL
+#define MSI_TARGET 0x3800000ULL
+#define MSI_DATA_BASE 0x4200
+#define IO_VECTOR 1
+#define DOORBELL_PAGE 0x1000
+#define NR_IOS 4
+#define WAIT_US (10 * G_USEC_PER_SEC)
+
+/* The doorbell-page layout of the issue: table and PBA on page 0x1000. */
+#define LAYOUT_DB_PAGE "--msix-bar 0 --msix-table-offset 0x1800 " \
+                       "--msix-pba-offset 0x1c00"
+
+typedef struct Server {
+    GPid pid;
+    char *dir;
+    char *sock;
+} Server;
+
+typedef struct Ctx {
+    Server srv;
+    QTestState *qts;
+    QPCIBus *bus;
+    QPCIDevice *dev;
+    QNvme nvme;
+} Ctx;
+
+typedef struct Counts {
+    int64_t fwd_reads, fwd_writes, served_reads, served_writes;
+} Counts;
+
+static const char *server_binary(void)
+{
+    const char *env = getenv("VFIO_USER_NVME");
+
+    return env ? env : CONDUIT_BUILD_DIR "/vfio-user-nvme";
+}
+
+/* A failed assertion aborts us: do not leave the server behind. */
+static void server_child_setup(gpointer data)
+{
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+}
+
+static void server_start(Server *s, const char *extra)
+{
+    g_autofree char *cmd = NULL;
+    g_auto(GStrv) argv = NULL;
+    g_autoptr(GError) err = NULL;
+    gint64 deadline;
+
+    s->dir = g_dir_make_tmp("vfio-user-pci-test-XXXXXX", &err);
+    g_assert_no_error(err);
+    s->sock = g_build_filename(s->dir, "nvme.sock", NULL);
+    cmd = g_strdup_printf("%s --socket %s --backend ram --size 16M %s",
+                          server_binary(), s->sock, extra ? extra : "");
+    g_assert_true(g_shell_parse_argv(cmd, NULL, &argv, &err));
+    /* Its stdout would corrupt our TAP stream. */
+    g_assert_true(g_spawn_async(NULL, argv, NULL,
+                                G_SPAWN_DO_NOT_REAP_CHILD |
+                                G_SPAWN_STDOUT_TO_DEV_NULL,
+                                server_child_setup, NULL, &s->pid, &err));
+    g_assert_no_error(err);
+    deadline = g_get_monotonic_time() + WAIT_US;
+    while (!g_file_test(s->sock, G_FILE_TEST_EXISTS)) {
+        g_assert_cmpint(g_get_monotonic_time(), <, deadline);
+        g_usleep(2000);
+    }
+}
+
+static void server_kill(Server *s, int sig)
+{
+    int status;
+
+    if (s->pid > 0) {
+        kill(s->pid, sig);
+        waitpid(s->pid, &status, 0);
+        g_spawn_close_pid(s->pid);
+        s->pid = 0;
+    }
+}
+
+static void server_stop(Server *s)
+{
+    server_kill(s, SIGTERM);
+    unlink(s->sock);
+    rmdir(s->dir);
+    g_free(s->sock);
+    g_free(s->dir);
+}
+
+static void ctx_start(Ctx *c, const char *srv_args, const char *dev_opts)
+{
+    memset(c, 0, sizeof(*c));
+    server_start(&c->srv, srv_args);
+    c->qts = qtest_initf("-M pc -m 64M -device vfio-user-pci,id=nvme0,"
+                         "addr=04.0,socket=%s%s", c->srv.sock,
+                         dev_opts ? dev_opts : "");
+    c->bus = qpci_new_pc(c->qts);
+    c->dev = qpci_device_find(c->bus, NVME_DEVFN);
+    g_assert_nonnull(c->dev);
+    qnvme_init(&c->nvme, c->dev, RAM_START, RAM_END);
+}
+
+static void ctx_stop(Ctx *c)
+{
+    qpci_device_free(c->dev);
+    qpci_free_pc(c->bus);
+    qtest_quit(c->qts);
+    server_stop(&c->srv);
+}
+
+/* ---- x-query-vfio ---- */
+
+static JsonObject *query_device(QTestState *qts)
+{
+    JsonNode *ret = qtest_qmp_assert_success(qts,
+                                             "{'execute': 'x-query-vfio'}");
+    JsonArray *arr = json_node_get_array(ret);
+    JsonObject *dev;
+
+    g_assert_cmpint(json_array_get_length(arr), ==, 1);
+    dev = json_object_ref(json_array_get_object_element(arr, 0));
+    json_node_unref(ret);
+    return dev;
+}
+
+static JsonObject *dev_bar(JsonObject *dev, int nr)
+{
+    JsonArray *bars = json_object_get_array_member(dev, "bars");
+    guint i;
+
+    for (i = 0; i < json_array_get_length(bars); i++) {
+        JsonObject *b = json_array_get_object_element(bars, i);
+
+        if (json_object_get_int_member(b, "bar") == nr) {
+            return b;
+        }
+    }
+    return NULL;
+}
+
+static bool ranges_cover(JsonObject *bar, const char *key, uint64_t off)
+{
+    JsonArray *arr = json_object_get_array_member(bar, key);
+    guint i;
+
+    for (i = 0; i < json_array_get_length(arr); i++) {
+        JsonObject *r = json_array_get_object_element(arr, i);
+        uint64_t start = json_object_get_int_member(r, "offset");
+        uint64_t size = json_object_get_int_member(r, "size");
+
+        if (off >= start && off - start < size) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool bar0_traps(Ctx *c, uint64_t off)
+{
+    JsonObject *dev = query_device(c->qts);
+    bool ret = ranges_cover(dev_bar(dev, 0), "trapped", off);
+
+    json_object_unref(dev);
+    return ret;
+}
+
+static bool bar0_maps(Ctx *c, uint64_t off)
+{
+    JsonObject *dev = query_device(c->qts);
+    bool ret = ranges_cover(dev_bar(dev, 0), "mapped", off);
+
+    json_object_unref(dev);
+    return ret;
+}
+
+static Counts bar0_counts(Ctx *c)
+{
+    JsonObject *dev = query_device(c->qts);
+    JsonObject *b = dev_bar(dev, 0);
+    Counts n = {
+        json_object_get_int_member(b, "forwarded-reads"),
+        json_object_get_int_member(b, "forwarded-writes"),
+        json_object_get_int_member(b, "mmap-served-reads"),
+        json_object_get_int_member(b, "mmap-served-writes"),
+    };
+
+    json_object_unref(dev);
+    return n;
+}
+
+static int64_t msix_field(Ctx *c, const char *key)
+{
+    JsonObject *dev = query_device(c->qts);
+    JsonObject *m = json_object_get_object_member(dev, "msix");
+    int64_t v = json_object_get_int_member(m, key);
+
+    json_object_unref(dev);
+    return v;
+}
+
+static bool msix_flag(Ctx *c, const char *key)
+{
+    JsonObject *dev = query_device(c->qts);
+    JsonObject *m = json_object_get_object_member(dev, "msix");
+    bool v = json_object_get_boolean_member(m, key);
+
+    json_object_unref(dev);
+    return v;
+}
+
+/* ---- NVMe through the guest view ---- */
+
+static void setup_msix(Ctx *c)
+{
+    qpci_msix_enable(c->dev);
+    for (int v = 0; v <= IO_VECTOR; v++) {
+        qpci_msix_set_vector(c->dev, v, MSI_TARGET + 4 * v,
+                             MSI_DATA_BASE + v);
+        qpci_msix_mask_vector(c->dev, v, false);
+    }
+}
+
+static void bring_up(Ctx *c)
+{
+    uint64_t id = qnvme_alloc(&c->nvme, 4096);
+
+    setup_msix(c);
+    g_assert_true(qnvme_enable(&c->nvme));
+    g_assert_true(qnvme_identify_ctrl(&c->nvme, id));
+    /* Identify's PCI vendor id matches config space. */
+    g_assert_cmphex(qtest_readw(c->qts, id), ==,
+                    qpci_config_readw(c->dev, PCI_VENDOR_ID));
+    g_assert_true(qnvme_create_io_queues(&c->nvme, 16, IO_VECTOR));
+}
+
+static bool wait_ram(Ctx *c, uint64_t addr, uint32_t val)
+{
+    gint64 deadline = g_get_monotonic_time() + WAIT_US;
+
+    while (qtest_readl(c->qts, addr) != val) {
+        if (g_get_monotonic_time() > deadline) {
+            return false;
+        }
+        g_usleep(500);
+    }
+    return true;
+}
+
+/* Writes then reads back @n 4 KiB blocks; 2 doorbell writes per I/O. */
+static void do_ios(Ctx *c, int n, bool check_irq)
+{
+    uint64_t wbuf = qnvme_alloc(&c->nvme, 4096);
+    uint64_t rbuf = qnvme_alloc(&c->nvme, 4096);
+    uint8_t pattern[4096], back[4096];
+    QNvmeCqe cqe;
+
+    for (int i = 0; i < n; i++) {
+        bool write = !(i & 1);
+
+        if (write) {
+            for (size_t k = 0; k < sizeof(pattern); k++) {
+                pattern[k] = (uint8_t)(k * 7 + i * 13);
+            }
+            qtest_memwrite(c->qts, wbuf, pattern, sizeof(pattern));
+        } else {
+            qtest_memset(c->qts, rbuf, 0, sizeof(back));
+        }
+        qtest_writel(c->qts, MSI_TARGET + 4 * IO_VECTOR, 0);
+        g_assert_true(qnvme_rw(&c->nvme, write, 8 * (i / 2), 8,
+                               write ? wbuf : rbuf, &cqe));
+        g_assert_cmphex(cqe.status, ==, 0);
+        if (!write) {
+            qtest_memread(c->qts, rbuf, back, sizeof(back));
+            g_assert_cmpmem(back, sizeof(back), pattern, sizeof(pattern));
+        }
+        if (check_irq) {
+            g_assert_true(wait_ram(c, MSI_TARGET + 4 * IO_VECTOR,
+                                   MSI_DATA_BASE + IO_VECTOR));
+        }
+    }
+}
+
+/* ---- tests ---- */
+
+static void test_end_to_end(void)
+{
+    Ctx c;
+
+    ctx_start(&c, NULL, NULL);
+    g_assert_cmphex(qpci_config_readw(c.dev, PCI_VENDOR_ID), ==, 0x1b36);
+    g_assert_cmphex(qpci_config_readl(c.dev, PCI_CLASS_REVISION) >> 8, ==,
+                    0x010802);
+    /* The BARs are virtual: sizing works and the device's default MSI-X
+     * BAR (4) holds the table. */
+    g_assert_cmphex(qpci_bar_size(c.dev, 0), ==, 0x4000);
+    bring_up(&c);
+    g_assert_cmpint(c.dev->msix_table_bar, ==, 4);
+    do_ios(&c, 2 * NR_IOS, true);
+    ctx_stop(&c);
+}
+
+static void test_db_page_mmap_served(void)
+{
+    Ctx c;
+    Counts a, b;
+
+    ctx_start(&c, LAYOUT_DB_PAGE, NULL);
+    bring_up(&c);
+    g_assert_cmpint(c.dev->msix_table_bar, ==, 0);
+    g_assert_cmphex(c.dev->msix_table_off, ==, 0x1800);
+    /* Mapped, but the table overlay makes the page exit. */
+    g_assert_true(bar0_maps(&c, DOORBELL_PAGE));
+    g_assert_true(bar0_traps(&c, DOORBELL_PAGE));
+    g_assert_false(bar0_traps(&c, 0x2000));
+    g_assert_cmpint(msix_field(&c, "table-accesses"), >, 0);
+    a = bar0_counts(&c);
+    do_ios(&c, NR_IOS, true);
+    b = bar0_counts(&c);
+    g_assert_cmpint(b.served_writes - a.served_writes, ==, 2 * NR_IOS);
+    g_assert_cmpint(b.fwd_writes - a.fwd_writes, ==, 0);
+    g_assert_cmpint(b.fwd_reads - a.fwd_reads, ==, 0);
+    ctx_stop(&c);
+}
+
+static void test_db_page_no_cap(void)
+{
+    Ctx c;
+    Counts a, b;
+
+    ctx_start(&c, LAYOUT_DB_PAGE " --no-msix-mappable", NULL);
+    bring_up(&c);
+    g_assert_false(bar0_maps(&c, DOORBELL_PAGE));
+    g_assert_true(bar0_traps(&c, DOORBELL_PAGE));
+    a = bar0_counts(&c);
+    do_ios(&c, NR_IOS, true);
+    b = bar0_counts(&c);
+    g_assert_cmpint(b.fwd_writes - a.fwd_writes, ==, 2 * NR_IOS);
+    g_assert_cmpint(b.served_writes - a.served_writes, ==, 0);
+    ctx_stop(&c);
+}
+
+static void test_relocation_auto(void)
+{
+    Ctx c;
+    Counts a, b;
+
+    ctx_start(&c, LAYOUT_DB_PAGE, ",x-msix-relocation=auto");
+    bring_up(&c);
+    /* The guest finds the table in another BAR. */
+    g_assert_cmpint(c.dev->msix_table_bar, !=, 0);
+    g_assert_true(msix_flag(&c, "relocated"));
+    g_assert_cmpint(msix_field(&c, "bar"), ==, c.dev->msix_table_bar);
+    g_assert_true(bar0_maps(&c, DOORBELL_PAGE));
+    g_assert_false(bar0_traps(&c, DOORBELL_PAGE));
+    a = bar0_counts(&c);
+    do_ios(&c, NR_IOS, true);
+    b = bar0_counts(&c);
+    g_assert_cmpint(b.served_writes - a.served_writes, ==, 0);
+    g_assert_cmpint(b.served_reads - a.served_reads, ==, 0);
+    g_assert_cmpint(b.fwd_writes - a.fwd_writes, ==, 0);
+    g_assert_cmpint(b.fwd_reads - a.fwd_reads, ==, 0);
+    ctx_stop(&c);
+}
+
+static void test_relocation_refused(void)
+{
+    g_autofree char *err = NULL;
+    g_autofree char *args = NULL;
+    Server srv;
+    int status;
+
+    /* BAR1 is the upper half of the 64-bit BAR0. */
+    server_start(&srv, NULL);
+    args = g_strdup_printf("-M pc -accel qtest -display none -device "
+                           "vfio-user-pci,socket=%s,x-msix-relocation=bar1",
+                           srv.sock);
+    status = qtest_run_expect_fail(args, NULL, &err);
+    g_assert_true(WIFEXITED(status));
+    g_assert_cmpint(WEXITSTATUS(status), ==, 1);
+    g_assert_nonnull(strstr(err, "x-msix-relocation"));
+    g_assert_nonnull(strstr(err, "upper half"));
+    server_stop(&srv);
+}
+
+static void test_64k_pages(gconstpointer data)
+{
+    bool cap = GPOINTER_TO_INT(data);
+    g_autofree char *srv = g_strdup_printf(
+        "--msix-bar 0 --msix-table-offset 0x3000 --msix-pba-offset 0x3800"
+        "%s", cap ? "" : " --no-msix-mappable");
+    Ctx c;
+    Counts a, b;
+    JsonObject *dev;
+
+    ctx_start(&c, srv, ",x-host-page-size=65536");
+    dev = query_device(c.qts);
+    g_assert_cmpint(json_object_get_int_member(dev, "host-page-size"), ==,
+                    65536);
+    json_object_unref(dev);
+    bring_up(&c);
+    /*
+     * The whole 16 KiB BAR0 lies in one 64 KiB page, which also holds
+     * the registers the server traps: nothing of it can become a memslot.
+     */
+    g_assert_true(bar0_traps(&c, 0));
+    g_assert_true(bar0_traps(&c, DOORBELL_PAGE));
+    a = bar0_counts(&c);
+    do_ios(&c, NR_IOS, true);
+    b = bar0_counts(&c);
+    if (bar0_maps(&c, DOORBELL_PAGE)) {
+        g_assert_cmpint(b.served_writes - a.served_writes, ==, 2 * NR_IOS);
+        g_assert_cmpint(b.fwd_writes - a.fwd_writes, ==, 0);
+    } else {
+        g_assert_cmpint(b.fwd_writes - a.fwd_writes, ==, 2 * NR_IOS);
+        g_assert_cmpint(b.served_writes - a.served_writes, ==, 0);
+    }
+    ctx_stop(&c);
+}
+
+#define LAYOUT_PBA_DB_PAGE "--msix-bar 0 --msix-table-offset 0x3000 " \
+                           "--msix-pba-offset 0x1c00"
+
+static bool wait_pending(Ctx *c, uint16_t vector)
+{
+    gint64 deadline = g_get_monotonic_time() + WAIT_US;
+
+    while (!msix_flag(c, "pba-emulated")) {
+        if (g_get_monotonic_time() > deadline) {
+            return false;
+        }
+        g_usleep(500);
+    }
+    return qpci_msix_pending(c->dev, vector);
+}
+
+static void test_lazy_pba(void)
+{
+    Ctx c;
+    Counts a, b;
+    QNvmeCqe cqe;
+    uint64_t buf;
+
+    ctx_start(&c, LAYOUT_PBA_DB_PAGE, NULL);
+    bring_up(&c);
+    buf = qnvme_alloc(&c.nvme, 4096);
+    /* Nothing pending: no PBA overlay, the doorbell page is a memslot. */
+    g_assert_false(msix_flag(&c, "pba-emulated"));
+    g_assert_true(bar0_maps(&c, DOORBELL_PAGE));
+    g_assert_false(bar0_traps(&c, DOORBELL_PAGE));
+    a = bar0_counts(&c);
+    do_ios(&c, NR_IOS, true);
+    b = bar0_counts(&c);
+    g_assert_cmpint(b.served_writes - a.served_writes, ==, 0);
+    g_assert_cmpint(b.fwd_writes - a.fwd_writes, ==, 0);
+
+    /* A masked vector fires: pending bit, overlay on, page trapped. */
+    qpci_msix_mask_vector(c.dev, IO_VECTOR, true);
+    qtest_writel(c.qts, MSI_TARGET + 4 * IO_VECTOR, 0);
+    g_assert_true(qnvme_rw(&c.nvme, false, 0, 8, buf, &cqe));
+    g_assert_cmphex(cqe.status, ==, 0);
+    g_assert_true(wait_pending(&c, IO_VECTOR));
+    g_assert_true(bar0_traps(&c, DOORBELL_PAGE));
+    g_assert_cmpint(msix_field(&c, "pba-accesses"), >, 0);
+    g_assert_cmphex(qtest_readl(c.qts, MSI_TARGET + 4 * IO_VECTOR), ==, 0);
+
+    /* Unmask: delivered, bit clear, overlay off, page untrapped again. */
+    qpci_msix_mask_vector(c.dev, IO_VECTOR, false);
+    g_assert_true(wait_ram(&c, MSI_TARGET + 4 * IO_VECTOR,
+                           MSI_DATA_BASE + IO_VECTOR));
+    g_assert_false(msix_flag(&c, "pba-emulated"));
+    g_assert_false(bar0_traps(&c, DOORBELL_PAGE));
+    g_assert_false(qpci_msix_pending(c.dev, IO_VECTOR));
+    ctx_stop(&c);
+}
+
+static void test_lazy_pba_off(void)
+{
+    Ctx c;
+    Counts a, b;
+
+    ctx_start(&c, LAYOUT_PBA_DB_PAGE, ",x-lazy-pba=off");
+    bring_up(&c);
+    g_assert_true(msix_flag(&c, "pba-emulated"));
+    g_assert_true(bar0_traps(&c, DOORBELL_PAGE));
+    a = bar0_counts(&c);
+    do_ios(&c, NR_IOS, true);
+    b = bar0_counts(&c);
+    g_assert_cmpint(b.served_writes - a.served_writes, ==, 2 * NR_IOS);
+    g_assert_cmpint(b.fwd_writes - a.fwd_writes, ==, 0);
+    g_assert_true(msix_flag(&c, "pba-emulated"));
+    ctx_stop(&c);
+}
+
+static void test_no_mmap(void)
+{
+    Ctx c;
+    Counts a, b;
+    JsonObject *dev;
+
+    ctx_start(&c, NULL, ",x-no-mmap=on");
+    dev = query_device(c.qts);
+    g_assert_cmpint(json_array_get_length(json_object_get_array_member(
+                        dev_bar(dev, 0), "mapped")), ==, 0);
+    json_object_unref(dev);
+    bring_up(&c);
+    g_assert_true(bar0_traps(&c, 0x3ffc));
+    a = bar0_counts(&c);
+    do_ios(&c, NR_IOS, true);
+    b = bar0_counts(&c);
+    g_assert_cmpint(b.fwd_writes - a.fwd_writes, ==, 2 * NR_IOS);
+    g_assert_cmpint(b.served_writes - a.served_writes, ==, 0);
+    ctx_stop(&c);
+}
+
+static void test_hotplug(void)
+{
+    Server srv;
+    QTestState *qts;
+    QPCIBus *bus;
+    QPCIDevice *dev;
+    JsonNode *ret;
+    g_autofree char *props = NULL;
+
+    server_start(&srv, NULL);
+    qts = qtest_init("-M pc -m 64M");
+    bus = qpci_new_pc(qts);
+    g_assert_null(qpci_device_find(bus, NVME_DEVFN));
+    /* QEMU's JSON socket address form. */
+    props = g_strdup_printf("{'addr': '04.0', 'socket': {'type': 'unix', "
+                            "'path': '%s'}}", srv.sock);
+    qtest_qmp_device_add(qts, "vfio-user-pci", "hot0", props);
+    dev = qpci_device_find(bus, NVME_DEVFN);
+    g_assert_nonnull(dev);
+    g_assert_cmphex(qpci_config_readw(dev, PCI_VENDOR_ID), ==, 0x1b36);
+    ret = qtest_qmp_assert_success(qts, "{'execute': 'x-query-vfio'}");
+    g_assert_cmpint(json_array_get_length(json_node_get_array(ret)), ==, 1);
+    json_node_unref(ret);
+    qpci_device_free(dev);
+
+    qtest_qmp_device_del(qts, "hot0");
+    g_assert_null(qpci_device_find(bus, NVME_DEVFN));
+    ret = qtest_qmp_assert_success(qts, "{'execute': 'x-query-vfio'}");
+    g_assert_cmpint(json_array_get_length(json_node_get_array(ret)), ==, 0);
+    json_node_unref(ret);
+
+    /* The server takes the next client: plug it again. */
+    qtest_qmp_device_add(qts, "vfio-user-pci", "hot1", props);
+    dev = qpci_device_find(bus, NVME_DEVFN);
+    g_assert_nonnull(dev);
+    qpci_device_free(dev);
+    qtest_qmp_device_del(qts, "hot1");
+
+    qpci_free_pc(bus);
+    qtest_quit(qts);
+    server_stop(&srv);
+}
+
+static void test_server_killed(void)
+{
+    Ctx c;
+    JsonNode *ret;
+    JsonObject *dev;
+    gint64 deadline;
+
+    ctx_start(&c, NULL, NULL);
+    bring_up(&c);
+    do_ios(&c, 2, true);
+    server_kill(&c.srv, SIGKILL);
+    /* A trapped register now reads all-ones and writes are dropped. */
+    g_assert_cmphex(qnvme_reg_read(&c.nvme, QNVME_REG_CSTS), ==, 0xffffffff);
+    qnvme_reg_write(&c.nvme, QNVME_REG_CC, 0);
+    deadline = g_get_monotonic_time() + WAIT_US;
+    for (;;) {
+        dev = query_device(c.qts);
+        if (json_object_get_boolean_member(dev, "broken")) {
+            break;
+        }
+        json_object_unref(dev);
+        g_assert_cmpint(g_get_monotonic_time(), <, deadline);
+        g_usleep(1000);
+    }
+    json_object_unref(dev);
+    /* Even the mapped doorbell page is gone once the device is broken. */
+    deadline = g_get_monotonic_time() + WAIT_US;
+    while (bar0_maps(&c, DOORBELL_PAGE)) {
+        g_assert_cmpint(g_get_monotonic_time(), <, deadline);
+        g_usleep(1000);
+    }
+    g_assert_cmphex(qpci_io_readl(c.dev, c.nvme.bar0, DOORBELL_PAGE), ==,
+                    0xffffffff);
+    g_assert_cmphex(qpci_config_readw(c.dev, PCI_VENDOR_ID), ==, 0xffff);
+    ret = qtest_qmp_assert_success(c.qts, "{'execute': 'query-status'}");
+    json_node_unref(ret);
+    g_assert_true(qtest_probe_child(c.qts));
+    ctx_stop(&c);
+}
+
+static void test_unreachable_socket(void)
+{
+    g_autofree char *err = NULL;
+    int status;
+
+    status = qtest_run_expect_fail("-M pc -accel qtest -display none "
+                                   "-device vfio-user-pci,"
+                                   "socket=/nonexistent/nvme.sock",
+                                   NULL, &err);
+    g_assert_true(WIFEXITED(status));
+    g_assert_cmpint(WEXITSTATUS(status), ==, 1);
+    g_assert_nonnull(strstr(err, "/nonexistent/nvme.sock"));
+}
+
+static void test_vfio_pci_no_backend(void)
+{
+    g_autofree char *err = NULL;
+    int status;
+
+    status = qtest_run_expect_fail("-M pc -accel qtest -display none "
+                                   "-device vfio-pci,host=0000:01:00.0",
+                                   NULL, &err);
+    g_assert_true(WIFEXITED(status));
+    g_assert_cmpint(WEXITSTATUS(status), ==, 1);
+    g_assert_nonnull(strstr(err, "0000:01:00.0"));
+}
+
+static void test_help_lists_props(void)
+{
+    static const char *const props[] = {
+        "addr=", "socket=", "socket.path=", "socket.type=", "x-no-mmap=",
+        "x-msix-mappable=", "x-lazy-pba=", "x-host-page-size=",
+        "x-msix-relocation=", "x-msg-timeout=", "rombar=", "bootindex=",
+    };
+    g_autofree char *out = NULL;
+    g_autofree char *err = NULL;
+    int status;
+
+    status = qtest_run_expect_fail("-device vfio-user-pci,help", &out, &err);
+    g_assert_true(WIFEXITED(status));
+    g_assert_cmpint(WEXITSTATUS(status), ==, 0);
+    for (size_t i = 0; i < G_N_ELEMENTS(props); i++) {
+        g_assert_nonnull(strstr(out, props[i]));
+    }
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/vfio-user-pci/nvme/end-to-end", test_end_to_end);
+    g_test_add_func("/vfio-user-pci/msix-mappable/doorbell-page-mmap-served",
+                   test_db_page_mmap_served);
+    g_test_add_func("/vfio-user-pci/no-msix-mappable/doorbell-page-forwarded",
+                   test_db_page_no_cap);
+    g_test_add_func("/vfio-user-pci/msix-relocation/auto-untraps-doorbells",
+                   test_relocation_auto);
+    g_test_add_func("/vfio-user-pci/msix-relocation/refuses-upper-half",
+                   test_relocation_refused);
+    g_test_add_data_func("/vfio-user-pci/host-page-64k/msix-mappable",
+                        GINT_TO_POINTER(1), test_64k_pages);
+    g_test_add_data_func("/vfio-user-pci/host-page-64k/no-msix-mappable",
+                        GINT_TO_POINTER(0), test_64k_pages);
+    g_test_add_func("/vfio-user-pci/lazy-pba/traps-only-while-pending",
+                   test_lazy_pba);
+    g_test_add_func("/vfio-user-pci/lazy-pba/off-keeps-overlay",
+                   test_lazy_pba_off);
+    g_test_add_func("/vfio-user-pci/no-mmap/all-forwarded", test_no_mmap);
+    g_test_add_func("/vfio-user-pci/hotplug/add-del", test_hotplug);
+    g_test_add_func("/vfio-user-pci/errors/server-killed", test_server_killed);
+    g_test_add_func("/vfio-user-pci/errors/unreachable-socket",
+                   test_unreachable_socket);
+    g_test_add_func("/vfio-pci/errors/no-kernel-backend",
+                   test_vfio_pci_no_backend);
+    g_test_add_func("/vfio-user-pci/help/lists-properties",
+                   test_help_lists_props);
+    return g_test_run();
+}
