@@ -1,0 +1,168 @@
+/*
+ * vfio_msix_relocation_plan(): where x-msix-relocation puts the emulated
+ * MSI-X table and PBA, and when it must refuse.
+ */
+#include "qemu/osdep.h"
+#include "qapi/error.h"
+#include "hw/vfio/pci.h"
+
+#define KiB 1024ULL
+#define MiB (1024 * KiB)
+#define GiB (1024 * MiB)
+
+/* BAR0 64-bit 16 KiB (so BAR1 is its upper half), the rest as given. */
+static void nvme_like(VFIOMsixRelocSlot s[PCI_ROM_SLOT])
+{
+    memset(s, 0, sizeof(VFIOMsixRelocSlot) * PCI_ROM_SLOT);
+    s[0] = (VFIOMsixRelocSlot) { .size = 16 * KiB, .mem64 = true };
+    s[1] = (VFIOMsixRelocSlot) { .upper_half = true };
+}
+
+static void all_full(VFIOMsixRelocSlot s[PCI_ROM_SLOT], uint64_t size)
+{
+    for (int i = 0; i < PCI_ROM_SLOT; i++) {
+        s[i] = (VFIOMsixRelocSlot) { .size = size };
+    }
+}
+
+static bool plan(const VFIOMsixRelocSlot *s, VFIOMsixRelocation mode,
+                 uint32_t table_bar, uint16_t entries,
+                 VFIOMsixRelocResult *res, char **msg)
+{
+    Error *err = NULL;
+    bool ok = vfio_msix_relocation_plan(s, mode, table_bar, entries, res,
+                                        &err);
+
+    g_assert_true(ok == !err);
+    if (msg) {
+        *msg = err ? g_strdup(error_get_pretty(err)) : NULL;
+    }
+    error_free(err);
+    return ok;
+}
+
+static void test_auto_first_free_slot(void)
+{
+    VFIOMsixRelocSlot s[PCI_ROM_SLOT];
+    VFIOMsixRelocResult r;
+
+    nvme_like(s);
+    /* BAR1 is taken by the 64-bit BAR0: BAR2 is the first free slot. */
+    g_assert_true(plan(s, VFIO_MSIX_RELOCATION_AUTO, 0, 65, &r, NULL));
+    g_assert_cmpuint(r.bar, ==, 2);
+    g_assert_true(r.new_bar);
+    g_assert_cmphex(r.table_offset, ==, 0);
+    g_assert_cmphex(r.pba_offset, ==, 65 * 16);
+    g_assert_cmphex(r.bar_size, ==, 4 * KiB);
+
+    s[0].mem64 = false;
+    s[1].upper_half = false;
+    g_assert_true(plan(s, VFIO_MSIX_RELOCATION_AUTO, 0, 65, &r, NULL));
+    g_assert_cmpuint(r.bar, ==, 1);
+}
+
+static void test_new_bar_size_fits_table_and_pba(void)
+{
+    VFIOMsixRelocSlot s[PCI_ROM_SLOT];
+    VFIOMsixRelocResult r;
+
+    nvme_like(s);
+    g_assert_true(plan(s, VFIO_MSIX_RELOCATION_AUTO, 0, 2048, &r, NULL));
+    /* 32 KiB of table + 256 bytes of PBA: next power of two. */
+    g_assert_cmphex(r.pba_offset, ==, 32 * KiB);
+    g_assert_cmphex(r.bar_size, ==, 64 * KiB);
+    g_assert_cmphex(r.pba_offset + 256, <=, r.bar_size);
+}
+
+static void test_auto_doubles_table_bar(void)
+{
+    VFIOMsixRelocSlot s[PCI_ROM_SLOT];
+    VFIOMsixRelocResult r;
+
+    all_full(s, 16 * KiB);
+    g_assert_true(plan(s, VFIO_MSIX_RELOCATION_AUTO, 3, 8, &r, NULL));
+    g_assert_cmpuint(r.bar, ==, 3);
+    g_assert_false(r.new_bar);
+    g_assert_cmphex(r.bar_size, ==, 32 * KiB);
+    g_assert_cmphex(r.table_offset, ==, 16 * KiB);
+    g_assert_cmphex(r.pba_offset, ==, 16 * KiB + 8 * 16);
+}
+
+static void test_explicit_bar(void)
+{
+    VFIOMsixRelocSlot s[PCI_ROM_SLOT];
+    VFIOMsixRelocResult r;
+
+    nvme_like(s);
+    g_assert_true(plan(s, VFIO_MSIX_RELOCATION_BAR0 + 5, 0, 8, &r, NULL));
+    g_assert_cmpuint(r.bar, ==, 5);
+    g_assert_true(r.new_bar);
+    /* An occupied memory BAR is doubled, table in the upper half. */
+    g_assert_true(plan(s, VFIO_MSIX_RELOCATION_BAR0, 0, 8, &r, NULL));
+    g_assert_cmpuint(r.bar, ==, 0);
+    g_assert_false(r.new_bar);
+    g_assert_cmphex(r.bar_size, ==, 32 * KiB);
+    g_assert_cmphex(r.table_offset, ==, 16 * KiB);
+}
+
+static void test_refusals(void)
+{
+    VFIOMsixRelocSlot s[PCI_ROM_SLOT];
+    VFIOMsixRelocResult r;
+    g_autofree char *upper = NULL, *io = NULL, *big = NULL, *small = NULL;
+    g_autofree char *full = NULL;
+
+    nvme_like(s);
+    g_assert_false(plan(s, VFIO_MSIX_RELOCATION_BAR0 + 1, 0, 8, &r, &upper));
+    g_assert_nonnull(strstr(upper, "upper half"));
+
+    s[2] = (VFIOMsixRelocSlot) { .size = 256, .io = true };
+    g_assert_false(plan(s, VFIO_MSIX_RELOCATION_BAR0 + 2, 0, 8, &r, &io));
+    g_assert_nonnull(strstr(io, "I/O"));
+
+    s[3] = (VFIOMsixRelocSlot) { .size = 2 * GiB };
+    g_assert_false(plan(s, VFIO_MSIX_RELOCATION_BAR0 + 3, 0, 8, &r, &big));
+    g_assert_nonnull(strstr(big, "2 GiB"));
+
+    s[4] = (VFIOMsixRelocSlot) { .size = 1 * KiB };
+    g_assert_false(plan(s, VFIO_MSIX_RELOCATION_BAR0 + 4, 0, 64, &r,
+                        &small));
+    g_assert_nonnull(strstr(small, "too small"));
+
+    all_full(s, 4 * GiB);
+    g_assert_false(plan(s, VFIO_MSIX_RELOCATION_AUTO, 0, 8, &r, &full));
+    g_assert_nonnull(strstr(full, "no free BAR slot"));
+}
+
+static void test_large_bars_that_may_double(void)
+{
+    VFIOMsixRelocSlot s[PCI_ROM_SLOT];
+    VFIOMsixRelocResult r;
+
+    all_full(s, 1 * GiB);
+    /* A 1 GiB 32-bit BAR doubles to 2 GiB, still below 4 GiB. */
+    g_assert_true(plan(s, VFIO_MSIX_RELOCATION_BAR0 + 2, 0, 8, &r, NULL));
+    g_assert_cmphex(r.bar_size, ==, 2 * GiB);
+    s[4] = (VFIOMsixRelocSlot) { .size = 8 * GiB, .mem64 = true };
+    s[5] = (VFIOMsixRelocSlot) { .upper_half = true };
+    g_assert_true(plan(s, VFIO_MSIX_RELOCATION_BAR0 + 4, 0, 8, &r, NULL));
+    g_assert_cmphex(r.bar_size, ==, 16 * GiB);
+    g_assert_cmphex(r.table_offset, ==, 8 * GiB);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/vfio/msix-relocation/auto-first-free-slot",
+                    test_auto_first_free_slot);
+    g_test_add_func("/vfio/msix-relocation/new-bar-fits-table-and-pba",
+                    test_new_bar_size_fits_table_and_pba);
+    g_test_add_func("/vfio/msix-relocation/auto-doubles-table-bar",
+                    test_auto_doubles_table_bar);
+    g_test_add_func("/vfio/msix-relocation/explicit-bar",
+                    test_explicit_bar);
+    g_test_add_func("/vfio/msix-relocation/refusals", test_refusals);
+    g_test_add_func("/vfio/msix-relocation/large-bars-double",
+                    test_large_bars_that_may_double);
+    return g_test_run();
+}
