@@ -423,21 +423,24 @@ static void test_64k_pages(gconstpointer data)
     json_object_unref(dev);
     bring_up(&c);
     /*
-     * The whole 16 KiB BAR0 lies in one 64 KiB page, which also holds
-     * the registers the server traps: nothing of it can become a memslot.
+     * The whole 16 KiB BAR0 lies in one 64 KiB page.  The server's sparse
+     * areas leave out its register page (registers must reach it as
+     * messages), so no whole 64 KiB page is mappable: with or without
+     * MSIX_MAPPABLE, BAR0 is entirely trapped and doorbells are forwarded.
+     * Compare with the 4 KiB host, where the doorbell page is mapped.
      */
+    dev = query_device(c.qts);
+    g_assert_cmpint(json_array_get_length(json_object_get_array_member(
+                        dev_bar(dev, 0), "mapped")), ==, 0);
+    json_object_unref(dev);
     g_assert_true(bar0_traps(&c, 0));
     g_assert_true(bar0_traps(&c, DOORBELL_PAGE));
+    g_assert_true(bar0_traps(&c, 0x3ffc));
     a = bar0_counts(&c);
     do_ios(&c, NR_IOS, true);
     b = bar0_counts(&c);
-    if (bar0_maps(&c, DOORBELL_PAGE)) {
-        g_assert_cmpint(b.served_writes - a.served_writes, ==, 2 * NR_IOS);
-        g_assert_cmpint(b.fwd_writes - a.fwd_writes, ==, 0);
-    } else {
-        g_assert_cmpint(b.fwd_writes - a.fwd_writes, ==, 2 * NR_IOS);
-        g_assert_cmpint(b.served_writes - a.served_writes, ==, 0);
-    }
+    g_assert_cmpint(b.fwd_writes - a.fwd_writes, ==, 2 * NR_IOS);
+    g_assert_cmpint(b.served_writes - a.served_writes, ==, 0);
     ctx_stop(&c);
 }
 
