@@ -20,6 +20,7 @@
 #include "hw/vfio/pci.h"
 #include "hw/vfio/vfio-kernel.h"
 #include "hw/vfio/vfio-user.h"
+#include "hw/vfio/vfio-kernel.h"
 #include "trace.h"
 
 #define VFIO_CAP_TTL 48
@@ -984,24 +985,26 @@ static bool vfio_user_pci_realize(PCIDevice *pdev, Error **errp)
 static bool vfio_kernel_pci_realize(PCIDevice *pdev, Error **errp)
 {
     VFIOPCIDevice *vdev = VFIO_PCI(pdev);
-    g_autofree char *name = NULL;
-    g_autofree char *path = NULL;
+    g_autofree char *sysfsdev = NULL;
 
-    if (vdev->sysfsdev) {
-        name = g_path_get_basename(vdev->sysfsdev);
+    if (vdev->sysfsdev && vdev->sysfsdev[0]) {
+        sysfsdev = g_strdup(vdev->sysfsdev);
     } else if (vdev->host.domain != ~0u) {
-        name = g_strdup_printf("%04x:%02x:%02x.%x", vdev->host.domain,
-                               vdev->host.bus, vdev->host.slot,
-                               vdev->host.function);
+        g_autofree char *host = g_strdup_printf("%04x:%02x:%02x.%x",
+                                                vdev->host.domain,
+                                                vdev->host.bus,
+                                                vdev->host.slot,
+                                                vdev->host.function);
+
+        sysfsdev = vfio_kernel_host_to_sysfsdev(host, errp);
+        if (!sysfsdev) {
+            return false;
+        }
     } else {
         error_setg(errp, "vfio-pci: 'host' or 'sysfsdev' is required");
         return false;
     }
-    path = vdev->sysfsdev ? g_strdup(vdev->sysfsdev) :
-           g_strdup_printf(VFIO_KERNEL_SYSFS_PCI "/%s", name);
-    vdev->vbasedev.name = g_steal_pointer(&name);
-    vdev->vbasedev.fd = -1;
-    if (!vfio_kernel_device_attach(&vdev->vbasedev, path, errp)) {
+    if (!vfio_kernel_device_attach(&vdev->vbasedev, sysfsdev, errp)) {
         return false;
     }
     return vfio_pci_realize_finish(vdev, errp);

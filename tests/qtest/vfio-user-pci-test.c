@@ -636,7 +636,7 @@ static void test_unreachable_socket(void)
     g_assert_nonnull(strstr(err, "/nonexistent/nvme.sock"));
 }
 
-static void test_vfio_pci_no_backend(void)
+static void test_vfio_pci_no_host_device(void)
 {
     g_autofree char *err = NULL;
     int status;
@@ -693,8 +693,8 @@ int main(int argc, char **argv)
     g_test_add_func("/vfio-user-pci/errors/server-killed", test_server_killed);
     g_test_add_func("/vfio-user-pci/errors/unreachable-socket",
                    test_unreachable_socket);
-    g_test_add_func("/vfio-pci/errors/no-kernel-backend",
-                   test_vfio_pci_no_backend);
+    g_test_add_func("/vfio-pci/errors/no-such-host-device",
+                   test_vfio_pci_no_host_device);
     g_test_add_func("/vfio-user-pci/help/lists-properties",
                    test_help_lists_props);
     return g_test_run();
