@@ -60,6 +60,15 @@ class HelloTest(QemuGuestTest):
         run = guestboot.boot(qemu_cmd('hello', 'q35'))
         self.assertPassed(run, min_tests=5)
 
+    def test_ram_above_4g_mapped_on_demand(self):
+        # RAM is allocated lazily: the guest touches one 2 MiB page of it.
+        argv = qemu_cmd('hello', 'q35')
+        argv[argv.index('128')] = '4200M'
+        run = guestboot.boot(argv)
+        self.assertPassed(run, min_tests=6)
+        self.assertLine(run, 'PASS: RAM above 4 GiB at 0x100000000 mapped '
+                             'on demand')
+
     def test_exception_exits_with_fatal_status(self):
         run = guestboot.boot(qemu_cmd('hello', 'q35', append='crash=1'))
         self.assertEqual(run.returncode, guestboot.EXIT_FATAL, run.describe())

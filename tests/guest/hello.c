@@ -62,6 +62,18 @@ int main(void)
     printf("loop iteration at CPL0: %lu ps\n", tsc_to_ns(t1 - t0) / 10);
     report(run_user(user_add, &v) == 42, "run_user can be called again");
 
+    if (ram_high_start()) {
+        volatile uint64_t *high = (volatile uint64_t *)ram_high_start();
+        bool mapped = map_identity(ram_high_start(), 2ULL << 20);
+
+        if (mapped) {
+            high[0] = 0x1234567890abcdefULL;
+            high[511] = ~high[0];
+        }
+        report(mapped && high[0] == 0x1234567890abcdefULL &&
+               high[511] == ~0x1234567890abcdefULL,
+               "RAM above 4 GiB at 0x%lx mapped on demand", ram_high_start());
+    }
     if (cmdline_get("expect", word, sizeof(word))) {
         report(!strcmp(word, "hello-world"),
                "command line expect=%s parsed", word);

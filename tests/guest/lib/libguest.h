@@ -167,6 +167,8 @@ void *alloc_pages(size_t npages);
 /* The same without zeroing: zeroing at CPL0 is slow where it is emulated. */
 void *alloc_pages_uninit(size_t npages);
 uint64_t ram_top(void);
+/* First RAM above 4 GiB in the PVH memory map (not mapped), or 0. */
+uint64_t ram_high_start(void);
 /* Identity-map [addr, addr + size) (above 4 GiB); false if out of tables. */
 bool map_identity(uint64_t addr, uint64_t size);
 void irq_register(unsigned vector, IrqHandler fn, void *opaque);

@@ -74,6 +74,7 @@ volatile uint64_t irq_counts[256];
 static const char *cmdline_str = "";
 static uint64_t ram_end = DEFAULT_RAM_TOP;
 static uint64_t alloc_next;
+static uint64_t high_ram;
 
 static const char *const exception_names[32] = {
     "#DE", "#DB", "NMI", "#BP", "#OF", "#BR", "#UD", "#NM", "#DF", "CSO",
@@ -160,6 +161,10 @@ static void start_info_parse(void)
             map[i].addr <= (uint64_t)_end &&
             map[i].addr + map[i].size > (uint64_t)_end) {
             ram_end = map[i].addr + map[i].size;
+        }
+        if (map[i].type == HVM_MEMMAP_TYPE_RAM && map[i].addr >= FOUR_GIB &&
+            map[i].size >= (2ULL << 20) && !high_ram) {
+            high_ram = map[i].addr;
         }
     }
     if (ram_end > FOUR_GIB) {
@@ -251,6 +256,11 @@ uint64_t cmdline_u64(const char *key, uint64_t def)
         v = v * base + d;
     }
     return v;
+}
+
+uint64_t ram_high_start(void)
+{
+    return high_ram;
 }
 
 uint64_t ram_top(void)
