@@ -346,6 +346,38 @@ static void test_db_page_mmap_served(void)
     ctx_stop(&c);
 }
 
+static void test_hot_page_warning(void)
+{
+    Ctx c;
+    JsonObject *dev, *hot;
+    JsonArray *pages;
+    uint32_t db = QNVME_DOORBELL_BASE + 3 * 4;   /* I/O CQ 1 head */
+    const char *err, *hint = "x-msix-relocation=auto";
+
+    ctx_start(&c, LAYOUT_DB_PAGE, NULL);
+    bring_up(&c);
+    do_ios(&c, 2, true);
+    /* Rewriting the current CQ head is harmless, and each write exits. */
+    for (int i = 0; i < 1100; i++) {
+        qpci_io_writel(c.dev, c.nvme.bar0, db, c.nvme.io.cq_head);
+    }
+    dev = query_device(c.qts);
+    pages = json_object_get_array_member(dev_bar(dev, 0), "hot-pages");
+    g_assert_cmpint(json_array_get_length(pages), >=, 1);
+    hot = json_array_get_object_element(pages, 0);
+    g_assert_cmphex(json_object_get_int_member(hot, "offset"), ==,
+                    DOORBELL_PAGE);
+    g_assert_cmpint(json_object_get_int_member(hot, "accesses"), >=, 1100);
+    json_object_unref(dev);
+    do_ios(&c, 2, true);
+    /* Said once (warned before the replies we got), naming the option. */
+    err = qtest_get_stderr(c.qts);
+    g_assert_nonnull(strstr(err, hint));
+    g_assert_null(strstr(strstr(err, hint) + 1, hint));
+    g_assert_nonnull(strstr(err, "page 0x1000"));
+    ctx_stop(&c);
+}
+
 static void test_db_page_no_cap(void)
 {
     Ctx c;
@@ -674,6 +706,8 @@ int main(int argc, char **argv)
     g_test_add_func("/vfio-user-pci/nvme/end-to-end", test_end_to_end);
     g_test_add_func("/vfio-user-pci/msix-mappable/doorbell-page-mmap-served",
                    test_db_page_mmap_served);
+    g_test_add_func("/vfio-user-pci/telemetry/hot-page-warning",
+                    test_hot_page_warning);
     g_test_add_func("/vfio-user-pci/no-msix-mappable/doorbell-page-forwarded",
                    test_db_page_no_cap);
     g_test_add_func("/vfio-user-pci/msix-relocation/auto-untraps-doorbells",
