@@ -475,27 +475,33 @@ static bool container_range_valid(VFIOContainer *container, uint64_t iova,
     return false;
 }
 
-static void append_memlock_hint(VFIOContainer *container, uint64_t size,
-                                Error **errp)
+/*
+ * ENOMEM from MAP_DMA almost always means the pinned pages would exceed
+ * RLIMIT_MEMLOCK.  The limit goes into the message itself (callers may
+ * print only that), how to raise it into the hint.
+ */
+static void set_memlock_error(VFIOContainer *container, const char *devname,
+                              uint64_t iova, uint64_t size, Error **errp)
 {
     struct rlimit rl;
 
     if (vfio_ioctl_ops()->getrlimit(RLIMIT_MEMLOCK, &rl) == 0 &&
         rl.rlim_cur != RLIM_INFINITY) {
-        error_append_hint(errp, "The locked-memory limit (RLIMIT_MEMLOCK,"
-                          " ulimit -l) is %llu KiB, but the device needs all"
-                          " of guest RAM pinned (%" PRIu64 " KiB mapped so"
-                          " far, %" PRIu64 " KiB more asked).\n",
-                          (unsigned long long)rl.rlim_cur / 1024,
-                          container_mapped_bytes(container) / 1024,
-                          size / 1024);
+        error_setg(errp, "vfio %s: cannot pin %" PRIu64 " KiB of guest"
+                   " memory at IOVA 0x%" PRIx64 " for DMA: the locked-memory"
+                   " limit (RLIMIT_MEMLOCK, ulimit -l) is %llu KiB and %"
+                   PRIu64 " KiB are pinned already", devname, size / 1024,
+                   iova, (unsigned long long)rl.rlim_cur / 1024,
+                   container_mapped_bytes(container) / 1024);
     } else {
-        error_append_hint(errp, "Pinning guest RAM for the device failed;"
-                          " check the locked-memory limit (RLIMIT_MEMLOCK,"
-                          " ulimit -l) and free host memory.\n");
+        error_setg(errp, "vfio %s: cannot pin %" PRIu64 " KiB of guest"
+                   " memory at IOVA 0x%" PRIx64 " for DMA: %s (locked-memory"
+                   " limit or host memory)", devname, size / 1024, iova,
+                   strerror(ENOMEM));
     }
-    error_append_hint(errp, "Raise the limit above guest RAM size: 'ulimit -l"
-                      " unlimited' in the shell that starts Conduit,"
+    error_append_hint(errp, "The device needs all of guest RAM pinned. Raise"
+                      " the limit above guest RAM size: 'ulimit -l unlimited'"
+                      " in the shell that starts Conduit,"
                       " LimitMEMLOCK=infinity in a systemd unit, or a memlock"
                       " line in /etc/security/limits.conf.\n");
 }
@@ -541,12 +547,14 @@ bool vfio_container_dma_map(VFIOContainer *container, const char *devname,
                                 &map) < 0) {
         int err = errno;
 
+        if (err == ENOMEM) {
+            set_memlock_error(container, devname, start, len, errp);
+            return false;
+        }
         error_setg_errno(errp, err, "vfio %s: cannot map %" PRIu64 " KiB of"
                          " guest memory at IOVA 0x%" PRIx64 " for DMA",
                          devname, len / 1024, start);
-        if (err == ENOMEM) {
-            append_memlock_hint(container, len, errp);
-        } else if (err == ENOSPC) {
+        if (err == ENOSPC) {
             error_append_hint(errp, "The IOMMU's mapping budget is spent%s;"
                               " raise vfio_iommu_type1's dma_entry_limit"
                               " module parameter.\n",

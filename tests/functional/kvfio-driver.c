@@ -9,6 +9,8 @@
  * on stdout, which the outer test reads from the serial console.
  */
 #include "qemu/osdep.h"
+#include <grp.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <linux/pci_regs.h>
 #include "libqtest.h"
@@ -325,6 +327,62 @@ static void test_reset(void)
     ctx_stop(&c);
 }
 
+/*
+ * As an unprivileged user (no CAP_IPC_LOCK) under a 1 MiB locked-memory
+ * limit, pinning 64 MiB of guest RAM fails with a message naming the
+ * limit, and the VMM keeps answering QMP.
+ */
+static void test_memlock_limit(void)
+{
+    static const char qmp[] = "{\"execute\": \"qmp_capabilities\"}\n"
+                              "{\"execute\": \"quit\"}\n";
+    g_autofree char *devopt = g_strdup_printf("vfio-pci,host=%s", host());
+    GString *out = g_string_new("");
+    int in_pipe[2], out_pipe[2], status;
+    char buf[4096];
+    ssize_t n;
+    pid_t pid;
+
+    g_assert_cmpint(pipe(in_pipe), ==, 0);
+    g_assert_cmpint(pipe(out_pipe), ==, 0);
+    pid = fork();
+    g_assert_cmpint(pid, >=, 0);
+    if (pid == 0) {
+        struct rlimit rl = { 1 << 20, 1 << 20 };
+
+        dup2(in_pipe[0], 0);
+        dup2(out_pipe[1], 1);
+        dup2(out_pipe[1], 2);
+        if (setrlimit(RLIMIT_MEMLOCK, &rl) || setgroups(0, NULL) ||
+            setgid(65534) || setuid(65534)) {
+            _exit(99);
+        }
+        execl(qtest_get_binary(), qtest_get_binary(), "-M", "pc", "-m", "64M",
+              "-accel", "qtest", "-display", "none", "-qmp", "stdio",
+              "-device", devopt, NULL);
+        _exit(98);
+    }
+    close(in_pipe[0]);
+    close(out_pipe[1]);
+    g_assert_cmpint(write(in_pipe[1], qmp, strlen(qmp)), ==, strlen(qmp));
+    close(in_pipe[1]);
+    while ((n = read(out_pipe[0], buf, sizeof(buf))) > 0) {
+        g_string_append_len(out, buf, n);
+    }
+    close(out_pipe[0]);
+    g_assert_cmpint(waitpid(pid, &status, 0), ==, pid);
+    g_test_message("unprivileged run: %s", out->str);
+    if (!strstr(out->str, "the locked-memory limit (RLIMIT_MEMLOCK, ulimit"
+                " -l) is 1024 KiB") ||
+        !strstr(out->str, "cannot pin")) {
+        g_error("no memlock error in: %s", out->str);
+    }
+    /* QMP still answered: the VMM did not die of it. */
+    g_assert_nonnull(strstr(out->str, "\"SHUTDOWN\""));
+    g_assert_true(WIFEXITED(status));
+    g_string_free(out, true);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -337,5 +395,7 @@ int main(int argc, char **argv)
     g_test_add_func("/kernel-vfio/hotplug/errors-leave-nothing",
                     test_hotplug_and_errors);
     g_test_add_func("/kernel-vfio/nvme/reset", test_reset);
+    g_test_add_func("/kernel-vfio/dma/memlock-limit-named",
+                    test_memlock_limit);
     return g_test_run();
 }

@@ -198,6 +198,9 @@ echo $bdf > /sys/bus/pci/drivers_probe
 echo "KVFIO-DRIVER $(basename $(readlink /sys/bus/pci/devices/$bdf/driver))"
 echo "KVFIO-GROUP $(basename $(readlink /sys/bus/pci/devices/$bdf/iommu_group))"
 ls /dev/vfio
+# kvfio-driver's memlock test runs Conduit as an unprivileged user.
+grp=$(basename $(readlink /sys/bus/pci/devices/$bdf/iommu_group))
+chmod 666 /dev/vfio/vfio /dev/vfio/$grp
 if [ -x /conduit/kvfio-driver ]; then
     KVFIO_HOST=$bdf QTEST_BINARY=/conduit/conduit-system-x86_64 \
         /conduit/kvfio-driver --tap -k $(cat /conduit/args 2>/dev/null)

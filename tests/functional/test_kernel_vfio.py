@@ -8,7 +8,8 @@ remapping on) and an emulated NVMe, binds the NVMe function to vfio-pci
 Conduit under -accel qtest with -device vfio-pci,host=... and checks
 identify, I/O into guest RAM through the IOMMU, MSI-X completions, the
 whole-BAR mapping that the kernel's MSIX_MAPPABLE allows (x-query-vfio),
-libvirt's command-line forms, hot-plug and error paths.  Its TAP output
+libvirt's command-line forms, hot-plug, error paths, and that an
+unprivileged Conduit under a 1 MiB locked-memory limit names the limit.  Its TAP output
 comes back on the serial console.
 
 Environment (set by meson): CONDUIT_BINARY, KVFIO_DRIVER.  Exits 77
@@ -31,7 +32,7 @@ CONDUIT = os.environ.get('CONDUIT_BINARY', '')
 DRIVER = os.environ.get('KVFIO_DRIVER', '')
 # Guards against a hung guest only; nothing asserts on time.
 TIMEOUT = int(os.environ.get('KVFIO_TIMEOUT', '900'))
-DRIVER_TESTS = 6
+DRIVER_TESTS = 7
 TAP_RE = re.compile(r'^(not ok|ok) (\d+) (\S+)', re.M)
 
 

@@ -845,15 +845,23 @@ static void test_dma_map(void)
     fk.memlock = 64 * 1024;
     g_assert_false(vfio_device_dma_map(&dev, 0, 0x10000, -1, 0, ram, false,
                                        &err));
-    assert_error(err, "cannot map 64 KiB of guest memory at IOVA 0x0");
-    assert_error(err, "Cannot allocate memory");
-    assert_hint(err, "RLIMIT_MEMLOCK, ulimit -l) is 64 KiB");
+    assert_error(err, "vfio 0000:00:04.0: cannot pin 64 KiB of guest memory"
+                 " at IOVA 0x0 for DMA: the locked-memory limit"
+                 " (RLIMIT_MEMLOCK, ulimit -l) is 64 KiB and 0 KiB are pinned"
+                 " already");
     assert_hint(err, "LimitMEMLOCK");
+    error_free(err);
+    err = NULL;
+    fk.memlock = RLIM_INFINITY;
+    g_assert_false(vfio_device_dma_map(&dev, 0, 0x10000, -1, 0, ram, false,
+                                       &err));
+    assert_error(err, "Cannot allocate memory (locked-memory limit");
     error_free(err);
     err = NULL;
     fk.map_errno = ENOSPC;
     g_assert_false(vfio_device_dma_map(&dev, 0, 0x10000, -1, 0, ram, false,
                                        &err));
+    assert_error(err, "cannot map 64 KiB of guest memory at IOVA 0x0");
     assert_hint(err, "dma_entry_limit");
     error_free(err);
     vfio_device_close(&dev);
