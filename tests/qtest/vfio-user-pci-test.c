@@ -602,6 +602,19 @@ static void test_hotplug(void)
     g_assert_cmpint(json_array_get_length(json_node_get_array(ret)), ==, 0);
     json_node_unref(ret);
 
+    /* A refused device_add leaves nothing behind; the VM goes on. */
+    {
+        g_autofree char *bad = g_strdup_printf(
+            "{'execute': 'device_add', 'arguments': {'driver': "
+            "'vfio-user-pci', 'id': 'bad0', 'addr': '04.0', 'socket': '%s', "
+            "'x-msix-relocation': 'bar1'}}", srv.sock);
+        JsonObject *reply = qtest_qmp(qts, "%s", bad);
+
+        g_assert_nonnull(strstr(qtest_qmp_error_desc(reply), "upper half"));
+        json_object_unref(reply);
+        g_assert_null(qpci_device_find(bus, NVME_DEVFN));
+    }
+
     /* The server takes the next client: plug it again. */
     qtest_qmp_device_add(qts, "vfio-user-pci", "hot1", props);
     dev = qpci_device_find(bus, NVME_DEVFN);
@@ -612,6 +625,25 @@ static void test_hotplug(void)
     qpci_free_pc(bus);
     qtest_quit(qts);
     server_stop(&srv);
+}
+
+static void test_system_reset(void)
+{
+    Ctx c;
+    JsonNode *ret;
+
+    ctx_start(&c, NULL, NULL);
+    bring_up(&c);
+    do_ios(&c, 2, true);
+    ret = qtest_qmp_assert_success(c.qts, "{'execute': 'system_reset'}");
+    json_node_unref(ret);
+    /* MSI-X is off again and the controller was reset with the device. */
+    g_assert_false(qpci_msix_enabled(c.dev));
+    g_assert_cmphex(qnvme_reg_read(&c.nvme, QNVME_REG_CSTS) & 1, ==, 0);
+    qnvme_init(&c.nvme, c.dev, RAM_START, RAM_END);
+    bring_up(&c);
+    do_ios(&c, 2, true);
+    ctx_stop(&c);
 }
 
 static void test_server_killed(void)
@@ -724,6 +756,7 @@ int main(int argc, char **argv)
                    test_lazy_pba_off);
     g_test_add_func("/vfio-user-pci/no-mmap/all-forwarded", test_no_mmap);
     g_test_add_func("/vfio-user-pci/hotplug/add-del", test_hotplug);
+    g_test_add_func("/vfio-user-pci/reset/system-reset", test_system_reset);
     g_test_add_func("/vfio-user-pci/errors/server-killed", test_server_killed);
     g_test_add_func("/vfio-user-pci/errors/unreachable-socket",
                    test_unreachable_socket);
