@@ -399,12 +399,12 @@ void vfio_bar_sync_pba(VFIOBar *bar, bool pba_enabled)
     vfio_bar_show(bar);
 }
 
-void vfio_bar_hide_mappings(VFIOBar *bar)
+void vfio_bar_set_mappings_hidden(VFIOBar *bar, bool hidden)
 {
-    if (!bar->parts || bar->hidden) {
+    if (!bar->parts || bar->hidden == hidden) {
         return;
     }
-    bar->hidden = true;
+    bar->hidden = hidden;
     vfio_bar_show(bar);
 }
 

@@ -54,16 +54,33 @@ static void vfio_pci_socket_handler_off(VFIOPCIDevice *vdev)
     }
 }
 
-static void vfio_pci_hide_bh(void *opaque)
+static void vfio_pci_update_mmaps(VFIOPCIDevice *vdev)
 {
-    VFIOPCIDevice *vdev = opaque;
+    bool hide = vdev->vbasedev.broken || vdev->intx_pending;
     int i;
 
     if (vdev->realized) {
         for (i = 0; i < PCI_ROM_SLOT; i++) {
-            vfio_bar_hide_mappings(&vdev->bars[i]);
+            vfio_bar_set_mappings_hidden(&vdev->bars[i], hide);
         }
     }
+}
+
+static void vfio_pci_mmap_bh(void *opaque)
+{
+    vfio_pci_update_mmaps(opaque);
+}
+
+/*
+ * Changing the memory topology must not happen in the middle of the
+ * guest access that triggered it (EOI, peer found gone): defer.
+ */
+static void vfio_pci_update_mmaps_later(VFIOPCIDevice *vdev)
+{
+    if (!vdev->mmap_bh) {
+        vdev->mmap_bh = qemu_bh_new(vfio_pci_mmap_bh, vdev);
+    }
+    qemu_bh_schedule(vdev->mmap_bh);
 }
 
 void vfio_pci_check_broken(VFIOPCIDevice *vdev)
@@ -76,14 +93,7 @@ void vfio_pci_check_broken(VFIOPCIDevice *vdev)
                  "BARs now read all-ones and drop writes",
                  vdev->vbasedev.name);
     vfio_pci_socket_handler_off(vdev);
-    /*
-     * Hiding the mappings changes the memory topology, which must not
-     * happen in the middle of the access that found the peer gone.
-     */
-    if (!vdev->hide_bh) {
-        vdev->hide_bh = qemu_bh_new(vfio_pci_hide_bh, vdev);
-    }
-    qemu_bh_schedule(vdev->hide_bh);
+    vfio_pci_update_mmaps_later(vdev);
 }
 
 static bool vfio_pci_set_irqs(VFIOPCIDevice *vdev, uint32_t index,
@@ -127,11 +137,14 @@ static void vfio_intx_handler(EventNotifier *e)
     trace_vfio_intx(vdev->vbasedev.name);
     vdev->intx_pending = true;
     pci_set_irq(PCI_DEVICE(vdev), 1);
+    /* Until the EOI, every BAR access must reach us. */
+    vfio_pci_update_mmaps(vdev);
 }
 
 /*
  * Without an EOI hook, any BAR access after an INTx is taken as the
- * guest servicing it: lower the line and let the device raise it again.
+ * guest servicing it: lower the line, let the device raise it again and
+ * give the mappings back.
  */
 void vfio_pci_intx_eoi(VFIOPCIDevice *vdev)
 {
@@ -142,6 +155,7 @@ void vfio_pci_intx_eoi(VFIOPCIDevice *vdev)
     }
     vdev->intx_pending = false;
     pci_set_irq(PCI_DEVICE(vdev), 0);
+    vfio_pci_update_mmaps_later(vdev);
     if (!vfio_pci_set_irqs(vdev, VFIO_PCI_INTX_IRQ_INDEX,
                            VFIO_IRQ_SET_DATA_NONE |
                            VFIO_IRQ_SET_ACTION_UNMASK, 0, 1, NULL, &err)) {
@@ -196,8 +210,11 @@ static void vfio_intx_disable(VFIOPCIDevice *vdev)
     }
     event_notifier_cleanup(&vdev->intx_notifier);
     vdev->intx_enabled = false;
-    vdev->intx_pending = false;
-    pci_set_irq(PCI_DEVICE(vdev), 0);
+    if (vdev->intx_pending) {
+        vdev->intx_pending = false;
+        pci_set_irq(PCI_DEVICE(vdev), 0);
+        vfio_pci_update_mmaps_later(vdev);
+    }
 }
 
 /* ---- MSI-X and MSI vectors ---- */
@@ -928,9 +945,9 @@ static void vfio_pci_teardown(VFIOPCIDevice *vdev)
     }
     vfio_device_close(&vdev->vbasedev);
     g_clear_pointer(&pdev->emulated_config_bits, g_free);
-    if (vdev->hide_bh) {
-        qemu_bh_delete(vdev->hide_bh);
-        vdev->hide_bh = NULL;
+    if (vdev->mmap_bh) {
+        qemu_bh_delete(vdev->mmap_bh);
+        vdev->mmap_bh = NULL;
     }
 }
 

@@ -627,6 +627,57 @@ static void test_hotplug(void)
     server_stop(&srv);
 }
 
+static bool wait_irq(Ctx *c, int line, bool level)
+{
+    gint64 deadline = g_get_monotonic_time() + WAIT_US;
+
+    /* Any command lets the IRQ notifications queued meanwhile arrive. */
+    while (qtest_readl(c->qts, MSI_TARGET), qtest_get_irq(c->qts, line) != level) {
+        if (g_get_monotonic_time() > deadline) {
+            return false;
+        }
+        g_usleep(500);
+    }
+    return true;
+}
+
+static void test_intx(void)
+{
+    QNvmeCmd cmd = { .opcode = QNVME_ADM_IDENTIFY, .cdw10 = 1 };
+    Ctx c;
+    JsonObject *dev;
+    QNvmeCqe cqe;
+    gint64 deadline;
+
+    ctx_start(&c, NULL, NULL);
+    /* Slot 4, pin A: host INTx line 0.  No MSI-X: the device uses INTx. */
+    qtest_irq_intercept_out(c.qts, "/machine/pci-host");
+    g_assert_cmphex(qpci_config_readb(c.dev, PCI_INTERRUPT_PIN), ==, 1);
+    g_assert_true(qnvme_enable(&c.nvme));
+    g_assert_false(qtest_get_irq(c.qts, 0));
+    cmd.prp1 = qnvme_alloc(&c.nvme, 4096);
+    /* The SQ doorbell is on a mapped page; the CQ doorbell waits. */
+    qnvme_submit_admin(&c.nvme, &cmd);
+    g_assert_true(wait_irq(&c, 0, true));
+    /* While INTx is pending every BAR access traps (it may be the EOI). */
+    dev = query_device(c.qts);
+    g_assert_cmpint(json_array_get_length(json_object_get_array_member(
+                        dev_bar(dev, 0), "mapped")), ==, 0);
+    json_object_unref(dev);
+    /* A BAR access is the EOI: the line drops, the mappings return. */
+    qnvme_reg_read(&c.nvme, QNVME_REG_CSTS);
+    g_assert_true(wait_irq(&c, 0, false));
+    deadline = g_get_monotonic_time() + WAIT_US;
+    while (!bar0_maps(&c, DOORBELL_PAGE)) {
+        g_assert_cmpint(g_get_monotonic_time(), <, deadline);
+        g_usleep(500);
+    }
+    g_assert_true(qnvme_wait_admin(&c.nvme, &cqe));
+    g_assert_cmphex(cqe.status, ==, 0);
+    g_assert_cmphex(qtest_readw(c.qts, cmd.prp1), ==, 0x1b36);
+    ctx_stop(&c);
+}
+
 static void test_system_reset(void)
 {
     Ctx c;
@@ -756,6 +807,7 @@ int main(int argc, char **argv)
                    test_lazy_pba_off);
     g_test_add_func("/vfio-user-pci/no-mmap/all-forwarded", test_no_mmap);
     g_test_add_func("/vfio-user-pci/hotplug/add-del", test_hotplug);
+    g_test_add_func("/vfio-user-pci/intx/raised-and-eoi", test_intx);
     g_test_add_func("/vfio-user-pci/reset/system-reset", test_system_reset);
     g_test_add_func("/vfio-user-pci/errors/server-killed", test_server_killed);
     g_test_add_func("/vfio-user-pci/errors/unreachable-socket",

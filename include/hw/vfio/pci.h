@@ -70,7 +70,7 @@ typedef struct VFIOBar {
     /* Every rendered part: one view for each PBA overlay state. */
     GPtrArray *parts;
     bool pba_view;              /* which view is enabled */
-    bool hidden;                /* broken: only the forward region shows */
+    bool hidden;                /* only the forward region shows */
     /* Telemetry of parts and forward region, per page for hot pages. */
     uint64_t served_reads;
     uint64_t served_writes;
@@ -122,7 +122,7 @@ struct VFIOPCIDevice {
     bool overlay_listener_registered;
 
     bool broken_reported;
-    struct QEMUBH *hide_bh;     /* hides the mappings once broken */
+    struct QEMUBH *mmap_bh;     /* re-evaluates hidden mappings */
     bool hot_page_warned;
     int socket_fd;              /* vfio-user fd handler, -1: none */
     bool realized;
@@ -166,8 +166,12 @@ void vfio_bar_init_forward(VFIOBar *bar);
 bool vfio_bar_setup(VFIOBar *bar, VFIOBarPlan *plan, Error **errp);
 /* Enables the view matching the PBA overlay state (lazy PBA). */
 void vfio_bar_sync_pba(VFIOBar *bar, bool pba_enabled);
-/* Shows only the forward region, which then reads all-ones. */
-void vfio_bar_hide_mappings(VFIOBar *bar);
+/*
+ * Shows only the forward region, so every access traps: while INTx is
+ * pending (any access may be the guest's EOI), and once the device is
+ * broken (the forward region then reads all-ones).
+ */
+void vfio_bar_set_mappings_hidden(VFIOBar *bar, bool hidden);
 /* Removes every part; unmaps; finalizes the regions (after unregister). */
 void vfio_bar_teardown(VFIOBar *bar);
 void vfio_bar_get_counts(VFIOBar *bar, uint64_t *fwd_reads,

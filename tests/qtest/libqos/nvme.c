@@ -145,6 +145,16 @@ bool qnvme_admin(QNvme *n, const QNvmeCmd *cmd, QNvmeCqe *cqe)
     return qnvme_reap(n, &n->admin, cqe);
 }
 
+void qnvme_submit_admin(QNvme *n, const QNvmeCmd *cmd)
+{
+    qnvme_submit(n, &n->admin, cmd);
+}
+
+bool qnvme_wait_admin(QNvme *n, QNvmeCqe *cqe)
+{
+    return qnvme_reap(n, &n->admin, cqe);
+}
+
 void qnvme_submit_io(QNvme *n, const QNvmeCmd *cmd)
 {
     qnvme_submit(n, &n->io, cmd);

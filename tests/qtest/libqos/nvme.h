@@ -81,6 +81,9 @@ bool qnvme_create_io_queues(QNvme *n, uint16_t depth, uint16_t vector);
 /* One read or write of @nlb blocks at @lba from/to guest @buf. */
 bool qnvme_rw(QNvme *n, bool write, uint64_t lba, uint16_t nlb, uint64_t buf,
               QNvmeCqe *cqe);
+/* Submits without waiting; qnvme_wait_admin() then reaps it. */
+void qnvme_submit_admin(QNvme *n, const QNvmeCmd *cmd);
+bool qnvme_wait_admin(QNvme *n, QNvmeCqe *cqe);
 /* Submits without waiting; qnvme_wait_io() then reaps it. */
 void qnvme_submit_io(QNvme *n, const QNvmeCmd *cmd);
 bool qnvme_wait_io(QNvme *n, QNvmeCqe *cqe);
