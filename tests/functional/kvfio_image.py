@@ -18,9 +18,11 @@ import stat
 import subprocess
 import zlib
 
-# In load order; each module's depends= is checked against this order.
+# Loaded at boot, dependencies first (each module's depends= is followed).
 VFIO_MODULES = ['irqbypass', 'vfio', 'vfio_virqfd', 'vfio_iommu_type1',
                 'vfio-pci-core', 'vfio-pci']
+# Packed too, loaded only by the KVM case (-cpu max offers SVM under TCG).
+KVM_MODULES = ['kvm', 'kvm-amd']
 
 ELF_MAGIC = b'\x7fELF'
 
@@ -201,9 +203,12 @@ ls /dev/vfio
 # kvfio-driver's memlock test runs Conduit as an unprivileged user.
 grp=$(basename $(readlink /sys/bus/pci/devices/$bdf/iommu_group))
 chmod 666 /dev/vfio/vfio /dev/vfio/$grp
-if [ -x /conduit/kvfio-driver ]; then
+# The per-run archive says what to run: the qtest driver by default.
+if [ -r /conduit/run.sh ]; then
+    . /conduit/run.sh
+elif [ -x /conduit/kvfio-driver ]; then
     KVFIO_HOST=$bdf QTEST_BINARY=/conduit/conduit-system-x86_64 \
-        /conduit/kvfio-driver --tap -k $(cat /conduit/args 2>/dev/null)
+        /conduit/kvfio-driver --tap -k
     echo "KVFIO-RESULT $?"
 fi
 poweroff -f
@@ -216,10 +221,14 @@ def build_base(path, mods_dir):
     if not os.access(busybox, os.X_OK):
         raise Unavailable('busybox-static is not installed')
     mods = module_load_order(mods_dir, VFIO_MODULES)
+    kvm_mods = [m for m in module_load_order(mods_dir, KVM_MODULES)
+                if m not in mods]
     c = Cpio()
     c.add_file('bin/busybox', busybox, 0o755)
-    for ko in mods:
+    for ko in mods + kvm_mods:
         c.add_file('lib/modules/' + os.path.basename(ko), ko, 0o644)
+    c.add_data('lib/modules/kvm-order',
+               ' '.join(os.path.basename(k) for k in kvm_mods).encode())
     for d in ('proc', 'sys', 'dev', 'tmp', 'conduit'):
         c.mkdir(d)
     names = ' '.join(os.path.basename(k) for k in mods)
@@ -233,15 +242,18 @@ def build_base(path, mods_dir):
     os.replace(tmp, path)
 
 
-def build_payload(binaries, driver_args=''):
-    """The per-run archive: @binaries under /conduit, their libraries."""
+def build_payload(binaries, run_script=None, files=()):
+    """The per-run archive: @binaries under /conduit, their libraries,
+    data @files under /conduit, and /conduit/run.sh if given."""
     c = Cpio()
+    for f in files:
+        c.add_file('conduit/' + os.path.basename(f), f, 0o644)
     libs = set()
     for b in binaries:
         c.add_file('conduit/' + os.path.basename(b), b, 0o755)
         libs.update(shared_libraries(b))
     for lib in sorted(libs):
         c.add_file(lib, os.path.realpath(lib), 0o755)
-    if driver_args:
-        c.add_data('conduit/args', driver_args.encode())
+    if run_script:
+        c.add_data('conduit/run.sh', run_script.encode(), 0o755)
     return gzip.compress(c.finish(), 1)

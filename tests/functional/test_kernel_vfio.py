@@ -12,7 +12,11 @@ libvirt's command-line forms, hot-plug, error paths, and that an
 unprivileged Conduit under a 1 MiB locked-memory limit names the limit.  Its TAP output
 comes back on the serial console.
 
-Environment (set by meson): CONDUIT_BINARY, KVFIO_DRIVER.  Exits 77
+A second case loads kvm-amd inside the guest (TCG's -cpu max has SVM) and
+runs the tests/guest nvme image under Conduit with -accel kvm on the same
+passed-through controller.
+
+Environment (set by meson): CONDUIT_BINARY, KVFIO_DRIVER, GUEST_DIR.  Exits 77
 (skipped) when qemu-system-x86_64, the kernel package or busybox-static are
 missing.  The base initramfs and the vmlinux are cached next to
 CONDUIT_BINARY under tests/functional/kvfio-cache.
@@ -33,6 +37,25 @@ DRIVER = os.environ.get('KVFIO_DRIVER', '')
 # Guards against a hung guest only; nothing asserts on time.
 TIMEOUT = int(os.environ.get('KVFIO_TIMEOUT', '900'))
 DRIVER_TESTS = 7
+NVME_SIGNATURE = b'CONDUIT-NVMETEST'
+NVME_GUEST = os.path.join(os.environ.get('GUEST_DIR', ''), 'nvme.elf')
+# The KVM case: Conduit under KVM inside the TCG guest (nested SVM) runs
+# the tests/guest nvme image on the passed-through controller.
+KVM_RUN = r'''
+for m in $(cat /lib/modules/kvm-order); do
+    insmod /lib/modules/$m || echo "KVFIO-ERROR insmod $m"
+done
+if [ -c /dev/kvm ]; then
+    /conduit/conduit-system-x86_64 -accel kvm -M pc -m 128 -nodefaults \
+        -display none -serial stdio -no-reboot \
+        -device isa-debug-exit,iobase=0xf4,iosize=4 \
+        -kernel /conduit/nvme.elf -append "qd=4 ios=200 mode=irq verify=1" \
+        -device vfio-pci,host=$bdf,id=hostdev0 </dev/null
+    echo "KVFIO-KVM-EXIT $?"
+else
+    echo "KVFIO-NO-KVM"
+fi
+'''
 TAP_RE = re.compile(r'^(not ok|ok) (\d+) (\S+)', re.M)
 
 
@@ -79,16 +102,18 @@ class KernelVfioTest(unittest.TestCase):
     def tearDownClass(cls):
         cls.tmp.cleanup()
 
-    def boot(self, driver_args=''):
+    def boot(self, run_script=None, files=()):
         initrd = os.path.join(self.tmp.name, 'initrd')
         with open(self.base, 'rb') as f:
             base = f.read()
         with open(initrd, 'wb') as f:
             f.write(base)
-            f.write(kvfio_image.build_payload([CONDUIT, DRIVER],
-                                              driver_args))
+            f.write(kvfio_image.build_payload([CONDUIT, DRIVER], run_script,
+                                              files))
         disk = os.path.join(self.tmp.name, 'nvme.img')
         with open(disk, 'wb') as f:
+            # What the nvme guest's verify=1 expects at LBA 0.
+            f.write(NVME_SIGNATURE)
             f.truncate(16 << 20)
         argv = [self.qemu, '-accel', 'tcg', '-M', 'q35', '-m', '1G',
                 '-smp', '1', '-cpu', 'max', '-nographic', '-no-reboot',
@@ -125,6 +150,24 @@ class KernelVfioTest(unittest.TestCase):
         self.assertIn('KVFIO-RESULT 0', out, run.describe())
         for _, _, name in results:
             print('ok', name)
+
+
+    def test_nvme_guest_under_kvm(self):
+        if not os.path.exists(NVME_GUEST):
+            self.skipTest('the nvme guest image is not built (%s)' %
+                          NVME_GUEST)
+        run = self.boot(KVM_RUN, [NVME_GUEST])
+        out = run.output
+        self.assertIn('KVFIO-DRIVER vfio-pci', out, run.describe())
+        self.assertNotIn('KVFIO-ERROR', out, run.describe())
+        if 'KVFIO-NO-KVM' in out:
+            self.skipTest('no /dev/kvm inside the guest (no nested SVM)')
+        self.assertIn('KVFIO-KVM-EXIT %d' % guestboot.EXIT_PASS, out,
+                      run.describe())
+        summary = guestboot.SUMMARY_RE.findall(out)
+        self.assertTrue(summary, run.describe())
+        self.assertEqual(summary[-1][1], '0', run.describe())
+        print(guestboot.GuestRun(run.argv, 0, out).result())
 
 
 if __name__ == '__main__':
