@@ -578,16 +578,15 @@ static void test_hotplug(void)
     QPCIBus *bus;
     QPCIDevice *dev;
     JsonNode *ret;
-    g_autofree char *props = NULL;
 
     server_start(&srv, NULL);
     qts = qtest_init("-M pc -m 64M");
     bus = qpci_new_pc(qts);
     g_assert_null(qpci_device_find(bus, NVME_DEVFN));
     /* QEMU's JSON socket address form. */
-    props = g_strdup_printf("{'addr': '04.0', 'socket': {'type': 'unix', "
-                            "'path': '%s'}}", srv.sock);
-    qtest_qmp_device_add(qts, "vfio-user-pci", "hot0", props);
+    qtest_qmp_device_add(qts, "vfio-user-pci", "hot0",
+                         "{'addr': '04.0', 'socket': {'type': 'unix', "
+                         "'path': '%s'}}", srv.sock);
     dev = qpci_device_find(bus, NVME_DEVFN);
     g_assert_nonnull(dev);
     g_assert_cmphex(qpci_config_readw(dev, PCI_VENDOR_ID), ==, 0x1b36);
@@ -616,7 +615,9 @@ static void test_hotplug(void)
     }
 
     /* The server takes the next client: plug it again. */
-    qtest_qmp_device_add(qts, "vfio-user-pci", "hot1", props);
+    qtest_qmp_device_add(qts, "vfio-user-pci", "hot1",
+                         "{'addr': '04.0', 'socket': {'type': 'unix', "
+                         "'path': '%s'}}", srv.sock);
     dev = qpci_device_find(bus, NVME_DEVFN);
     g_assert_nonnull(dev);
     qpci_device_free(dev);
