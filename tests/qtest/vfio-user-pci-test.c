@@ -11,6 +11,8 @@
 #include <signal.h>
 #include <sys/wait.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <linux/pci_regs.h>
 #include "config-host.h"
 #include "libqtest.h"
@@ -735,7 +737,53 @@ static void test_server_killed(void)
     ret = qtest_qmp_assert_success(c.qts, "{'execute': 'query-status'}");
     json_node_unref(ret);
     g_assert_true(qtest_probe_child(c.qts));
+    /* The dead device can still be removed. */
+    qtest_qmp_device_del(c.qts, "nvme0");
+    ret = qtest_qmp_assert_success(c.qts, "{'execute': 'x-query-vfio'}");
+    g_assert_cmpint(json_array_get_length(json_node_get_array(ret)), ==, 0);
+    json_node_unref(ret);
     ctx_stop(&c);
+}
+
+/* A "server" that accepts one client and hangs up at once. */
+static gpointer hang_up_thread(gpointer data)
+{
+    int lfd = GPOINTER_TO_INT(data);
+    int fd = accept(lfd, NULL, NULL);
+
+    if (fd >= 0) {
+        close(fd);
+    }
+    return NULL;
+}
+
+static void test_server_closes_during_realize(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("vfio-user-pci-test-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "hangup.sock", NULL);
+    g_autofree char *args = NULL;
+    g_autofree char *err = NULL;
+    struct sockaddr_un sun = { .sun_family = AF_UNIX };
+    GThread *thread;
+    int lfd, status;
+
+    g_assert_nonnull(dir);
+    g_strlcpy(sun.sun_path, path, sizeof(sun.sun_path));
+    lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+    g_assert_cmpint(lfd, >=, 0);
+    g_assert_cmpint(bind(lfd, (struct sockaddr *)&sun, sizeof(sun)), ==, 0);
+    g_assert_cmpint(listen(lfd, 1), ==, 0);
+    thread = g_thread_new("hang-up", hang_up_thread, GINT_TO_POINTER(lfd));
+    args = g_strdup_printf("-M pc -accel qtest -display none "
+                           "-device vfio-user-pci,socket=%s", path);
+    status = qtest_run_expect_fail(args, NULL, &err);
+    g_thread_join(thread);
+    close(lfd);
+    unlink(path);
+    rmdir(dir);
+    g_assert_true(WIFEXITED(status));
+    g_assert_cmpint(WEXITSTATUS(status), ==, 1);
+    g_assert_nonnull(strstr(err, path));
 }
 
 static void test_unreachable_socket(void)
@@ -811,6 +859,8 @@ int main(int argc, char **argv)
     g_test_add_func("/vfio-user-pci/intx/raised-and-eoi", test_intx);
     g_test_add_func("/vfio-user-pci/reset/system-reset", test_system_reset);
     g_test_add_func("/vfio-user-pci/errors/server-killed", test_server_killed);
+    g_test_add_func("/vfio-user-pci/errors/server-closes-during-realize",
+                    test_server_closes_during_realize);
     g_test_add_func("/vfio-user-pci/errors/unreachable-socket",
                    test_unreachable_socket);
     g_test_add_func("/vfio-pci/errors/no-such-host-device",
