@@ -415,28 +415,33 @@ static void dev_irq(void *opaque, unsigned vector)
     d->irqs[vector]++;
 }
 
+static void dev_init_ctrl(Dev *d, unsigned lba_size)
+{
+    NvmeCtrlConfig cfg = {
+        .backend = d->be,
+        .bar = d->bar,
+        .bar_size = sizeof(d->bar),
+        .max_ioqs = 4,
+        .nvectors = 5,
+        .lba_size = lba_size,
+        .serial = "TEST1234",
+        .dma = { .ops = &guest_dma_ops, .opaque = &d->g },
+        .irq_notify = dev_irq,
+        .irq_opaque = d,
+    };
+
+    g_assert_true(nvme_ctrl_init(&d->n, &cfg, &error_abort));
+}
+
 static void dev_setup(Dev *d, gconstpointer data)
 {
-    NvmeCtrlConfig cfg;
 
     d->g.mem = g_malloc0(GUEST_SIZE);
     nvme_options_init(&d->opts);
     d->opts.backend = NVME_BACKEND_RAM;
     d->opts.size = 1024 * 1024;
     d->be = nvme_backend_new(&d->opts, &error_abort);
-    cfg = (NvmeCtrlConfig) {
-        .backend = d->be,
-        .bar = d->bar,
-        .bar_size = sizeof(d->bar),
-        .max_ioqs = 4,
-        .nvectors = 5,
-        .lba_size = 512,
-        .serial = "TEST1234",
-        .dma = { .ops = &guest_dma_ops, .opaque = &d->g },
-        .irq_notify = dev_irq,
-        .irq_opaque = d,
-    };
-    g_assert_true(nvme_ctrl_init(&d->n, &cfg, &error_abort));
+    dev_init_ctrl(d, 512);
     d->polled = data != NULL;
 }
 
@@ -565,6 +570,13 @@ static uint16_t dev_io(Dev *d, NvmeCmd *cmd)
     g_assert_cmpuint(le16toh(cqe.cid), ==, 7);
     g_assert_cmpuint(le16toh(cqe.sq_id), ==, 1);
     return le16toh(cqe.status) >> 1;
+}
+
+static void fill_guest(Dev *d, uint64_t off, size_t len, unsigned seed)
+{
+    for (size_t i = 0; i < len; i++) {
+        d->g.mem[off + i] = seed * 29 + i * 13 + (i >> 8);
+    }
 }
 
 static void test_ctrl_registers(Dev *d, gconstpointer data)
@@ -975,6 +987,40 @@ static void test_io_sq_in_unmapped_memory(Dev *d, gconstpointer data)
     g_assert_cmphex(nvme_ctrl_reg_read(&d->n, NVME_REG_CSTS, 4), ==, 0);
 }
 
+/* 4 KiB logical blocks: Identify, LBA arithmetic and data all follow. */
+static void test_io_4k_blocks(Dev *d, gconstpointer data)
+{
+    uint8_t *id = d->g.mem + DATA_OFF;
+    NvmeCmd cmd = {
+        .opcode = NVME_ADM_IDENTIFY, .nsid = htole32(1),
+        .prp1 = htole64(GUEST_BASE + DATA_OFF),
+    };
+
+    nvme_ctrl_cleanup(&d->n);
+    dev_init_ctrl(d, 4096);
+    dev_enable(d);
+    g_assert_cmphex(dev_admin(d, &cmd, NULL), ==, NVME_SUCCESS);
+    g_assert_cmpuint(ldq_le_p(id + NVME_IDNS_NSZE), ==, 256);
+    g_assert_cmpuint((ldl_le_p(id + NVME_IDNS_LBAF0) >> 16) & 0xff, ==, 12);
+    g_assert_cmphex(dev_create_io_queues(d, 16), ==, NVME_SUCCESS);
+
+    fill_guest(d, DATA_OFF + 0x10000, 8192, 3);
+    cmd = (NvmeCmd) { .opcode = NVME_CMD_WRITE, .nsid = htole32(1),
+                      .prp1 = htole64(GUEST_BASE + DATA_OFF + 0x10000),
+                      .prp2 = htole64(GUEST_BASE + DATA_OFF + 0x11000),
+                      .cdw10 = htole32(254), .cdw12 = htole32(1) };
+    g_assert_cmphex(dev_io(d, &cmd), ==, NVME_SUCCESS);
+    cmd.opcode = NVME_CMD_READ;
+    cmd.prp1 = htole64(GUEST_BASE + DATA_OFF + 0x20000);
+    cmd.prp2 = htole64(GUEST_BASE + DATA_OFF + 0x21000);
+    g_assert_cmphex(dev_io(d, &cmd), ==, NVME_SUCCESS);
+    g_assert_cmpmem(d->g.mem + DATA_OFF + 0x20000, 8192,
+                    d->g.mem + DATA_OFF + 0x10000, 8192);
+    /* The last block is 255: 255 + 2 blocks is out of range. */
+    cmd.cdw10 = htole32(255);
+    g_assert_cmphex(dev_io(d, &cmd), ==, NVME_LBA_RANGE | NVME_DNR);
+}
+
 /*
  * Garbage from a fixed seed through both queues: every command completes
  * with some status or the controller reports CFS; nothing crashes (run it
@@ -1087,6 +1133,7 @@ int main(int argc, char **argv)
     ADD_DEV_TEST("cq-phase-and-backpressure",
                  test_io_cq_phase_and_backpressure);
     ADD_DEV_TEST("bad-doorbells-ignored", test_io_bad_doorbell);
+    ADD_DEV_TEST("io-4k-blocks", test_io_4k_blocks);
     ADD_DEV_TEST("random-commands-never-crash", test_random_commands);
     ADD_DEV_TEST("sq-outside-guest-memory-is-fatal",
                  test_io_sq_in_unmapped_memory);
