@@ -462,7 +462,8 @@ bool vfio_user_dma_rw_reply_check(const void *payload, size_t len,
     const VFIOUserDMARW *rw = payload;
     uint64_t want = sizeof(*rw) + (is_write ? 0 : count);
 
-    if (len != want) {
+    /* want wraps for a count near 2^64: never accept less than the header. */
+    if (len < sizeof(*rw) || len != want) {
         error_setg(errp, "vfio-user: DMA %s reply is %zu bytes, expected %"
                    PRIu64, is_write ? "write" : "read", len, want);
         return false;

@@ -367,6 +367,26 @@ static void test_region_rw(void)
     error_free_or_abort(&err);
 }
 
+/*
+ * A read reply for count 2^64 - 16 "expects" 16 + count == 0 bytes: an
+ * empty payload must not pass, or the fields are read past the buffer.
+ * Found by fuzz-vfio-user-codec.
+ */
+static void test_dma_rw_reply_count_wrap(void)
+{
+    VFIOUserDMARW rw = { .address = 0x1000, .count = UINT64_MAX - 15 };
+    Error *err = NULL;
+
+    /* The fields behind the (claimed) end match, so only length saves us. */
+    g_assert_false(vfio_user_dma_rw_reply_check(&rw, 0, false, 0x1000,
+                                                UINT64_MAX - 15, &err));
+    error_free_or_abort(&err);
+    rw.count = UINT64_MAX - 7;
+    g_assert_false(vfio_user_dma_rw_reply_check(&rw, 8, false, 0x1000,
+                                                UINT64_MAX - 7, &err));
+    error_free_or_abort(&err);
+}
+
 static void test_dma_rw(void)
 {
     uint8_t buf[16 + 4] = { 0 };
@@ -616,6 +636,8 @@ int main(int argc, char **argv)
                     test_ranges_overlap);
     g_test_add_func("/vfio-user/codec/region-rw/validation", test_region_rw);
     g_test_add_func("/vfio-user/codec/dma-rw/validation", test_dma_rw);
+    g_test_add_func("/vfio-user/codec/dma-rw/reply-count-wrap-refused",
+                    test_dma_rw_reply_count_wrap);
     g_test_add_func("/vfio-user/codec/set-irqs/validation", test_irq_set);
     g_test_add_func("/vfio-user/codec/region-info/build-and-find",
                     test_region_info_build);
