@@ -1062,16 +1062,16 @@ static void test_irqs_noresize(void)
 
 static void test_intx_unmask_and_reset(void)
 {
-    struct {
+    /* Header plus one bool, as the kernel wants it in one buffer. */
+    union {
         struct vfio_irq_set hdr;
-        uint8_t data[1];
+        uint8_t bytes[sizeof(struct vfio_irq_set) + 1];
     } unmask = {
         .hdr = {
             .argsz = sizeof(struct vfio_irq_set) + 1,
             .flags = VFIO_IRQ_SET_DATA_BOOL | VFIO_IRQ_SET_ACTION_UNMASK,
             .index = VFIO_PCI_INTX_IRQ_INDEX, .start = 0, .count = 1,
         },
-        .data = { 1 },
     };
     const int efd[] = { 60 };
     struct vfio_irq_set unmask_fd = {
@@ -1083,6 +1083,7 @@ static void test_intx_unmask_and_reset(void)
     VFIODevice dev;
     Error *err = NULL;
 
+    unmask.bytes[sizeof(struct vfio_irq_set)] = 1;
     fake_reset();
     attach_ok(&dev, NVME);
     set_irq(&dev, VFIO_PCI_INTX_IRQ_INDEX, VFIO_IRQ_SET_DATA_EVENTFD |
