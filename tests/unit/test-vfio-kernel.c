@@ -1170,6 +1170,64 @@ static void test_intx_suspended_under_msix(void)
     vfio_device_close(&dev);
 }
 
+static GArray *kvm_added;       /* group fds registered with "KVM" */
+static bool kvm_refuse;
+
+static bool fake_kvm_add(int group_fd, Error **errp)
+{
+    if (kvm_refuse) {
+        error_setg(errp, "KVM_SET_DEVICE_ATTR: Operation not permitted");
+        return false;
+    }
+    g_array_append_val(kvm_added, group_fd);
+    return true;
+}
+
+static void fake_kvm_del(int group_fd)
+{
+    guint i;
+
+    for (i = 0; i < kvm_added->len; i++) {
+        if (g_array_index(kvm_added, int, i) == group_fd) {
+            g_array_remove_index(kvm_added, i);
+            return;
+        }
+    }
+    g_assert_not_reached();
+}
+
+static const VFIOKvmGroupOps fake_kvm_ops = {
+    .add = fake_kvm_add,
+    .del = fake_kvm_del,
+};
+
+/* With KVM in use, each group is registered once while it is open. */
+static void test_kvm_group_registration(void)
+{
+    VFIODevice a, b;
+
+    kvm_added = g_array_new(false, false, sizeof(int));
+    vfio_kernel_set_kvm_group_ops(&fake_kvm_ops);
+    fake_reset();
+    attach_ok(&a, NVME);
+    attach_ok(&b, "/sys/bus/pci/devices/0000:00:04.1");
+    g_assert_cmpuint(kvm_added->len, ==, 1);
+    g_assert_cmpint(g_array_index(kvm_added, int, 0), ==,
+                    dev_group(&a)->fd);
+    vfio_device_close(&a);
+    g_assert_cmpuint(kvm_added->len, ==, 1);
+    vfio_device_close(&b);
+    g_assert_cmpuint(kvm_added->len, ==, 0);
+
+    /* KVM refuses the group: the device fails, nothing stays open. */
+    fake_reset();
+    kvm_refuse = true;
+    attach_fails("group 12: KVM_SET_DEVICE_ATTR");
+    kvm_refuse = false;
+    vfio_kernel_set_kvm_group_ops(NULL);
+    g_array_unref(kvm_added);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1192,6 +1250,8 @@ int main(int argc, char **argv)
     g_test_add_func("/vfio-kernel/group/shared-group-and-container",
                     test_shared_group_and_container);
     g_test_add_func("/vfio-kernel/group/noiommu-warns", test_noiommu);
+    g_test_add_func("/vfio-kernel/group/kvm-registration",
+                    test_kvm_group_registration);
     g_test_add_func("/vfio-kernel/irq/msix-noresize-grow",
                     test_irqs_noresize);
     g_test_add_func("/vfio-kernel/irq/intx-suspended-under-msix",
