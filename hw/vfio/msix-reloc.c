@@ -14,6 +14,8 @@
 /* A doubled 32-bit BAR must stay below 2 GiB. */
 #define VFIO_RELOC_MAX_BAR32 (1ULL << 30)
 #define VFIO_RELOC_MIN_BAR 0x1000
+/* The capability's table offset is 32 bits: the upper half must start below. */
+#define VFIO_RELOC_MAX_OFFSET (1ULL << 31)
 
 static bool slot_free(const VFIOMsixRelocSlot *s)
 {
@@ -41,9 +43,10 @@ static bool reloc_double(const VFIOMsixRelocSlot slots[PCI_ROM_SLOT],
                    "doubling it would exceed 2 GiB", bar, s->size);
         return false;
     }
-    if (s->mem64 && s->size > (1ULL << 62)) {
-        error_setg(errp, "BAR%u of 0x%" PRIx64 " bytes is too large to "
-                   "double", bar, s->size);
+    if (s->size > VFIO_RELOC_MAX_OFFSET) {
+        error_setg(errp, "BAR%u of 0x%" PRIx64 " bytes is too large: the "
+                   "MSI-X capability cannot point 4 GiB or more into a BAR",
+                   bar, s->size);
         return false;
     }
     if (need > s->size) {

@@ -143,11 +143,25 @@ static void test_large_bars_that_may_double(void)
     /* A 1 GiB 32-bit BAR doubles to 2 GiB, still below 4 GiB. */
     g_assert_true(plan(s, VFIO_MSIX_RELOCATION_BAR0 + 2, 0, 8, &r, NULL));
     g_assert_cmphex(r.bar_size, ==, 2 * GiB);
-    s[4] = (VFIOMsixRelocSlot) { .size = 8 * GiB, .mem64 = true };
+    s[4] = (VFIOMsixRelocSlot) { .size = 2 * GiB, .mem64 = true };
     s[5] = (VFIOMsixRelocSlot) { .upper_half = true };
     g_assert_true(plan(s, VFIO_MSIX_RELOCATION_BAR0 + 4, 0, 8, &r, NULL));
-    g_assert_cmphex(r.bar_size, ==, 16 * GiB);
-    g_assert_cmphex(r.table_offset, ==, 8 * GiB);
+    g_assert_cmphex(r.bar_size, ==, 4 * GiB);
+    g_assert_cmphex(r.table_offset, ==, 2 * GiB);
+}
+
+static void test_offset_must_fit_capability(void)
+{
+    VFIOMsixRelocSlot s[PCI_ROM_SLOT];
+    VFIOMsixRelocResult r;
+    g_autofree char *msg = NULL;
+
+    all_full(s, 1 * GiB);
+    s[4] = (VFIOMsixRelocSlot) { .size = 8 * GiB, .mem64 = true };
+    s[5] = (VFIOMsixRelocSlot) { .upper_half = true };
+    /* The table offset field is 32 bits wide. */
+    g_assert_false(plan(s, VFIO_MSIX_RELOCATION_BAR0 + 4, 0, 8, &r, &msg));
+    g_assert_nonnull(strstr(msg, "4 GiB"));
 }
 
 int main(int argc, char **argv)
@@ -164,5 +178,7 @@ int main(int argc, char **argv)
     g_test_add_func("/vfio/msix-relocation/refusals", test_refusals);
     g_test_add_func("/vfio/msix-relocation/large-bars-double",
                     test_large_bars_that_may_double);
+    g_test_add_func("/vfio/msix-relocation/offset-fits-capability",
+                    test_offset_must_fit_capability);
     return g_test_run();
 }
