@@ -397,6 +397,15 @@ static void vfio_pci_update_irqs(VFIOPCIDevice *vdev)
                                   vfio_msix_vector_handler,
                                   &vdev->msix_vectors,
                                   &vdev->nr_msix_vectors);
+            /*
+             * The use notifiers ran before the eventfds existed: offer
+             * the vectors that are already deliverable to the fast path.
+             */
+            for (unsigned int v = 0; v < vdev->nr_msix_vectors; v++) {
+                if (!msix_is_masked(pdev, v)) {
+                    vfio_msix_vector_use(pdev, v, msix_get_message(pdev, v));
+                }
+            }
         } else if (!msix_enabled(pdev) && vdev->nr_msix_vectors) {
             vfio_irq_index_disable(vdev, VFIO_PCI_MSIX_IRQ_INDEX,
                                    &vdev->msix_vectors,
