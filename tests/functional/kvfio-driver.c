@@ -193,7 +193,10 @@ static void test_identify_io_msix(void)
     ctx_stop(&c);
 }
 
-/* The kernel's MSIX_MAPPABLE lets Conduit map all of BAR0, table too. */
+/*
+ * The kernel's MSIX_MAPPABLE lets Conduit map all of BAR0, table too; the
+ * emulated table overlay keeps only its own page trapping.
+ */
 static void test_msix_mappable_whole_bar(void)
 {
     JsonObject *dev, *bar, *msix, *r;
@@ -215,6 +218,22 @@ static void test_msix_mappable_whole_bar(void)
     g_assert_cmpint(json_object_get_int_member(r, "offset"), ==, 0);
     g_assert_cmpint(json_object_get_int_member(r, "size"), ==,
                     NVME_BAR0_SIZE);
+    /* Only the table's page exits; the doorbells at 0x1000 do not. */
+    {
+        JsonArray *trapped = json_object_get_array_member(bar, "trapped");
+        bool table_trapped = false;
+
+        for (guint i = 0; i < json_array_get_length(trapped); i++) {
+            JsonObject *t = json_array_get_object_element(trapped, i);
+            uint64_t off = json_object_get_int_member(t, "offset");
+            uint64_t size = json_object_get_int_member(t, "size");
+
+            g_assert_false(0x1000 >= off && 0x1000 - off < size);
+            table_trapped |= NVME_TABLE_OFFSET >= off &&
+                             NVME_TABLE_OFFSET - off < size;
+        }
+        g_assert_true(table_trapped);
+    }
     msix = json_object_get_object_member(dev, "msix");
     g_assert_cmpint(json_object_get_int_member(msix, "bar"), ==, 0);
     g_assert_cmpint(json_object_get_int_member(msix, "table-offset"), ==,
@@ -266,8 +285,12 @@ static void test_hotplug_and_errors(void)
     g_assert_cmpint(query_count(qts), ==, 0);
 
     for (int round = 0; round < 2; round++) {
-        props = g_strdup_printf("{'host': '%s', 'bus': 'pci.0', "
-                                "'addr': '0x4'}", host());
+        /* host= first, then the same device by its sysfs path. */
+        props = round ?
+            g_strdup_printf("{'sysfsdev': '/sys/bus/pci/devices/%s', "
+                            "'bus': 'pci.0', 'addr': '0x4'}", host()) :
+            g_strdup_printf("{'host': '%s', 'bus': 'pci.0', "
+                            "'addr': '0x4'}", host());
         qtest_qmp_device_add(qts, "vfio-pci", round ? "hot1" : "hot0", "%s",
                              props);
         g_free(g_steal_pointer(&props));
