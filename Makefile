@@ -57,8 +57,22 @@ demo: all
 bench: all
 	python3 scripts/bench/run --build-dir $(BUILD_DIR)
 
+# ./configure --prefix=PREFIX, then make install [DESTDIR=DIR]: binaries
+# (vfio-user-nvme too) in bin/, man pages in share/man/man1, docs in
+# share/doc/conduit.
 install: all
-	meson install -C $(BUILD_DIR) $(if $(DESTDIR),--destdir $(DESTDIR))
+	meson install -C $(BUILD_DIR) $(if $(DESTDIR),--destdir $(abspath $(DESTDIR)))
+
+# Release tarball conduit-VERSION.tar.xz of the committed HEAD (git archive:
+# uncommitted changes are not in it).  docs/devel/packaging.rst shows a
+# distribution patching it.
+DIST_NAME = conduit-$(shell cat VERSION)
+dist:
+	@git diff --quiet HEAD -- || \
+	    echo "dist: warning: uncommitted changes are not in the tarball" >&2
+	git archive --format=tar --prefix=$(DIST_NAME)/ HEAD | xz -9 > $(DIST_NAME).tar.xz.tmp
+	mv $(DIST_NAME).tar.xz.tmp $(DIST_NAME).tar.xz
+	@echo "dist: wrote $(DIST_NAME).tar.xz"
 
 clean:
 	-ninja -C $(BUILD_DIR) clean
