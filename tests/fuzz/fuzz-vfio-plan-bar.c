@@ -43,17 +43,26 @@ static bool in_ranges(const VFIOBarRange *r, uint32_t n, uint64_t off)
     return false;
 }
 
+/* Whether the sparse areas (adjacent ones merge) cover [start, end). */
 static bool in_sparse(const VFIORegionCaps *caps, uint64_t start,
                       uint64_t end)
 {
-    for (uint32_t i = 0; i < caps->nr_sparse_areas; i++) {
-        const VFIOSparseArea *a = &caps->sparse_areas[i];
+    uint64_t pos = start;
+    bool progress = true;
 
-        if (start >= a->offset && end - a->offset <= a->size) {
-            return true;
+    while (pos < end && progress) {
+        progress = false;
+        for (uint32_t i = 0; i < caps->nr_sparse_areas; i++) {
+            const VFIOSparseArea *a = &caps->sparse_areas[i];
+
+            if (pos >= a->offset && pos - a->offset < a->size) {
+                pos = a->size > UINT64_MAX - a->offset ? UINT64_MAX
+                                                      : a->offset + a->size;
+                progress = true;
+            }
         }
     }
-    return false;
+    return pos >= end;
 }
 
 /* Pages overlapping [off, off + size), clipped to the BAR. */
