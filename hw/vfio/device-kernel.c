@@ -791,6 +791,9 @@ bool vfio_kernel_device_attach(VFIODevice *vbasedev, const char *sysfsdev,
 
     d->group->devices = g_list_prepend(d->group->devices, d->name);
     d->listed = true;
+    if (!vbasedev->name) {
+        vbasedev->name = g_strdup(d->name);
+    }
     vbasedev->ops = &vfio_kernel_device_ops;
     vbasedev->backend = d;
     vbasedev->fd = d->fd;

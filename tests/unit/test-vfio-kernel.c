@@ -489,6 +489,13 @@ static void attach_ok(VFIODevice *dev, const char *sysfsdev)
     g_assert_true(vfio_kernel_device_attach(dev, sysfsdev, &error_abort));
 }
 
+/* Closes the backend and frees the name attach gave the device. */
+static void dev_close(VFIODevice *dev)
+{
+    vfio_device_close(dev);
+    g_clear_pointer(&dev->name, g_free);
+}
+
 static VFIOGroup *dev_group(VFIODevice *dev)
 {
     /* The backend's first members are the name and the group. */
@@ -537,6 +544,7 @@ static void test_attach_ok(void)
                     VFIO_DEVICE_FLAGS_RESET);
     g_assert_cmpuint(dev.num_regions, ==, 9);
     g_assert_cmpuint(dev.num_irqs, ==, 5);
+    g_assert_cmpstr(dev.name, ==, "0000:00:04.0");
 
     group = dev_group(&dev);
     g_assert_cmpint(group->groupid, ==, 12);
@@ -552,7 +560,7 @@ static void test_attach_ok(void)
     /* The info did not fit at first: asked twice (argsz retry). */
     g_assert_cmpuint(count_ioctls(VFIO_IOMMU_GET_INFO), ==, 2);
 
-    vfio_device_close(&dev);
+    dev_close(&dev);
     g_assert_null(dev.backend);
     g_assert_cmpint(fk.open_fds, ==, 0);
     g_assert_cmpuint(count_ioctls(VFIO_GROUP_UNSET_CONTAINER), ==, 1);
@@ -567,7 +575,7 @@ static void test_attach_type1_fallback(void)
     attach_ok(&dev, NVME);
     g_assert_cmpint(dev_group(&dev)->container->iommu_type, ==,
                     VFIO_TYPE1_IOMMU);
-    vfio_device_close(&dev);
+    dev_close(&dev);
 
     fake_reset();
     fk.has_type1v2 = fk.has_type1 = false;
@@ -712,7 +720,7 @@ static void test_region_info(void)
                                               &error_abort));
     g_assert_true(caps.msix_mappable);
     vfio_region_caps_clear(&caps);
-    vfio_device_close(&dev);
+    dev_close(&dev);
     g_assert_cmpint(fk.open_fds, ==, 0);
 }
 
@@ -733,7 +741,7 @@ static void region_info_fails(const uint32_t *rec, size_t len,
     assert_error(err, needle);
     assert_error(err, "vfio 0000:00:04.0: ");
     error_free(err);
-    vfio_device_close(&dev);
+    dev_close(&dev);
     g_assert_cmpint(fk.open_fds, ==, 0);
 }
 
@@ -777,7 +785,7 @@ static void test_region_info_malformed(void)
     g_assert_false(vfio_device_get_region_info(&dev, 9, &info, &fd, &err));
     assert_error(err, "no region 9 (the device has 9)");
     error_free(err);
-    vfio_device_close(&dev);
+    dev_close(&dev);
 }
 
 static void test_region_rw(void)
@@ -803,7 +811,7 @@ static void test_region_rw(void)
                                            0xffe, 4, &id, &err));
     assert_error(err, "cannot read 4 bytes at 0xffe of region 7");
     error_free(err);
-    vfio_device_close(&dev);
+    dev_close(&dev);
 }
 
 static void test_dma_map(void)
@@ -864,7 +872,7 @@ static void test_dma_map(void)
     assert_error(err, "cannot map 64 KiB of guest memory at IOVA 0x0");
     assert_hint(err, "dma_entry_limit");
     error_free(err);
-    vfio_device_close(&dev);
+    dev_close(&dev);
     g_assert_cmpint(fk.open_fds, ==, 0);
 }
 
@@ -908,11 +916,11 @@ static void test_shared_group_and_container(void)
     g_assert_true(vfio_device_dma_unmap(&c, 0, 0x2000, &error_abort));
     g_assert_cmpuint(count_ioctls(VFIO_IOMMU_UNMAP_DMA), ==, 1);
 
-    vfio_device_close(&a);
+    dev_close(&a);
     g_assert_cmpint(fk.open_fds, ==, 5);
-    vfio_device_close(&b);
+    dev_close(&b);
     g_assert_cmpint(fk.open_fds, ==, 3);
-    vfio_device_close(&c);
+    dev_close(&c);
     g_assert_cmpint(fk.open_fds, ==, 0);
 
     /* A kernel that refuses to share gets a container per group. */
@@ -922,8 +930,8 @@ static void test_shared_group_and_container(void)
     attach_ok(&c, "/sys/bus/pci/devices/0000:00:05.0");
     g_assert(dev_group(&c)->container != dev_group(&a)->container);
     g_assert_cmpuint(count_ioctls(VFIO_SET_IOMMU), ==, 2);
-    vfio_device_close(&a);
-    vfio_device_close(&c);
+    dev_close(&a);
+    dev_close(&c);
     g_assert_cmpint(fk.open_fds, ==, 0);
 }
 
@@ -955,7 +963,7 @@ static void test_noiommu(void)
                                       &error_abort));
     g_assert_cmpuint(count_ioctls(VFIO_IOMMU_MAP_DMA), ==, 0);
     g_assert_cmpuint(count_ioctls(VFIO_IOMMU_GET_INFO), ==, 0);
-    vfio_device_close(&dev);
+    dev_close(&dev);
     g_assert_cmpint(fk.open_fds, ==, 0);
 }
 
@@ -1056,7 +1064,7 @@ static void test_irqs_noresize(void)
         assert_error(err, "no irq index 7");
         error_free(err);
     }
-    vfio_device_close(&dev);
+    dev_close(&dev);
     g_assert_cmpint(fk.open_fds, ==, 0);
 }
 
@@ -1109,7 +1117,7 @@ static void test_intx_unmask_and_reset(void)
     g_assert_false(vfio_device_reset(&dev, &err));
     assert_error(err, "has no reset");
     error_free(err);
-    vfio_device_close(&dev);
+    dev_close(&dev);
     g_assert_cmpint(fk.open_fds, ==, 0);
 }
 
@@ -1167,7 +1175,7 @@ static void test_intx_suspended_under_msix(void)
     set_irq(&dev, VFIO_PCI_MSIX_IRQ_INDEX, VFIO_IRQ_SET_DATA_NONE |
             VFIO_IRQ_SET_ACTION_TRIGGER, 0, NULL);
     g_assert_cmpint(fk.irq_type, ==, -1);
-    vfio_device_close(&dev);
+    dev_close(&dev);
 }
 
 static GArray *kvm_added;       /* group fds registered with "KVM" */
@@ -1214,9 +1222,9 @@ static void test_kvm_group_registration(void)
     g_assert_cmpuint(kvm_added->len, ==, 1);
     g_assert_cmpint(g_array_index(kvm_added, int, 0), ==,
                     dev_group(&a)->fd);
-    vfio_device_close(&a);
+    dev_close(&a);
     g_assert_cmpuint(kvm_added->len, ==, 1);
-    vfio_device_close(&b);
+    dev_close(&b);
     g_assert_cmpuint(kvm_added->len, ==, 0);
 
     /* KVM refuses the group: the device fails, nothing stays open. */

@@ -62,8 +62,9 @@ char *vfio_kernel_host_to_sysfsdev(const char *host, Error **errp);
 /*
  * Opens the device at @sysfsdev (a /sys/bus/pci/devices/... path) and
  * binds it to @vbasedev: ops, backend, fd, flags, num_regions, num_irqs.
- * vbasedev->name is set to the device's name (its BDF) if NULL.  On
- * failure nothing stays open and @vbasedev is untouched.
+ * vbasedev->name is set to the device's name (its BDF, g_strdup'ed: the
+ * device model frees it) if NULL.  On failure nothing stays open and
+ * @vbasedev is untouched.
  */
 bool vfio_kernel_device_attach(VFIODevice *vbasedev, const char *sysfsdev,
                                Error **errp);
