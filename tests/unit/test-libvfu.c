@@ -957,6 +957,31 @@ static void test_dma_map_ptr_bounds(void)
     dev_stop(d);
 }
 
+/*
+ * A range reaching past the end of its memfd is refused: mmap would
+ * accept it and the device's first DMA there would SIGBUS the server.
+ * Found by fuzz-libvfu.
+ */
+static void test_dma_map_past_fd_end(void)
+{
+    TestDev *d = dev_start();
+    int fd = cl_connect(d);
+    int ram = make_memfd(0x4000);
+
+    g_assert_cmpint(cl_dma_map(fd, 0x100000, 0x100000, 0, ram), ==, EINVAL);
+    g_assert_cmpint(cl_dma_map(fd, 0x100000, 0x2000, 0x3000, ram), ==,
+                    EINVAL);
+    g_assert_cmpint(cl_dma_map(fd, 0x100000, 0x1000, 0x5000, ram), ==,
+                    EINVAL);
+    g_assert_cmpuint(vfu_dma_count(d->ctx), ==, 0);
+    /* Exactly up to the end is fine. */
+    g_assert_cmpint(cl_dma_map(fd, 0x100000, 0x1000, 0x3000, ram), ==, 0);
+    g_assert_cmpuint(vfu_dma_count(d->ctx), ==, 1);
+    close(ram);
+    close(fd);
+    dev_stop(d);
+}
+
 static void test_dma_max_maps(void)
 {
     TestDev *d = dev_start();
@@ -1386,6 +1411,8 @@ int main(int argc, char **argv)
     g_test_add_func("/libvfu/irq/eventfd-trigger-mask", test_irqs);
     g_test_add_func("/libvfu/dma/map-ptr-bounds-unmap",
                     test_dma_map_ptr_bounds);
+    g_test_add_func("/libvfu/dma/map-past-fd-end-refused",
+                    test_dma_map_past_fd_end);
     g_test_add_func("/libvfu/dma/max-maps", test_dma_max_maps);
     g_test_add_func("/libvfu/dma/message-fallback",
                     test_dma_message_fallback);

@@ -103,11 +103,26 @@ int vfu_handle_dma_map(VfuCtx *ctx, VfuMsg *msg)
         long page = sysconf(_SC_PAGESIZE);
         uint64_t start = QEMU_ALIGN_DOWN(m.offset, page);
         uint64_t len = m.offset - start + m.size;
+        struct stat st;
         int prot = 0;
         void *p;
 
         if (len > SIZE_MAX) {
             return -ENOMEM;
+        }
+        /*
+         * A mapping past the end of a file maps fine, but the device's
+         * first access there would kill us with SIGBUS.
+         */
+        if (fstat(fd, &st) < 0) {
+            return -errno;
+        }
+        if (S_ISREG(st.st_mode) &&
+            (m.offset > (uint64_t)st.st_size ||
+             m.size > (uint64_t)st.st_size - m.offset)) {
+            trace_vfu_msg_error(msg->hdr.id, "DMA_MAP",
+                                "range ends past the end of its fd");
+            return -EINVAL;
         }
         if (m.flags & VFIO_USER_DMA_MAP_FLAG_READ) {
             prot |= PROT_READ;
