@@ -102,14 +102,11 @@ static bool sysfsdev_group(const char *sysfsdev, const char *name,
     if (len < 0) {
         int err = errno;
 
-        if (err == ENOENT) {
-            struct stat st;
-
-            if (stat(sysfsdev, &st) < 0) {
-                error_setg_errno(errp, err, "vfio %s: no such host device",
-                                 name);
-                return false;
-            }
+        if (err == ENOENT &&
+            vfio_ioctl_ops()->access(sysfsdev, F_OK) < 0) {
+            error_setg_errno(errp, err, "vfio %s: no such host device",
+                             name);
+            return false;
         }
         error_setg_errno(errp, err, "vfio %s: no IOMMU group (%s)", name,
                          link);

@@ -28,6 +28,7 @@ const VFIOIoctlOps vfio_ioctl_host_ops = {
     .mmap = mmap,
     .munmap = munmap,
     .readlink = readlink,
+    .access = access,
     .getrlimit = host_getrlimit,
 };
 

@@ -201,19 +201,41 @@ static int fake_close(int fd)
     return 0;
 }
 
+static int fake_access(const char *path, int mode);
+
 static ssize_t fake_readlink(const char *path, char *buf, size_t size)
 {
+    g_autofree char *dir = g_path_get_dirname(path);
     const char *target = fk.group_link;
 
     if (g_str_has_prefix(path, "/sys/bus/pci/devices/0000:00:05.0")) {
         target = "../../../kernel/iommu_groups/13";
     }
-    if (!target || !g_str_has_prefix(path, "/sys/bus/pci/devices/")) {
+    if (!target || fake_access(dir, F_OK) < 0) {
         errno = ENOENT;
         return -1;
     }
     strncpy(buf, target, size);
     return MIN(strlen(target), size);
+}
+
+/* The fake host has functions 00:04.0, 00:04.1 and 00:05.0. */
+static int fake_access(const char *path, int mode)
+{
+    static const char *const devs[] = {
+        "/sys/bus/pci/devices/0000:00:04.0",
+        "/sys/bus/pci/devices/0000:00:04.1",
+        "/sys/bus/pci/devices/0000:00:05.0",
+    };
+    int i;
+
+    for (i = 0; i < ARRAY_SIZE(devs); i++) {
+        if (!strcmp(path, devs[i])) {
+            return 0;
+        }
+    }
+    errno = ENOENT;
+    return -1;
 }
 
 static int fake_getrlimit(int resource, struct rlimit *rlim)
@@ -418,6 +440,7 @@ static const VFIOIoctlOps fake_ops = {
     .pread = fake_pread,
     .pwrite = fake_pwrite,
     .readlink = fake_readlink,
+    .access = fake_access,
     .getrlimit = fake_getrlimit,
 };
 
@@ -590,6 +613,14 @@ static void test_attach_errors(void)
     fake_reset();
     fk.group_link = NULL;
     attach_fails("no IOMMU group");
+
+    fake_reset();
+    g_assert_false(vfio_kernel_device_attach(&dev,
+                   "/sys/bus/pci/devices/0000:00:1f.7", &err));
+    assert_error(err, "vfio 0000:00:1f.7: no such host device");
+    g_assert_cmpint(fk.open_fds, ==, 0);
+    error_free(err);
+    err = NULL;
 
     fake_reset();
     fk.group_link = "../../../kernel/iommu_groups/twelve";

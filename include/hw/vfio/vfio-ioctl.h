@@ -30,6 +30,8 @@ typedef struct VFIOIoctlOps {
     int (*munmap)(void *addr, size_t length);
     /* readlink(2) on sysfs, e.g. the device's iommu_group link. */
     ssize_t (*readlink)(const char *path, char *buf, size_t size);
+    /* access(2) on sysfs: does the device exist at all? */
+    int (*access)(const char *path, int mode);
     /* getrlimit(2), for RLIMIT_MEMLOCK in error messages. */
     int (*getrlimit)(int resource, struct rlimit *rlim);
 } VFIOIoctlOps;
