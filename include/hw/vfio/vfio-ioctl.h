@@ -5,8 +5,9 @@
  * process limits goes through one VFIOIoctlOps table, so unit tests can
  * replace the kernel with recorded replies (including malformed ones)
  * and exercise every error path without VFIO on the machine.  Each op
- * follows the libc convention of the call it stands for: -1 (or
- * MAP_FAILED) with errno set on failure.
+ * follows the libc convention of the call it stands for: -1 with errno
+ * set on failure.  BARs are mmapped by the device model (hw/vfio/bar.c)
+ * from vbasedev->fd, so mmap is not part of the seam.
  */
 #ifndef HW_VFIO_VFIO_IOCTL_H
 #define HW_VFIO_VFIO_IOCTL_H
@@ -25,9 +26,6 @@ typedef struct VFIOIoctlOps {
     int (*ioctl)(int fd, unsigned long request, void *arg);
     ssize_t (*pread)(int fd, void *buf, size_t count, off_t offset);
     ssize_t (*pwrite)(int fd, const void *buf, size_t count, off_t offset);
-    void *(*mmap)(void *addr, size_t length, int prot, int flags, int fd,
-                  off_t offset);
-    int (*munmap)(void *addr, size_t length);
     /* readlink(2) on sysfs, e.g. the device's iommu_group link. */
     ssize_t (*readlink)(const char *path, char *buf, size_t size);
     /* access(2) on sysfs: does the device exist at all? */
