@@ -97,8 +97,13 @@ void spapr_irq_free_block(SpaprIcsState *ics, int first, unsigned int count)
     }
     trace_spapr_irq_free(first, count);
     for (i = 0; i < count; i++) {
-        ics->msi_used[first - SPAPR_IRQ_MSI_BASE + i] = false;
-        spapr_irq_set_level(ics, first + i, 0);
+        bool *used = &ics->msi_used[first - SPAPR_IRQ_MSI_BASE + i];
+
+        /* A freed source drops its line; untouched ones stay quiet. */
+        if (*used) {
+            *used = false;
+            spapr_irq_set_level(ics, first + i, 0);
+        }
     }
 }
 
