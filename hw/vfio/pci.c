@@ -1074,6 +1074,10 @@ static void vfio_pci_instance_init(Object *obj)
     vdev->socket_fd = -1;
     vdev->vbasedev.fd = -1;
     vdev->host.domain = ~0u;
+    /* Teardown closes what a failed realize may not have reached. */
+    for (int i = 0; i < PCI_ROM_SLOT; i++) {
+        vdev->bars[i].region.mmap_fd = -1;
+    }
 }
 
 static void vfio_pci_instance_finalize(Object *obj)
