@@ -614,6 +614,13 @@ static void test_hotplug(void)
         g_assert_nonnull(strstr(qtest_qmp_error_desc(reply), "upper half"));
         json_object_unref(reply);
         g_assert_null(qpci_device_find(bus, NVME_DEVFN));
+
+        reply = qtest_qmp(qts, "{'execute': 'device_add', 'arguments': "
+                          "{'driver': 'vfio-user-pci', 'id': 'bad1', "
+                          "'socket': '/nonexistent/nvme.sock'}}");
+        g_assert_nonnull(strstr(qtest_qmp_error_desc(reply),
+                                "/nonexistent/nvme.sock"));
+        json_object_unref(reply);
     }
 
     /* The server takes the next client: plug it again. */
