@@ -28,6 +28,7 @@ bootstrap: deps $(BUILD_DIR)/build.ninja
 check: all
 	$(MESON_TEST) -C $(BUILD_DIR) --no-suite bench
 	$(MAKE) check-sanitizers
+	$(MAKE) fuzz-smoke
 
 check-unit: all
 	$(MESON_TEST) -C $(BUILD_DIR) --suite unit
@@ -50,6 +51,32 @@ check-sanitizers: deps $(SAN_BUILD_DIR)/build.ninja
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	    $(MESON_TEST) -C $(SAN_BUILD_DIR) --suite unit --suite qtest
+
+# libFuzzer targets (clang, ASan+UBSan); see tests/fuzz/meson.build.
+FUZZ_TARGETS = $(basename $(notdir $(wildcard tests/fuzz/fuzz-*.c)))
+FUZZ_SMOKE_TIME ?= 20
+FUZZ_TIME ?= 1800
+
+$(FUZZ_BUILD_DIR)/build.ninja:
+	CFLAGS=-fsanitize=fuzzer-no-link ./configure \
+	    --builddir=$(FUZZ_BUILD_DIR) --enable-fuzzing --enable-sanitizers \
+	    $(CONFIGURE_FLAGS)
+
+fuzz-build: deps $(FUZZ_BUILD_DIR)/build.ninja
+	ninja -C $(FUZZ_BUILD_DIR) $(addprefix tests/fuzz/,$(FUZZ_TARGETS))
+
+# Every target for about 20 s from a fresh corpus: part of make check.
+fuzz-smoke: fuzz-build
+	rm -rf $(FUZZ_BUILD_DIR)/fuzz-smoke
+	tests/fuzz/run-fuzz $(FUZZ_BUILD_DIR) $(FUZZ_SMOKE_TIME) \
+	    $(FUZZ_BUILD_DIR)/fuzz-smoke $(FUZZ_TARGETS)
+
+check-fuzz: fuzz-smoke
+
+# Long runs: make fuzz FUZZ_TIME=3600 [FUZZ_TARGETS=fuzz-nvme]
+fuzz: fuzz-build
+	tests/fuzz/run-fuzz $(FUZZ_BUILD_DIR) $(FUZZ_TIME) \
+	    $(FUZZ_BUILD_DIR)/fuzz-long $(FUZZ_TARGETS)
 
 demo: all
 	python3 scripts/demo
