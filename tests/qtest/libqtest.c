@@ -12,7 +12,6 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 
-#define MAX_IRQ 256
 
 struct QTestState {
     pid_t pid;
@@ -25,7 +24,7 @@ struct QTestState {
     GString *qmp_rx;
     GString *stderr_text;
     GQueue *events;         /* JsonObject * */
-    bool irq_level[MAX_IRQ];
+    GHashTable *irq_raised;     /* line numbers currently raised */
     bool big_endian;
     char *tmpdir;
     char *qtest_path;
@@ -373,6 +372,7 @@ QTestState *qtest_init(const char *extra_args)
     s->qmp_rx = g_string_new(NULL);
     s->stderr_text = g_string_new(NULL);
     s->events = g_queue_new();
+    s->irq_raised = g_hash_table_new(g_direct_hash, g_direct_equal);
     s->qtest_fd = s->qmp_fd = -1;
     qtest_lfd = qtest_listen(s->qtest_path);
     qmp_lfd = qtest_listen(s->qmp_path);
@@ -478,6 +478,7 @@ void qtest_quit(QTestState *s)
         close(s->stderr_fd);
     }
     g_queue_free_full(s->events, (GDestroyNotify)json_object_unref);
+    g_hash_table_destroy(s->irq_raised);
     g_string_free(s->qtest_rx, TRUE);
     g_string_free(s->qmp_rx, TRUE);
     g_string_free(s->stderr_text, TRUE);
@@ -561,10 +562,14 @@ static void qtest_handle_irq_line(QTestState *s, const char *line)
         qtest_fatal(s, "bad IRQ line '%s'", line);
     }
     n = atoi(p + 6);
-    if (n < 0 || n >= MAX_IRQ) {
+    if (n < 0) {
         qtest_fatal(s, "IRQ number out of range in '%s'", line);
     }
-    s->irq_level[n] = raise;
+    if (raise) {
+        g_hash_table_add(s->irq_raised, GINT_TO_POINTER(n));
+    } else {
+        g_hash_table_remove(s->irq_raised, GINT_TO_POINTER(n));
+    }
 }
 
 char *qtest_raw_cmd(QTestState *s, const char *line)
@@ -784,10 +789,10 @@ void qtest_irq_intercept_out(QTestState *s, const char *qom_path)
 
 bool qtest_get_irq(QTestState *s, int num)
 {
-    g_assert(num >= 0 && num < MAX_IRQ);
+    g_assert(num >= 0);
     /* A round trip makes sure every IRQ line sent before it was seen. */
     g_free(qtest_cmd_ok(s, "endianness"));
-    return s->irq_level[num];
+    return g_hash_table_contains(s->irq_raised, GINT_TO_POINTER(num));
 }
 
 int64_t qtest_clock_step(QTestState *s, int64_t step_ns)
