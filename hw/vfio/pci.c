@@ -462,7 +462,8 @@ static uint32_t vfio_pci_read_config(PCIDevice *pdev, uint32_t addr, int len)
 
 static bool vfio_pci_is_bar_reg(uint32_t addr, int len)
 {
-    return (addr >= PCI_BASE_ADDRESS_0 && addr + len <= PCI_BASE_ADDRESS_5 + 4) ||
+    return (addr >= PCI_BASE_ADDRESS_0 &&
+            addr + len <= PCI_BASE_ADDRESS_5 + 4) ||
            (addr >= PCI_ROM_ADDRESS && addr + len <= PCI_ROM_ADDRESS + 4);
 }
 
@@ -535,7 +536,8 @@ static bool vfio_pci_read_phys_config(VFIOPCIDevice *vdev, Error **errp)
     }
     if (info->size < PCI_CONFIG_SPACE_SIZE) {
         error_setg(errp, "vfio %s: config space of 0x%llx bytes is too "
-                   "small", vdev->vbasedev.name, (unsigned long long)info->size);
+                   "small", vdev->vbasedev.name,
+                   (unsigned long long)info->size);
         return false;
     }
     vdev->config_region_size = MIN(info->size, pdev->config_size);

@@ -142,7 +142,8 @@ static JsonObject *device_to_json(VFIOPCIDevice *vdev)
     int i;
 
     json_object_set_string_member(o, "id", dev->id ? dev->id : "");
-    json_object_set_string_member(o, "driver", object_get_typename(OBJECT(vdev)));
+    json_object_set_string_member(o, "driver",
+                                  object_get_typename(OBJECT(vdev)));
     json_object_set_string_member(o, "name", vdev->vbasedev.name);
     json_object_set_int_member(o, "host-page-size",
                                vdev->page_size_override

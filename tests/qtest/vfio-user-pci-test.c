@@ -642,13 +642,16 @@ static bool wait_irq(Ctx *c, int line, bool level)
     gint64 deadline = g_get_monotonic_time() + WAIT_US;
 
     /* Any command lets the IRQ notifications queued meanwhile arrive. */
-    while (qtest_readl(c->qts, MSI_TARGET), qtest_get_irq(c->qts, line) != level) {
+    for (;;) {
+        qtest_readl(c->qts, MSI_TARGET);
+        if (qtest_get_irq(c->qts, line) == level) {
+            return true;
+        }
         if (g_get_monotonic_time() > deadline) {
             return false;
         }
         g_usleep(500);
     }
-    return true;
 }
 
 static void test_intx(void)
