@@ -425,6 +425,50 @@ static void test_stray_msi_ignored(void)
     fixture_stop(&f);
 }
 
+static void test_reset_frees_msi(void)
+{
+    Fixture f;
+    uint32_t count = 0, seq = 0, irq, edge;
+    JsonNode *ret;
+    JsonObject *ev;
+
+    fixture_start(&f, "");
+    g_assert_cmpint(qrtas_ibm_change_msi(f.qts, BUID, f.cfg, QRTAS_MSI_MSIX,
+                                         3, &count, &seq), ==,
+                    QRTAS_SUCCESS);
+    g_assert_cmpint(qrtas_ibm_query_interrupt_source_number(
+                        f.qts, BUID, f.cfg, 0, &irq, &edge), ==,
+                    QRTAS_SUCCESS);
+    qtest_irq_intercept_in(f.qts, ICS_PATH);
+    qpci_config_writew(f.dev, qpci_find_capability(f.dev, PCI_CAP_ID_MSIX,
+                                                   0) + PCI_MSIX_FLAGS,
+                       PCI_MSIX_FLAGS_ENABLE);
+    qpci_spapr_io_writel(f.dev, qpci_bar(f.dev, 0), TESTDEV_REG_FIRE, 0);
+    g_assert_true(qtest_get_irq(f.qts, irq));
+
+    ret = qtest_qmp_assert_success(f.qts, "{'execute': 'system_reset'}");
+    json_node_unref(ret);
+    ev = qtest_qmp_eventwait(f.qts, "RESET");
+    json_object_unref(ev);
+    /* The grant is gone, its source lowered, and the BARs reassigned. */
+    g_assert_false(qtest_get_irq(f.qts, irq));
+    g_assert_cmpint(qrtas_ibm_change_msi(f.qts, BUID, f.cfg, QRTAS_MSI_QUERY,
+                                         0, &count, &seq), ==,
+                    QRTAS_SUCCESS);
+    g_assert_cmpuint(count, ==, 0);
+    g_assert_cmphex(qpci_spapr_io_readl(f.dev, qpci_bar(f.dev, 0), 0), ==,
+                    TESTDEV_MAGIC);
+    /* And the pool is whole again: the same first source comes back. */
+    g_assert_cmpint(qrtas_ibm_change_msi(f.qts, BUID, f.cfg, QRTAS_MSI_MSIX,
+                                         1, &count, &seq), ==,
+                    QRTAS_SUCCESS);
+    g_assert_cmpint(qrtas_ibm_query_interrupt_source_number(
+                        f.qts, BUID, f.cfg, 0, &count, &edge), ==,
+                    QRTAS_SUCCESS);
+    g_assert_cmpuint(count, ==, irq);
+    fixture_stop(&f);
+}
+
 /* ---- device tree ---- */
 
 static char *run_dtc(const char *path)
@@ -512,6 +556,7 @@ int main(int argc, char **argv)
     g_test_add_func("/spapr/rtas/change-msi/msi", test_change_msi);
     g_test_add_func("/spapr/rtas/errors", test_rtas_errors);
     g_test_add_func("/spapr/ics/stray-msi-ignored", test_stray_msi_ignored);
+    g_test_add_func("/spapr/machine/reset-frees-msi", test_reset_frees_msi);
     g_test_add_func("/spapr/fdt/dumpdtb", test_dumpdtb);
     g_test_add_func("/spapr/fdt/dumpdtb-unwritable", test_dumpdtb_unwritable);
     return g_test_run();
