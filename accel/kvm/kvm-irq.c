@@ -254,15 +254,18 @@ bool kvm_irqchip_remove_irqfd_notifier(EventNotifier *n, int virq,
 
 bool kvm_irq_init(KVMState *s, Error **errp)
 {
-    int max_gsi = ioctl(s->fd, KVM_CHECK_EXTENSION, KVM_CAP_IRQ_ROUTING);
+    /* The table size limit; GSIs must stay below it too. */
+    int max_entries = ioctl(s->fd, KVM_CHECK_EXTENSION, KVM_CAP_IRQ_ROUTING);
 
     if (!s->irqchip) {
         return true;
     }
-    if (max_gsi <= KVM_FIRST_MSI_GSI) {
-        max_gsi = 1024;
+    if (max_entries <= KVM_NR_PIC_PINS + KVM_NR_IOAPIC_PINS) {
+        max_entries = 1024;
     }
-    kvm_nr_msi_routes = MIN(max_gsi, 4096) - KVM_FIRST_MSI_GSI;
+    /* The default PIC/IOAPIC entries share the table with the MSI ones. */
+    kvm_nr_msi_routes = MIN(max_entries, 4096) - KVM_NR_PIC_PINS -
+                        KVM_NR_IOAPIC_PINS;
     kvm_msi_routes = g_new0(KVMMsiRoute, kvm_nr_msi_routes);
     pc_msi_set_handler(kvm_pc_msi_handler, NULL);
     return true;
