@@ -1209,6 +1209,89 @@ static void test_intx_suspended_under_msix(void)
     dev_close(&dev);
 }
 
+/*
+ * Random corruptions of the recorded replies (bytes flipped, argsz
+ * changed): attach and region info either work or fail with an Error,
+ * never crash or read out of bounds (ASan in make check), and never
+ * leave an fd open.
+ */
+static void test_mutated_replies(void)
+{
+    uint32_t iommu[ARRAY_SIZE(rec_iommu_info)];
+    uint32_t bar0[ARRAY_SIZE(rec_bar0_info)];
+    uint32_t devinfo[ARRAY_SIZE(rec_device_info)];
+    int round, attached = 0, described = 0;
+
+    for (round = 0; round < 2000; round++) {
+        g_autofree struct vfio_region_info *info = NULL;
+        uint32_t *target;
+        size_t words;
+        VFIODevice dev = { .fd = -1 };
+        Error *err = NULL;
+        int flips, fd;
+
+        memcpy(iommu, rec_iommu_info, sizeof(iommu));
+        memcpy(bar0, rec_bar0_info, sizeof(bar0));
+        memcpy(devinfo, rec_device_info, sizeof(devinfo));
+        switch (g_test_rand_int_range(0, 3)) {
+        case 0:
+            target = iommu;
+            words = ARRAY_SIZE(iommu);
+            break;
+        case 1:
+            target = bar0;
+            words = ARRAY_SIZE(bar0);
+            break;
+        default:
+            target = devinfo;
+            words = ARRAY_SIZE(devinfo);
+            break;
+        }
+        for (flips = g_test_rand_int_range(1, 4); flips; flips--) {
+            uint32_t w = g_test_rand_int_range(0, words);
+
+            if (g_test_rand_bit()) {
+                target[w] ^= 1u << g_test_rand_int_range(0, 32);
+            } else {
+                /* Small values hit the offset and size checks. */
+                target[w] = g_test_rand_int_range(0, 160);
+            }
+        }
+        fake_reset();
+        fk.iommu_info = iommu;
+        fk.bar0_info = bar0;
+        fk.device_info = devinfo;
+        if (!vfio_kernel_device_attach(&dev, NVME, &err)) {
+            g_assert_nonnull(err);
+            error_free(err);
+            g_assert_cmpint(fk.open_fds, ==, 0);
+            continue;
+        }
+        attached++;
+        if (vfio_device_get_region_info(&dev, 0, &info, &fd, &err)) {
+            VFIORegionCaps caps = { 0 };
+
+            /* What we hand out is consistent with what we held. */
+            g_assert_cmpuint(info->argsz, >=, sizeof(*info));
+            described++;
+            if (vfio_region_info_parse_caps(info, info->argsz, &caps,
+                                            NULL)) {
+                vfio_region_caps_clear(&caps);
+            }
+        } else {
+            g_assert_nonnull(err);
+            error_free(err);
+        }
+        dev_close(&dev);
+        g_assert_cmpint(fk.open_fds, ==, 0);
+    }
+    /* Both outcomes were exercised. */
+    g_test_message("%d attached, %d region infos accepted", attached,
+                   described);
+    g_assert_cmpint(attached, >, 0);
+    g_assert_cmpint(attached, <, 2000);
+}
+
 static GArray *kvm_added;       /* group fds registered with "KVM" */
 static bool kvm_refuse;
 
@@ -1285,6 +1368,8 @@ int main(int argc, char **argv)
     g_test_add_func("/vfio-kernel/region-info/malformed",
                     test_region_info_malformed);
     g_test_add_func("/vfio-kernel/region/rw-at-info-offset", test_region_rw);
+    g_test_add_func("/vfio-kernel/replies/mutated-never-crash",
+                    test_mutated_replies);
     g_test_add_func("/vfio-kernel/dma/trim-ranges-memlock", test_dma_map);
     g_test_add_func("/vfio-kernel/group/shared-group-and-container",
                     test_shared_group_and_container);
