@@ -1,0 +1,316 @@
+/*
+ * vfio-user faults: either side dies or stops in the middle of I/O.
+ *  - the NVMe server is SIGKILLed with I/O submitted and not completed:
+ *    Conduit keeps answering QMP, the device reports broken, its reads
+ *    return all-ones;
+ *  - Conduit is SIGKILLed with I/O in flight: the server resets and
+ *    serves the next client normally;
+ *  - the server is SIGSTOPped: a trapped access gives up after
+ *    x-msg-timeout instead of hanging, and once the server runs again the
+ *    late reply is dropped and the device works.
+ */
+#include "qemu/osdep.h"
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <linux/pci_regs.h>
+#include "config-host.h"
+#include "libqtest.h"
+#include "libqos/pci.h"
+#include "libqos/pci-pc.h"
+#include "libqos/nvme.h"
+
+#define NVME_DEVFN  QPCI_DEVFN(4, 0)
+#define RAM_START   0x200000ULL
+#define RAM_END     0x3000000ULL
+#define IO_DEPTH    16
+#define IO_BATCH    12          /* fewer than IO_DEPTH - 1: no wrap */
+#define IO_BLOCKS   16          /* 8 KiB: two pages, PRP1 + PRP2 */
+#define WAIT_US     (20 * G_USEC_PER_SEC)
+
+typedef struct Server {
+    GPid pid;
+    char *dir;
+    char *sock;
+} Server;
+
+typedef struct Vm {
+    QTestState *qts;
+    QPCIBus *bus;
+    QPCIDevice *dev;
+    QNvme nvme;
+    char *pidfile;
+} Vm;
+
+static const char *server_binary(void)
+{
+    const char *env = getenv("VFIO_USER_NVME");
+
+    return env ? env : CONDUIT_BUILD_DIR "/vfio-user-nvme";
+}
+
+/* If we die on a failed assertion, the server goes too. */
+static void server_child_setup(gpointer data)
+{
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+}
+
+static void server_start(Server *s)
+{
+    g_autofree char *cmd = NULL;
+    g_auto(GStrv) argv = NULL;
+    g_autoptr(GError) err = NULL;
+    gint64 deadline;
+
+    s->dir = g_dir_make_tmp("vfio-user-fault-XXXXXX", &err);
+    g_assert_no_error(err);
+    s->sock = g_build_filename(s->dir, "nvme.sock", NULL);
+    cmd = g_strdup_printf("%s --socket %s --backend ram --size 16M",
+                          server_binary(), s->sock);
+    g_assert_true(g_shell_parse_argv(cmd, NULL, &argv, &err));
+    g_assert_true(g_spawn_async(NULL, argv, NULL,
+                                G_SPAWN_DO_NOT_REAP_CHILD |
+                                G_SPAWN_STDOUT_TO_DEV_NULL,
+                                server_child_setup, NULL, &s->pid, &err));
+    g_assert_no_error(err);
+    deadline = g_get_monotonic_time() + WAIT_US;
+    while (!g_file_test(s->sock, G_FILE_TEST_EXISTS)) {
+        g_assert_cmpint(g_get_monotonic_time(), <, deadline);
+        g_usleep(2000);
+    }
+}
+
+/* Signals the server; for a fatal signal also reaps it. */
+static void server_signal(Server *s, int sig)
+{
+    int status;
+
+    g_assert_cmpint(s->pid, >, 0);
+    g_assert_cmpint(kill(s->pid, sig), ==, 0);
+    if (sig == SIGKILL) {
+        g_assert_cmpint(waitpid(s->pid, &status, 0), ==, s->pid);
+        g_assert_true(WIFSIGNALED(status));
+        g_spawn_close_pid(s->pid);
+        s->pid = 0;
+    }
+}
+
+static bool server_alive(Server *s)
+{
+    int status;
+
+    return s->pid > 0 && waitpid(s->pid, &status, WNOHANG) == 0;
+}
+
+static void server_stop(Server *s)
+{
+    if (s->pid > 0) {
+        int status;
+
+        kill(s->pid, SIGCONT);
+        kill(s->pid, SIGTERM);
+        waitpid(s->pid, &status, 0);
+        g_spawn_close_pid(s->pid);
+        s->pid = 0;
+    }
+    unlink(s->sock);
+    rmdir(s->dir);
+    g_free(s->sock);
+    g_free(s->dir);
+}
+
+static void vm_start(Vm *vm, Server *s, const char *dev_opts)
+{
+    memset(vm, 0, sizeof(*vm));
+    vm->pidfile = g_build_filename(s->dir, "conduit.pid", NULL);
+    unlink(vm->pidfile);
+    vm->qts = qtest_initf("-M pc -m 64M -pidfile %s -device vfio-user-pci,"
+                          "id=nvme0,addr=04.0,socket=%s%s", vm->pidfile,
+                          s->sock, dev_opts ? dev_opts : "");
+    vm->bus = qpci_new_pc(vm->qts);
+    vm->dev = qpci_device_find(vm->bus, NVME_DEVFN);
+    g_assert_nonnull(vm->dev);
+    qnvme_init(&vm->nvme, vm->dev, RAM_START, RAM_END);
+}
+
+static void vm_stop(Vm *vm)
+{
+    qpci_device_free(vm->dev);
+    qpci_free_pc(vm->bus);
+    qtest_quit(vm->qts);
+    unlink(vm->pidfile);
+    g_free(vm->pidfile);
+}
+
+static void vm_bring_up(Vm *vm)
+{
+    g_assert_true(qnvme_enable(&vm->nvme));
+    g_assert_true(qnvme_create_io_queues(&vm->nvme, IO_DEPTH, 0));
+}
+
+/* Submits IO_BATCH writes and does not wait for any of them. */
+static void vm_submit_batch(Vm *vm)
+{
+    for (int i = 0; i < IO_BATCH; i++) {
+        uint64_t buf = qnvme_alloc(&vm->nvme, IO_BLOCKS * 512);
+        QNvmeCmd cmd = {
+            .opcode = QNVME_CMD_WRITE,
+            .nsid = 1,
+            .prp1 = buf,
+            .cdw10 = i * IO_BLOCKS,
+            .cdw12 = IO_BLOCKS - 1,
+        };
+
+        qtest_memset(vm->qts, buf, 0x5a + i, IO_BLOCKS * 512);
+        /* Contiguous guest RAM: PRP2 is the next page. */
+        cmd.prp2 = buf + 4096;
+        qnvme_submit_io(&vm->nvme, &cmd);
+    }
+}
+
+/* A write then a read back through the I/O queue, checked. */
+static void vm_io_roundtrip(Vm *vm)
+{
+    uint64_t buf = qnvme_alloc(&vm->nvme, 4096);
+    uint8_t pattern[4096], back[4096];
+    QNvmeCqe cqe;
+
+    for (size_t k = 0; k < sizeof(pattern); k++) {
+        pattern[k] = (uint8_t)(k * 3 + 1);
+    }
+    qtest_memwrite(vm->qts, buf, pattern, sizeof(pattern));
+    g_assert_true(qnvme_rw(&vm->nvme, true, 1000, 8, buf, &cqe));
+    g_assert_cmphex(cqe.status, ==, 0);
+    qtest_memset(vm->qts, buf, 0, sizeof(back));
+    g_assert_true(qnvme_rw(&vm->nvme, false, 1000, 8, buf, &cqe));
+    g_assert_cmphex(cqe.status, ==, 0);
+    qtest_memread(vm->qts, buf, back, sizeof(back));
+    g_assert_cmpmem(back, sizeof(back), pattern, sizeof(pattern));
+}
+
+static bool vm_device_broken(Vm *vm)
+{
+    JsonNode *ret = qtest_qmp_assert_success(vm->qts,
+                                             "{'execute': 'x-query-vfio'}");
+    JsonArray *arr = json_node_get_array(ret);
+    bool broken;
+
+    g_assert_cmpint(json_array_get_length(arr), ==, 1);
+    broken = json_object_get_boolean_member(
+        json_array_get_object_element(arr, 0), "broken");
+    json_node_unref(ret);
+    return broken;
+}
+
+static void vm_qmp_alive(Vm *vm)
+{
+    JsonNode *ret = qtest_qmp_assert_success(vm->qts,
+                                             "{'execute': 'query-status'}");
+
+    json_node_unref(ret);
+    g_assert_true(qtest_probe_child(vm->qts));
+}
+
+static void test_server_killed_mid_io(void)
+{
+    Server s;
+    Vm vm;
+    gint64 deadline;
+
+    server_start(&s);
+    vm_start(&vm, &s, NULL);
+    vm_bring_up(&vm);
+    vm_submit_batch(&vm);
+    server_signal(&s, SIGKILL);
+
+    vm_qmp_alive(&vm);
+    /* The first access that needs the server finds it gone... */
+    g_assert_cmphex(qnvme_reg_read(&vm.nvme, QNVME_REG_CSTS), ==,
+                    0xffffffff);
+    /* ...and from then on the device says so. */
+    deadline = g_get_monotonic_time() + WAIT_US;
+    while (!vm_device_broken(&vm)) {
+        g_assert_cmpint(g_get_monotonic_time(), <, deadline);
+        g_usleep(1000);
+    }
+    g_assert_cmphex(qnvme_reg_read(&vm.nvme, QNVME_REG_CAP), ==, 0xffffffff);
+    g_assert_cmphex(qpci_io_readl(vm.dev, vm.nvme.bar0, QNVME_DOORBELL_BASE),
+                    ==, 0xffffffff);
+    g_assert_cmphex(qpci_config_readl(vm.dev, PCI_VENDOR_ID), ==,
+                    0xffffffff);
+    /* Guest writes to the dead device are dropped, not fatal. */
+    qnvme_reg_write(&vm.nvme, QNVME_REG_CC, 0);
+    qpci_io_writel(vm.dev, vm.nvme.bar0, QNVME_DOORBELL_BASE + 8, 1);
+    vm_qmp_alive(&vm);
+    vm_stop(&vm);
+    server_stop(&s);
+}
+
+static void test_vmm_killed_mid_io(void)
+{
+    g_autofree char *pid_text = NULL;
+    Server s;
+    Vm vm;
+    int status;
+
+    server_start(&s);
+    vm_start(&vm, &s, NULL);
+    vm_bring_up(&vm);
+    vm_submit_batch(&vm);
+    g_assert_true(g_file_get_contents(vm.pidfile, &pid_text, NULL, NULL));
+    g_assert_cmpint(kill(atoi(pid_text), SIGKILL), ==, 0);
+    status = qtest_wait_exit(vm.qts);
+    g_assert_true(WIFSIGNALED(status));
+    g_assert_cmpint(WTERMSIG(status), ==, SIGKILL);
+    vm_stop(&vm);
+
+    /* The server survived, reset the controller and takes a new client. */
+    g_assert_true(server_alive(&s));
+    vm_start(&vm, &s, NULL);
+    g_assert_cmphex(qnvme_reg_read(&vm.nvme, QNVME_REG_CSTS) & 1, ==, 0);
+    vm_bring_up(&vm);
+    vm_io_roundtrip(&vm);
+    g_assert_false(vm_device_broken(&vm));
+    vm_stop(&vm);
+    server_stop(&s);
+}
+
+static void test_server_stopped_times_out(void)
+{
+    Server s;
+    Vm vm;
+    uint32_t csts;
+
+    server_start(&s);
+    vm_start(&vm, &s, ",x-msg-timeout=300");
+    vm_bring_up(&vm);
+    vm_io_roundtrip(&vm);
+
+    server_signal(&s, SIGSTOP);
+    /* No reply: the access gives up after the timeout and reads ones. */
+    g_assert_cmphex(qnvme_reg_read(&vm.nvme, QNVME_REG_CSTS), ==,
+                    0xffffffff);
+    vm_qmp_alive(&vm);
+    g_assert_cmphex(qnvme_reg_read(&vm.nvme, QNVME_REG_VS), ==, 0xffffffff);
+
+    server_signal(&s, SIGCONT);
+    /* The late replies are discarded; the next access gets its own. */
+    csts = qnvme_reg_read(&vm.nvme, QNVME_REG_CSTS);
+    g_assert_cmphex(csts, ==, 1);
+    g_assert_false(vm_device_broken(&vm));
+    vm_io_roundtrip(&vm);
+    vm_stop(&vm);
+    server_stop(&s);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/vfio-user-fault/server-killed-mid-io",
+                    test_server_killed_mid_io);
+    g_test_add_func("/vfio-user-fault/vmm-killed-mid-io",
+                    test_vmm_killed_mid_io);
+    g_test_add_func("/vfio-user-fault/server-stopped-times-out",
+                    test_server_stopped_times_out);
+    return g_test_run();
+}
