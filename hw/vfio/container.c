@@ -142,6 +142,7 @@ static bool container_get_iommu_info(VFIOContainer *container,
     const VFIOIoctlOps *sys = vfio_ioctl_ops();
     uint32_t argsz = sizeof(struct vfio_iommu_type1_info);
     g_autofree struct vfio_iommu_type1_info *info = NULL;
+    VFIOContainer parsed;
     int attempt;
 
     for (attempt = 0; ; attempt++) {
@@ -171,17 +172,30 @@ static bool container_get_iommu_info(VFIOContainer *container,
         argsz = info->argsz;
     }
 
-    container->pgsizes = info->flags & VFIO_IOMMU_INFO_PGSIZES ?
-                         info->iova_pgsizes : 0;
-    if (!container->pgsizes) {
+    /*
+     * Parse into a scratch copy: a container other groups already use
+     * keeps its constraints if the new reply is malformed.
+     */
+    parsed = (VFIOContainer) {
+        .iova_ranges = g_array_new(false, false, sizeof(VFIOIovaRange)),
+    };
+    parsed.pgsizes = info->flags & VFIO_IOMMU_INFO_PGSIZES ?
+                     info->iova_pgsizes : 0;
+    if (!parsed.pgsizes) {
         /* No page sizes reported: the host page is always supported. */
-        container->pgsizes = (uint64_t)sysconf(_SC_PAGESIZE);
+        parsed.pgsizes = (uint64_t)sysconf(_SC_PAGESIZE);
     }
     if ((info->flags & VFIO_IOMMU_INFO_CAPS) && info->cap_offset &&
-        !iommu_info_parse_caps(container, info, MIN(argsz, info->argsz),
+        !iommu_info_parse_caps(&parsed, info, MIN(argsz, info->argsz),
                                devname, errp)) {
+        g_array_unref(parsed.iova_ranges);
         return false;
     }
+    g_array_unref(container->iova_ranges);
+    container->iova_ranges = parsed.iova_ranges;
+    container->pgsizes = parsed.pgsizes;
+    container->has_dma_avail = parsed.has_dma_avail;
+    container->dma_avail = parsed.dma_avail;
     trace_vfio_container_iommu_info(devname, container->pgsizes,
                                     container->iova_ranges->len);
     return true;
@@ -290,6 +304,12 @@ static bool group_attach_container(VFIOGroup *group, const char *devname,
         }
         if (sys->ioctl(group->fd, VFIO_GROUP_SET_CONTAINER,
                        &container->fd) == 0) {
+            /* The IOMMU constraints may narrow with the new group. */
+            if (container->iommu_type != VFIO_NOIOMMU_IOMMU &&
+                !container_get_iommu_info(container, devname, errp)) {
+                sys->ioctl(group->fd, VFIO_GROUP_UNSET_CONTAINER, NULL);
+                return false;
+            }
             trace_vfio_group_share_container(group->groupid, container->fd);
             group->container = container;
             container->refs++;

@@ -934,6 +934,8 @@ static void test_shared_group_and_container(void)
     g_assert(dev_group(&c) != dev_group(&a));
     g_assert(dev_group(&c)->container == dev_group(&a)->container);
     g_assert_cmpuint(count_ioctls(VFIO_SET_IOMMU), ==, 1);
+    /* The constraints were read again for the joined group (argsz retry). */
+    g_assert_cmpuint(count_ioctls(VFIO_IOMMU_GET_INFO), ==, 4);
     g_assert_cmpint(fk.open_fds, ==, 1 + 2 + 3);
 
     /* Every device's listener maps the same RAM: one kernel mapping. */
@@ -953,6 +955,31 @@ static void test_shared_group_and_container(void)
     g_assert_cmpint(fk.open_fds, ==, 3);
     dev_close(&c);
     g_assert_cmpint(fk.open_fds, ==, 0);
+
+    /*
+     * A malformed reply when a group joins: that group fails, the shared
+     * container keeps the constraints it had.
+     */
+    {
+        uint32_t bad[ARRAY_SIZE(rec_iommu_info)];
+        Error *err = NULL;
+
+        fake_reset();
+        attach_ok(&a, NVME);
+        memcpy(bad, rec_iommu_info, sizeof(bad));
+        bad[19] = 40;
+        fk.iommu_info = bad;
+        c = (VFIODevice) { .fd = -1 };
+        g_assert_false(vfio_kernel_device_attach(&c,
+                       "/sys/bus/pci/devices/0000:00:05.0", &err));
+        assert_error(err, "vfio 0000:00:05.0: IOVA range capability claims");
+        error_free(err);
+        g_assert_cmpuint(dev_group(&a)->container->iova_ranges->len, ==, 2);
+        g_assert_cmpuint(dev_group(&a)->container->refs, ==, 1);
+        g_assert_cmpint(fk.container_groups[0], ==, 1);
+        dev_close(&a);
+        g_assert_cmpint(fk.open_fds, ==, 0);
+    }
 
     /* A kernel that refuses to share gets a container per group. */
     fake_reset();
