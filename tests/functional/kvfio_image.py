@@ -44,7 +44,7 @@ def find_kernel():
     if not found:
         raise Unavailable('no readable /boot/vmlinuz-* with vfio modules '
                           '(scripts/install-deps installs linux-image-amd64)')
-    found.sort(key=lambda t: [int(x) if x.isdigit() else x
+    found.sort(key=lambda t: [(0, int(x), '') if x.isdigit() else (1, 0, x)
                               for x in re.split(r'[.-]', t[0])])
     return found[-1]
 
