@@ -20,7 +20,6 @@
 #include "hw/vfio/pci.h"
 #include "hw/vfio/vfio-kernel.h"
 #include "hw/vfio/vfio-user.h"
-#include "hw/vfio/vfio-kernel.h"
 #include "trace.h"
 
 #define VFIO_CAP_TTL 48
