@@ -469,6 +469,49 @@ static void test_reset_frees_msi(void)
     fixture_stop(&f);
 }
 
+static void test_hotplug(void)
+{
+    QTestState *qts = qtest_init("-M pseries -m 256M");
+    QPCIBus *bus = qpci_new_spapr(qts);
+    uint32_t cfg = qrtas_config_addr(TESTDEV_DEVFN, 0);
+    uint32_t count = 0, seq = 0, irq, first, edge;
+    QPCIDevice *dev;
+
+    g_assert_null(qpci_device_find(bus, TESTDEV_DEVFN));
+    qtest_qmp_device_add(qts, "pci-testdev", "td0", "{'addr': '04.0'}");
+    dev = qpci_device_find(bus, TESTDEV_DEVFN);
+    g_assert_nonnull(dev);
+    /* The PHB placed the BARs of the new device: it answers at once. */
+    g_assert_cmphex(qpci_spapr_io_readl(dev, qpci_bar(dev, 0), 0), ==,
+                    TESTDEV_MAGIC);
+    g_assert_cmpint(qrtas_ibm_change_msi(qts, BUID, cfg, QRTAS_MSI_MSIX, 2,
+                                         &count, &seq), ==, QRTAS_SUCCESS);
+    g_assert_cmpint(qrtas_ibm_query_interrupt_source_number(
+                        qts, BUID, cfg, 0, &first, &edge), ==,
+                    QRTAS_SUCCESS);
+    qpci_device_free(dev);
+
+    /* Unplugged while holding sources; the next device there gets none. */
+    qtest_qmp_device_del(qts, "td0");
+    g_assert_cmpint(qrtas_ibm_change_msi(qts, BUID, cfg, QRTAS_MSI_QUERY, 0,
+                                         &count, &seq), ==,
+                    QRTAS_PARAM_ERROR);
+    qtest_qmp_device_add(qts, "pci-testdev", "td1", "{'addr': '04.0'}");
+    g_assert_cmpint(qrtas_ibm_change_msi(qts, BUID, cfg, QRTAS_MSI_QUERY, 0,
+                                         &count, &seq), ==, QRTAS_SUCCESS);
+    g_assert_cmpuint(count, ==, 0);
+    /* ... and the stale sources went back to the pool. */
+    g_assert_cmpint(qrtas_ibm_change_msi(qts, BUID, cfg, QRTAS_MSI_MSIX, 2,
+                                         &count, &seq), ==, QRTAS_SUCCESS);
+    g_assert_cmpint(qrtas_ibm_query_interrupt_source_number(
+                        qts, BUID, cfg, 0, &irq, &edge), ==,
+                    QRTAS_SUCCESS);
+    g_assert_cmpuint(irq, ==, first);
+    qtest_qmp_device_del(qts, "td1");
+    qpci_free_spapr(bus);
+    qtest_quit(qts);
+}
+
 /* ---- device tree ---- */
 
 static char *run_dtc(const char *path)
@@ -557,6 +600,8 @@ int main(int argc, char **argv)
     g_test_add_func("/spapr/rtas/errors", test_rtas_errors);
     g_test_add_func("/spapr/ics/stray-msi-ignored", test_stray_msi_ignored);
     g_test_add_func("/spapr/machine/reset-frees-msi", test_reset_frees_msi);
+    g_test_add_func("/spapr/phb/hotplug-assigns-bars-frees-stale-msi",
+                    test_hotplug);
     g_test_add_func("/spapr/fdt/dumpdtb", test_dumpdtb);
     g_test_add_func("/spapr/fdt/dumpdtb-unwritable", test_dumpdtb_unwritable);
     return g_test_run();
