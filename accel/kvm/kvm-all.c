@@ -256,17 +256,16 @@ static void kvm_vcpu_load_reset_state(KVMVCPU *cpu)
     struct kvm_mp_state mp = {
         .mp_state = bsp ? KVM_MP_STATE_RUNNABLE : KVM_MP_STATE_UNINITIALIZED,
     };
-    struct {
-        struct kvm_msrs hdr;
-        struct kvm_msr_entry e[2];
-    } msrs = {
-        .hdr.nmsrs = 2,
-        .e = {
-            { .index = MSR_IA32_CR_PAT, .data = MSR_PAT_DEFAULT },
-            { .index = MSR_IA32_MISC_ENABLE, .data = MISC_ENABLE_FAST_STRING },
-        },
-    };
+    g_autofree struct kvm_msrs *msrs =
+        g_malloc0(sizeof(*msrs) + 2 * sizeof(struct kvm_msr_entry));
 
+    msrs->nmsrs = 2;
+    msrs->entries[0] = (struct kvm_msr_entry) {
+        .index = MSR_IA32_CR_PAT, .data = MSR_PAT_DEFAULT,
+    };
+    msrs->entries[1] = (struct kvm_msr_entry) {
+        .index = MSR_IA32_MISC_ENABLE, .data = MISC_ENABLE_FAST_STRING,
+    };
     sregs.apic_base = 0xfee00000 | (1 << 11) | (bsp ? (1 << 8) : 0);
     if (bsp) {
         kvm_sregs_for_boot(&sregs, boot);
@@ -289,7 +288,7 @@ static void kvm_vcpu_load_reset_state(KVMVCPU *cpu)
         error_report("kvm: vCPU %d: cannot load the reset state: %s",
                      cpu->index, strerror(errno));
     }
-    if (ioctl(cpu->fd, KVM_SET_MSRS, &msrs) != 2) {
+    if (ioctl(cpu->fd, KVM_SET_MSRS, msrs) != 2) {
         trace_kvm_vcpu_msrs_partial(cpu->index);
     }
     if (kvm_state->irqchip && ioctl(cpu->fd, KVM_SET_MP_STATE, &mp) < 0) {
