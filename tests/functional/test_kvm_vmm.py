@@ -163,7 +163,7 @@ class ConduitTest(unittest.TestCase):
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def run_conduit(self, kernel, *extra, append=None, timeout=TIMEOUT,
-                    debug_exit_dev=True):
+                    debug_exit_dev=True, stdin_data=None):
         args = [CONDUIT, "-accel", "kvm", "-nographic", "-m", "128",
                 "-kernel", kernel]
         if debug_exit_dev:
@@ -171,9 +171,14 @@ class ConduitTest(unittest.TestCase):
         if append is not None:
             args += ["-append", append]
         args += list(extra)
-        proc = subprocess.run(args, stdin=subprocess.DEVNULL,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              timeout=timeout)
+        if stdin_data is None:
+            proc = subprocess.run(args, stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, timeout=timeout)
+        else:
+            proc = subprocess.run(args, input=stdin_data,
+                                  stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, timeout=timeout)
         return (proc.returncode, proc.stdout.decode(errors="replace"),
                 proc.stderr.decode(errors="replace"))
 
@@ -224,6 +229,17 @@ class CraftedImages(ConduitTest):
         with open(log) as f:
             self.assertEqual(f.read(), "to-file")
         self.assertEqual(out, "")
+
+    def test_serial_input_reaches_the_guest(self):
+        # Poll LSR.DR, read RBR, echo it, stop at 'q'.
+        code = bytes.fromhex("66BAFD03" "EC" "A801" "74FB"      # wait DR
+                             "66BAF803" "EC" "EE"               # echo
+                             "3C71" "75ED") + debug_exit(0)     # until 'q'
+        status, out, err = self.run_conduit(self.write_image("echo.elf",
+                                                             code),
+                                            stdin_data=b"typed 123 q")
+        self.assertEqual(out, "typed 123 q", err)
+        self.assertEqual(status, 1)
 
     def build_triple_fault_guest(self):
         """A PVH guest that prints '1', marks RAM, enters long mode and
