@@ -230,6 +230,17 @@ class CraftedImages(ConduitTest):
             self.assertEqual(f.read(), "to-file")
         self.assertEqual(out, "")
 
+    def test_serial_chardev_backend(self):
+        log = os.path.join(self.tmp, "chardev.log")
+        code = b"".join(out_char(c) for c in "via-chardev") + debug_exit(0)
+        status, out, _ = self.run_conduit(
+            self.write_image("c.elf", code),
+            "-chardev", f"file,id=con0,path={log}", "-serial", "chardev:con0")
+        self.assertEqual(status, EXIT_PASS)
+        with open(log) as f:
+            self.assertEqual(f.read(), "via-chardev")
+        self.assertEqual(out, "")
+
     def test_serial_input_reaches_the_guest(self):
         # Poll LSR.DR, read RBR, echo it, stop at 'q'.
         code = bytes.fromhex("66BAFD03" "EC" "A801" "74FB"      # wait DR
