@@ -564,7 +564,7 @@ static gpointer kvm_vcpu_thread_start(gpointer opaque)
 {
     KVMVCPU *cpu = opaque;
 
-    cpu->tid = pthread_self();
+    __atomic_store_n(&cpu->tid, pthread_self(), __ATOMIC_RELEASE);
     return kvm_vcpu_thread(cpu);
 }
 
