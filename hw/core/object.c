@@ -1006,6 +1006,14 @@ static void child_prop_release(Object *obj, const char *name, void *opaque)
 {
     Object *child = opaque;
 
+    /*
+     * The parent is going away (or deleted the property by name) without
+     * object_unparent: tear the child down first all the same, so that a
+     * realized device is unrealized and leaves its bus before it is freed.
+     */
+    if (child->class->unparent) {
+        child->class->unparent(child);
+    }
     child->parent = NULL;
     object_unref(child);
 }
@@ -1064,14 +1072,21 @@ void object_unparent(Object *obj)
     if (!obj->parent) {
         return;
     }
+    /* Run the hook while the canonical path still resolves. */
     if (obj->class->unparent) {
         obj->class->unparent(obj);
     }
     /* The hook may already have detached it. */
     if (obj->parent) {
-        prop = child_property_of(obj->parent, obj);
+        Object *parent = obj->parent;
+
+        prop = child_property_of(parent, obj);
         g_assert(prop);
-        object_property_del(obj->parent, prop->name);
+        /* Drop the link by hand: releasing it would run the hook again. */
+        parent->properties = g_list_remove(parent->properties, prop);
+        object_property_free(prop);
+        obj->parent = NULL;
+        object_unref(obj);
     }
 }
 

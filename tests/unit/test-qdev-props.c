@@ -597,6 +597,31 @@ static void test_device_add_and_unplug(void)
     g_assert_true(qdev_unplug(named, &error_abort));
 }
 
+/*
+ * A parent that goes away without object_unparent (its last reference is
+ * dropped) must still unrealize its realized children and take them off
+ * their bus: otherwise the bus keeps a realized device whose owner is gone.
+ */
+static void test_parent_finalize_unrealizes(void)
+{
+    Object *holder = object_new(TYPE_CONTAINER);
+    DeviceState *dev;
+    int before = dev_finalized;
+
+    ensure_host();
+    dev = qdev_new(TYPE_TEST_DEV);
+    object_property_add_child(holder, "dev", OBJECT(dev));
+    g_assert_true(qdev_realize_and_unref(dev, test_host->bus,
+                                         &error_abort));
+    g_assert_cmpint(test_host->bus->num_children, ==, 1);
+
+    unrealized = 0;
+    object_unref(holder);
+    g_assert_cmpint(unrealized, ==, 1);
+    g_assert_cmpint(test_host->bus->num_children, ==, 0);
+    g_assert_cmpint(dev_finalized, ==, before + 1);
+}
+
 static void test_hotplug_rules(void)
 {
     DeviceState *dev;
@@ -722,6 +747,8 @@ int main(int argc, char **argv)
     g_test_add_func("/qdev/device-add/paths-and-unplug",
                     test_device_add_and_unplug);
     g_test_add_func("/qdev/device-add/hotplug-rules", test_hotplug_rules);
+    g_test_add_func("/qdev/unparent/parent-finalize-unrealizes-children",
+                    test_parent_finalize_unrealizes);
     g_test_add_func("/qdev/reset/tree-order", test_reset);
     g_test_add_func("/qdev/reset/handlers", test_reset_handlers);
     g_test_add_func("/qdev/gpio/connect-and-intercept", test_gpio);
