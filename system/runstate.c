@@ -10,6 +10,7 @@
 #include "monitor/monitor.h"
 #include "hw/qdev-core.h"
 #include "hw/boards.h"
+#include "sysemu/sysemu.h"
 #include <glib-unix.h>
 #include "trace.h"
 
@@ -261,11 +262,26 @@ int qemu_main_loop(void)
 
     for (;;) {
         if (qemu_shutdown_requested(&cause, &status)) {
-            break;
+            /*
+             * -no-shutdown: a guest's shutdown stops the VM for inspection;
+             * the host (quit, signals) still ends it.
+             */
+            if (!no_shutdown || !shutdown_caused_by_guest(cause)) {
+                break;
+            }
+            g_atomic_int_set(&shutdown_cause_pending, SHUTDOWN_CAUSE_NONE);
+            trace_runstate_no_shutdown(shutdown_cause_name(cause), status);
+            qapi_event_send("SHUTDOWN", cause_event_data(cause));
+            vm_stop(RUN_STATE_SHUTDOWN);
+            continue;
         }
         reset = qemu_reset_requested();
         if (reset != SHUTDOWN_CAUSE_NONE) {
             qemu_system_reset(reset);
+            /* As in QEMU: a VM not running after a reset may be started. */
+            if (!runstate_is_running()) {
+                runstate_set(RUN_STATE_PRELAUNCH);
+            }
             continue;
         }
         main_loop_wait(true);

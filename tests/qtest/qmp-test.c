@@ -317,6 +317,45 @@ static void test_stop_cont_reset(void)
     qtest_quit(qts);
 }
 
+static const char *query_status(QTestState *qts)
+{
+    g_autoptr(JsonNode) st = qtest_qmp_assert_success(
+        qts, "{'execute': 'query-status'}");
+
+    /* Interned: the node is freed on return. */
+    return g_intern_string(json_object_get_string_member(
+        json_node_get_object(st), "status"));
+}
+
+/*
+ * -no-shutdown: a guest shutdown stops the VM instead of exiting; cont is
+ * refused until system_reset, which leaves it in prelaunch, startable.
+ */
+static void test_no_shutdown_reset_cont(void)
+{
+    QTestState *qts = qtest_init("-M pc -m 64M -no-shutdown "
+                                 "-device isa-debug-exit,iobase=0xf4,"
+                                 "iosize=0x4");
+    g_autoptr(JsonObject) down = NULL, reset = NULL, refused = NULL;
+    g_autoptr(JsonNode) r1 = NULL, r2 = NULL;
+
+    qtest_outb(qts, 0xf4, 1);
+    down = qtest_qmp_eventwait(qts, "SHUTDOWN");
+    g_assert_true(json_object_get_boolean_member(
+        json_object_get_object_member(down, "data"), "guest"));
+    g_assert_cmpstr(query_status(qts), ==, "shutdown");
+
+    refused = qtest_qmp(qts, "{'execute': 'cont'}");
+    assert_error(refused, "GenericError", "Resetting the Virtual Machine");
+
+    r1 = qtest_qmp_assert_success(qts, "{'execute': 'system_reset'}");
+    reset = qtest_qmp_eventwait(qts, "RESET");
+    g_assert_cmpstr(query_status(qts), ==, "prelaunch");
+    r2 = qtest_qmp_assert_success(qts, "{'execute': 'cont'}");
+    g_assert_cmpstr(query_status(qts), ==, "running");
+    qtest_quit(qts);
+}
+
 static void test_human_monitor_command(void)
 {
     QTestState *qts = qtest_init("-M pc -m 64M");
@@ -663,6 +702,8 @@ int main(int argc, char **argv)
                     test_slow_reader);
     g_test_add_func("/qmp/qom/list-root-has-machine", test_qom_list_machine);
     g_test_add_func("/qmp/quit/shutdown-event-and-exit-0", test_quit);
+    g_test_add_func("/qmp/runstate/no-shutdown-reset-then-cont",
+                    test_no_shutdown_reset_cont);
 
     ret = g_test_run();
     unlink(mon_path);
