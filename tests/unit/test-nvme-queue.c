@@ -257,10 +257,16 @@ static void test_layout_default(void)
     g_assert_cmphex(l.msix_bar_size, ==, 0x2000);
     g_assert_cmpuint(l.table_size, ==, 65 * 16);
     g_assert_cmpuint(l.pba_size, ==, 16);
-    /* Everything past the register page is shared. */
-    g_assert_cmpuint(l.nr_areas, ==, 1);
-    g_assert_cmphex(l.areas[0].offset, ==, 0x1000);
-    g_assert_cmphex(l.areas[0].size, ==, 0x3000);
+    /* No MSI-X in BAR0: all of it is a plain mappable region. */
+    g_assert_true(l.bar0_mmap);
+    g_assert_cmpuint(l.nr_areas, ==, 0);
+    nvme_options_free(&o);
+
+    /* --no-msix-mappable concerns the MSI-X BAR only. */
+    g_assert_true(parse_layout(&o, &l, "--no-msix-mappable", 4096,
+                               &error_abort));
+    g_assert_true(l.bar0_mmap);
+    g_assert_cmpuint(l.nr_areas, ==, 0);
     nvme_options_free(&o);
 }
 
@@ -276,18 +282,21 @@ static void test_layout_table_on_doorbell_page(void)
     /* 0x400 bytes of table before the PBA: 64 vectors, 63 I/O queues. */
     g_assert_cmpuint(l.nvectors, ==, 64);
     g_assert_cmpuint(l.max_ioqs, ==, 63);
-    /* MSIX_MAPPABLE: the doorbell page stays mapped despite the table. */
-    g_assert_cmpuint(l.nr_areas, ==, 1);
-    g_assert_cmphex(l.areas[0].offset, ==, 0x1000);
+    /* MSIX_MAPPABLE: the whole BAR, registers included, with no sparse list. */
+    g_assert_true(l.bar0_mmap);
+    g_assert_cmpuint(l.nr_areas, ==, 0);
     nvme_options_free(&o);
 
     g_assert_true(parse_layout(&o, &l, "--msix-bar 0 --msix-table-offset "
                                "0x1800 --msix-pba-offset 0x1c00 "
                                "--no-msix-mappable", 4096, &error_abort));
-    /* Without it the table's page (the doorbells) must trap. */
-    g_assert_cmpuint(l.nr_areas, ==, 1);
-    g_assert_cmphex(l.areas[0].offset, ==, 0x2000);
-    g_assert_cmphex(l.areas[0].size, ==, 0x2000);
+    /* Without it the table's page (the doorbells) must trap, nothing else. */
+    g_assert_true(l.bar0_mmap);
+    g_assert_cmpuint(l.nr_areas, ==, 2);
+    g_assert_cmphex(l.areas[0].offset, ==, 0);
+    g_assert_cmphex(l.areas[0].size, ==, 0x1000);
+    g_assert_cmphex(l.areas[1].offset, ==, 0x2000);
+    g_assert_cmphex(l.areas[1].size, ==, 0x2000);
     nvme_options_free(&o);
 }
 
@@ -300,9 +309,10 @@ static void test_layout_pba_on_doorbell_page(void)
                                "0x3000 --msix-pba-offset 0x1c00 "
                                "--no-msix-mappable", 4096, &error_abort));
     /* Only the table's page is excluded, as Linux's vfio-pci does. */
+    g_assert_true(l.bar0_mmap);
     g_assert_cmpuint(l.nr_areas, ==, 1);
-    g_assert_cmphex(l.areas[0].offset, ==, 0x1000);
-    g_assert_cmphex(l.areas[0].size, ==, 0x2000);
+    g_assert_cmphex(l.areas[0].offset, ==, 0);
+    g_assert_cmphex(l.areas[0].size, ==, 0x3000);
     nvme_options_free(&o);
 }
 
@@ -315,19 +325,33 @@ static void test_layout_grows_bar0(void)
                                "0x5000 --msix-pba-offset 0x6000 "
                                "--no-msix-mappable", 4096, &error_abort));
     g_assert_cmphex(l.bar0_size, ==, 0x8000);
+    g_assert_true(l.bar0_mmap);
     g_assert_cmpuint(l.nr_areas, ==, 2);
-    g_assert_cmphex(l.areas[0].offset, ==, 0x1000);
-    g_assert_cmphex(l.areas[0].size, ==, 0x4000);
+    g_assert_cmphex(l.areas[0].offset, ==, 0);
+    g_assert_cmphex(l.areas[0].size, ==, 0x5000);
     g_assert_cmphex(l.areas[1].offset, ==, 0x6000);
     g_assert_cmphex(l.areas[1].size, ==, 0x2000);
     nvme_options_free(&o);
 
-    /* 64 KiB host pages: the register page swallows the doorbells. */
-    g_assert_true(parse_layout(&o, &l, "", 65536, &error_abort));
+    /* 64 KiB pages: the table's page is all of BAR0, nothing to map. */
+    g_assert_true(parse_layout(&o, &l, "--msix-bar 0 --msix-table-offset "
+                               "0x3000 --msix-pba-offset 0x3800 "
+                               "--no-msix-mappable", 65536,
+                               &error_abort));
+    g_assert_false(l.bar0_mmap);
+    g_assert_cmpuint(l.nr_areas, ==, 0);
+    nvme_options_free(&o);
+
+    /* With the capability the page size does not matter. */
+    g_assert_true(parse_layout(&o, &l, "--msix-bar 0 --msix-table-offset "
+                               "0x3000 --msix-pba-offset 0x3800", 65536,
+                               &error_abort));
+    g_assert_true(l.bar0_mmap);
     g_assert_cmpuint(l.nr_areas, ==, 0);
     nvme_options_free(&o);
 
     g_assert_true(parse_layout(&o, &l, "--no-mmap", 4096, &error_abort));
+    g_assert_false(l.bar0_mmap);
     g_assert_cmpuint(l.nr_areas, ==, 0);
     nvme_options_free(&o);
 }
@@ -466,16 +490,33 @@ static void dev_ring(Dev *d, unsigned idx, uint32_t val)
     }
 }
 
+/* A register store: through the mapped BAR when polled, else trapped. */
+static void dev_reg_write(Dev *d, unsigned off, uint64_t val, unsigned size)
+{
+    if (d->polled) {
+        stl_le_p(d->bar + off, val);
+        if (size == 8) {
+            stl_le_p(d->bar + off + 4, val >> 32);
+        }
+        while (nvme_ctrl_poll(&d->n)) {
+            continue;
+        }
+    } else {
+        nvme_ctrl_reg_write(&d->n, off, val, size);
+    }
+}
+
 static void dev_enable(Dev *d)
 {
-    nvme_ctrl_reg_write(&d->n, NVME_REG_AQA,
-                        ((ADMIN_QSIZE - 1) << 16) | (ADMIN_QSIZE - 1), 4);
-    nvme_ctrl_reg_write(&d->n, NVME_REG_ASQ, GUEST_BASE + ASQ_OFF, 8);
-    nvme_ctrl_reg_write(&d->n, NVME_REG_ACQ, GUEST_BASE + ACQ_OFF, 8);
-    nvme_ctrl_reg_write(&d->n, NVME_REG_CC,
-                        NVME_CC_EN | (6 << 16) | (4 << 20), 4);
+    dev_reg_write(d, NVME_REG_AQA,
+                  ((ADMIN_QSIZE - 1) << 16) | (ADMIN_QSIZE - 1), 4);
+    dev_reg_write(d, NVME_REG_ASQ, GUEST_BASE + ASQ_OFF, 8);
+    dev_reg_write(d, NVME_REG_ACQ, GUEST_BASE + ACQ_OFF, 8);
+    dev_reg_write(d, NVME_REG_CC, NVME_CC_EN | (6 << 16) | (4 << 20), 4);
     g_assert_cmphex(nvme_ctrl_reg_read(&d->n, NVME_REG_CSTS, 4), ==,
                     NVME_CSTS_RDY);
+    /* The shared copy agrees with the trapped view. */
+    g_assert_cmphex(ldl_le_p(d->bar + NVME_REG_CSTS), ==, NVME_CSTS_RDY);
     d->asq_tail = 0;
     d->acq_head = 0;
     d->acq_phase = true;
@@ -1085,6 +1126,107 @@ static void test_random_commands(Dev *d, gconstpointer data)
     g_rand_free(rand);
 }
 
+/* ---- Registers through a mapping of BAR0 ---- */
+
+static void dev_poll_all(Dev *d)
+{
+    while (nvme_ctrl_poll(&d->n)) {
+        continue;
+    }
+}
+
+static void test_mapped_regs_published(Dev *d, gconstpointer data)
+{
+    uint64_t cap = nvme_ctrl_reg_read(&d->n, NVME_REG_CAP, 8);
+
+    /* Read-only registers are in the shared page from the start. */
+    g_assert_cmphex(ldq_le_p(d->bar + NVME_REG_CAP), ==, cap);
+    g_assert_cmphex(ldl_le_p(d->bar + NVME_REG_VS), ==, NVME_VERSION_1_4);
+    g_assert_cmphex(ldl_le_p(d->bar + NVME_REG_CSTS), ==, 0);
+    /* A trapped write shows in the shared copy. */
+    nvme_ctrl_reg_write(&d->n, NVME_REG_AQA, 0x00070007, 4);
+    g_assert_cmphex(ldl_le_p(d->bar + NVME_REG_AQA), ==, 0x00070007);
+    /* A mapped write shows in a trapped read, even before any poll. */
+    stl_le_p(d->bar + NVME_REG_ASQ, 0xabcd0fff);
+    g_assert_cmphex(nvme_ctrl_reg_read(&d->n, NVME_REG_ASQ, 4), ==,
+                    0xabcd0000);
+    /* ... and the masked value is published back. */
+    g_assert_cmphex(ldl_le_p(d->bar + NVME_REG_ASQ), ==, 0xabcd0000);
+}
+
+static void test_mapped_regs_enable_disable(Dev *d, gconstpointer data)
+{
+    NvmeCmd cmd = { .opcode = NVME_ADM_IDENTIFY, .cdw10 = 1 };
+
+    d->polled = true;
+    dev_enable(d);
+    g_assert_true(nvme_ctrl_enabled(&d->n));
+    g_assert_cmphex(ldl_le_p(d->bar + NVME_REG_CC) & NVME_CC_EN, ==,
+                    NVME_CC_EN);
+    /* The admin queue the mapped AQA/ASQ/ACQ described works. */
+    cmd.prp1 = GUEST_BASE + 0x10000;
+    g_assert_cmphex(dev_admin(d, &cmd, NULL), ==, NVME_SUCCESS);
+    /* While enabled the admin queue base is fixed: the store is undone. */
+    stl_le_p(d->bar + NVME_REG_ASQ, 0x5000);
+    dev_poll_all(d);
+    g_assert_cmphex(ldl_le_p(d->bar + NVME_REG_ASQ), ==,
+                    (uint32_t)(GUEST_BASE + ASQ_OFF));
+    /* Clearing CC.EN through the mapping disables, CSTS follows. */
+    stl_le_p(d->bar + NVME_REG_CC, 0);
+    dev_poll_all(d);
+    g_assert_false(nvme_ctrl_enabled(&d->n));
+    g_assert_cmphex(ldl_le_p(d->bar + NVME_REG_CSTS), ==, 0);
+    g_assert_cmphex(nvme_ctrl_reg_read(&d->n, NVME_REG_CSTS, 4), ==, 0);
+    /* And enabling again through the mapping works a second time. */
+    dev_enable(d);
+    g_assert_true(nvme_ctrl_enabled(&d->n));
+}
+
+static void test_mapped_regs_shutdown(Dev *d, gconstpointer data)
+{
+    d->polled = true;
+    dev_enable(d);
+    stl_le_p(d->bar + NVME_REG_CC, NVME_CC_EN | (6 << 16) | (4 << 20) |
+             (1 << 14));
+    dev_poll_all(d);
+    g_assert_cmphex(ldl_le_p(d->bar + NVME_REG_CSTS) & NVME_CSTS_SHST_MASK,
+                    ==, NVME_CSTS_SHST_DONE);
+}
+
+static void test_mapped_regs_readonly_repaired(Dev *d, gconstpointer data)
+{
+    uint64_t cap = nvme_ctrl_reg_read(&d->n, NVME_REG_CAP, 8);
+
+    d->polled = true;
+    dev_enable(d);
+    stq_le_p(d->bar + NVME_REG_CAP, 0);
+    stl_le_p(d->bar + NVME_REG_VS, 0xdeadbeef);
+    stl_le_p(d->bar + NVME_REG_CSTS, 0);
+    stl_le_p(d->bar + NVME_REG_NSSR, 0x4e564d65);
+    dev_poll_all(d);
+    g_assert_cmphex(ldq_le_p(d->bar + NVME_REG_CAP), ==, cap);
+    g_assert_cmphex(ldl_le_p(d->bar + NVME_REG_VS), ==, NVME_VERSION_1_4);
+    g_assert_cmphex(ldl_le_p(d->bar + NVME_REG_CSTS), ==, NVME_CSTS_RDY);
+    g_assert_cmphex(ldl_le_p(d->bar + NVME_REG_NSSR), ==, 0);
+    /* Scribbling CSTS did not disturb the controller. */
+    g_assert_true(nvme_ctrl_enabled(&d->n));
+    /* Nothing left to act on: the next pass finds no work. */
+    g_assert_false(nvme_ctrl_poll(&d->n));
+}
+
+static void test_mapped_regs_fresh_bar(Dev *d, gconstpointer data)
+{
+    g_autofree uint8_t *bar2 = g_malloc0(sizeof(d->bar));
+
+    /* A new client's memfd gets the registers at once. */
+    nvme_ctrl_set_bar(&d->n, bar2);
+    g_assert_cmphex(ldl_le_p(bar2 + NVME_REG_VS), ==, NVME_VERSION_1_4);
+    g_assert_cmphex(ldq_le_p(bar2 + NVME_REG_CAP), ==,
+                    nvme_ctrl_reg_read(&d->n, NVME_REG_CAP, 8));
+    g_assert_false(nvme_ctrl_poll(&d->n));
+    nvme_ctrl_set_bar(&d->n, d->bar);
+}
+
 #define ADD_DEV_TEST(path, fn) do {                                         \
         g_test_add("/nvme/trapped/" path, Dev, NULL, dev_setup, fn,          \
                    dev_teardown);                                           \
@@ -1125,6 +1267,16 @@ int main(int argc, char **argv)
                test_ctrl_enable_bad_config, dev_teardown);
     g_test_add("/nvme/ctrl/shutdown-completes", Dev, NULL, dev_setup,
                test_ctrl_shutdown, dev_teardown);
+    g_test_add("/nvme/mapped-regs/published-and-consistent", Dev, NULL,
+               dev_setup, test_mapped_regs_published, dev_teardown);
+    g_test_add("/nvme/mapped-regs/enable-disable", Dev, NULL, dev_setup,
+               test_mapped_regs_enable_disable, dev_teardown);
+    g_test_add("/nvme/mapped-regs/shutdown-status-visible", Dev, NULL,
+               dev_setup, test_mapped_regs_shutdown, dev_teardown);
+    g_test_add("/nvme/mapped-regs/readonly-repaired", Dev, NULL, dev_setup,
+               test_mapped_regs_readonly_repaired, dev_teardown);
+    g_test_add("/nvme/mapped-regs/fresh-bar-published", Dev, NULL,
+               dev_setup, test_mapped_regs_fresh_bar, dev_teardown);
     ADD_DEV_TEST("identify-layouts", test_ctrl_identify);
     ADD_DEV_TEST("admin-status-codes", test_ctrl_admin_errors);
     ADD_DEV_TEST("aer-held-until-reset", test_ctrl_aer_held_and_reset);

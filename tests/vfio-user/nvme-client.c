@@ -88,7 +88,7 @@ typedef struct Client {
     uint8_t *mem;
     int bar0_fd;
     uint64_t bar0_size;
-    uint8_t *db_map;        /* mmap of the sparse area holding 0x1000 */
+    uint8_t *db_map;        /* mmap of the BAR0 part holding 0x1000 */
     uint64_t db_map_off;
     uint64_t db_map_len;
     int irq_fd[2];
@@ -260,22 +260,50 @@ static void region_read(Client *c, uint32_t region, uint64_t offset,
     memcpy(data, reply->data + sizeof(rw), count);
 }
 
+/*
+ * In DB_POLLED mode with the register page mapped (the server's default),
+ * registers are loads and stores on the mapping, as a guest's would be;
+ * otherwise REGION_READ/WRITE messages.
+ */
+static uint32_t *reg_mapped(Client *c, uint64_t off)
+{
+    if (c->mode != DB_POLLED || !c->db_map || c->db_map_off != 0) {
+        return NULL;
+    }
+    return (uint32_t *)(c->db_map + off);
+}
+
 static uint32_t reg_read32(Client *c, uint64_t off)
 {
+    uint32_t *p = reg_mapped(c, off);
     uint32_t v;
 
+    if (p) {
+        return le32toh(__atomic_load_n(p, __ATOMIC_ACQUIRE));
+    }
     region_read(c, VFIO_PCI_BAR0_REGION_INDEX, off, &v, 4);
     return le32toh(v);
 }
 
 static void reg_write32(Client *c, uint64_t off, uint32_t v)
 {
+    uint32_t *p = reg_mapped(c, off);
+
     v = htole32(v);
+    if (p) {
+        __atomic_store_n(p, v, __ATOMIC_RELEASE);
+        return;
+    }
     region_write(c, VFIO_PCI_BAR0_REGION_INDEX, off, &v, 4, false);
 }
 
 static void reg_write64(Client *c, uint64_t off, uint64_t v)
 {
+    if (reg_mapped(c, off)) {
+        reg_write32(c, off, v);
+        reg_write32(c, off + 4, v >> 32);
+        return;
+    }
     v = htole64(v);
     region_write(c, VFIO_PCI_BAR0_REGION_INDEX, off, &v, 8, false);
 }
@@ -399,7 +427,20 @@ static void client_read_config(Client *c)
     g_assert_cmpuint(c->msix_cap, !=, 0);
 }
 
-/* BAR0 info; maps the sparse area holding the doorbells if there is one. */
+static void client_map_bar0_part(Client *c, const struct vfio_region_info *ri,
+                                 uint64_t offset, uint64_t size)
+{
+    c->db_map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED,
+                     c->bar0_fd, ri->offset + offset);
+    g_assert_true(c->db_map != MAP_FAILED);
+    c->db_map_off = offset;
+    c->db_map_len = size;
+}
+
+/*
+ * BAR0 info; maps the whole BAR when there is no sparse list, else the
+ * sparse area holding the doorbells if there is one.
+ */
 static GByteArray *client_map_bar0(Client *c)
 {
     GByteArray *info = region_info(c, VFIO_PCI_BAR0_REGION_INDEX,
@@ -415,18 +456,16 @@ static GByteArray *client_map_bar0(Client *c)
         return info;
     }
     g_assert_cmpint(c->bar0_fd, >=, 0);
-    g_assert_nonnull(sp);
+    if (!sp) {
+        client_map_bar0_part(c, ri, 0, c->bar0_size);
+        return info;
+    }
     for (uint32_t i = 0; i < sp->nr_areas; i++) {
         const struct vfio_region_sparse_mmap_area *a = &sp->areas[i];
 
-        /* The register page traps: no area may cover it. */
-        g_assert_cmphex(a->offset, >=, 0x1000);
+        g_assert_cmphex(a->offset + a->size, <=, c->bar0_size);
         if (a->offset <= DB_BASE && a->offset + a->size > DB_BASE) {
-            c->db_map = mmap(NULL, a->size, PROT_READ | PROT_WRITE,
-                             MAP_SHARED, c->bar0_fd, ri->offset + a->offset);
-            g_assert_true(c->db_map != MAP_FAILED);
-            c->db_map_off = a->offset;
-            c->db_map_len = a->size;
+            client_map_bar0_part(c, ri, a->offset, a->size);
         }
     }
     return info;
@@ -603,6 +642,14 @@ static void nvme_enable(Client *c)
         g_usleep(100);
     }
     g_assert_cmphex(reg_read32(c, REG_CSTS), ==, 1);
+    if (reg_mapped(c, REG_CSTS)) {
+        uint32_t csts;
+
+        /* The trapped view agrees with the mapped one. */
+        region_read(c, VFIO_PCI_BAR0_REGION_INDEX, REG_CSTS, &csts, 4);
+        g_assert_cmphex(le32toh(csts), ==, 1);
+        g_assert_cmphex(le64toh(*(uint64_t *)(c->db_map + REG_CAP)), ==, cap);
+    }
     c->asq_tail = c->acq_head = 0;
     c->acq_phase = true;
 }
@@ -734,7 +781,11 @@ static void nvme_shutdown(Client *c)
         g_usleep(100);
     }
     reg_write32(c, REG_CC, 0);
-    g_assert_cmphex(reg_read32(c, REG_CSTS) & 1, ==, 0);
+    /* Through the mapping the disable takes a poller pass to show. */
+    while (reg_read32(c, REG_CSTS) & 1) {
+        g_assert_cmpint(g_get_monotonic_time(), <, deadline);
+        g_usleep(100);
+    }
 }
 
 /* Everything up to working I/O queues. */
@@ -944,24 +995,91 @@ static void test_msix_table_on_doorbell_page(void)
     g_assert_cmphex(ldl_le_p(cfg + c.msix_cap + PCI_MSIX_PBA), ==, 0x1c00);
     info = client_map_bar0(&c);
     g_assert_false(region_msix_mappable(info));
-    /* The page holding the table (and the doorbells) is not mappable. */
+    /*
+     * As Linux without the capability: everything but the page holding
+     * the table (and the doorbells), registers included.
+     */
     sp = region_sparse(info);
     g_assert_nonnull(sp);
-    for (uint32_t i = 0; i < sp->nr_areas; i++) {
-        g_assert_false(sp->areas[i].offset < 0x2000 &&
-                       sp->areas[i].offset + sp->areas[i].size > 0x1000);
-    }
+    g_assert_cmpuint(sp->nr_areas, ==, 2);
+    g_assert_cmphex(sp->areas[0].offset, ==, 0);
+    g_assert_cmphex(sp->areas[0].size, ==, 0x1000);
+    g_assert_cmphex(sp->areas[1].offset, ==, 0x2000);
+    g_assert_cmphex(sp->areas[1].size, ==, 0x2000);
     g_assert_null(c.db_map);
     client_close(&c);
     server_stop(&s);
 
-    /* With MSIX_MAPPABLE the doorbell page is offered despite the table. */
+    /* With MSIX_MAPPABLE: the whole BAR, no sparse list, as Linux. */
     server_start(&s, "--backend null --msix-bar 0 --msix-table-offset 0x1800 "
                  "--msix-pba-offset 0x1c00");
     client_bringup(&c, &s, DB_POLLED);
     g_clear_pointer(&info, g_byte_array_unref);
     info = region_info(&c, VFIO_PCI_BAR0_REGION_INDEX, NULL);
     g_assert_true(region_msix_mappable(info));
+    g_assert_null(region_sparse(info));
+    g_assert_true(((struct vfio_region_info *)info->data)->flags &
+                  VFIO_REGION_INFO_FLAG_MMAP);
+    g_assert_cmphex(c.db_map_off, ==, 0);
+    g_assert_cmphex(c.db_map_len, ==, 0x4000);
+    client_close(&c);
+    server_stop(&s);
+}
+
+/* The default BAR0 (MSI-X in BAR4): one plain mappable region. */
+static void test_default_bar0_plain_mmap(void)
+{
+    Server s;
+    Client c;
+    g_autoptr(GByteArray) info = NULL;
+
+    server_start(&s, "--backend null");
+    client_connect(&c, &s);
+    info = client_map_bar0(&c);
+    g_assert_true(((struct vfio_region_info *)info->data)->flags &
+                  VFIO_REGION_INFO_FLAG_MMAP);
+    g_assert_null(region_sparse(info));
+    g_assert_false(region_msix_mappable(info));
+    g_assert_nonnull(c.db_map);
+    g_assert_cmphex(c.db_map_off, ==, 0);
+    g_assert_cmphex(c.db_map_len, ==, c.bar0_size);
+    client_close(&c);
+    server_stop(&s);
+}
+
+/*
+ * Registers written only through the mapping enable and disable the
+ * controller (the poller notices them), CSTS and CAP read through it.
+ */
+static void test_mapped_registers(void)
+{
+    Server s;
+    Client c;
+    uint32_t v;
+
+    server_start(&s, "--backend ram --size 4M");
+    client_bringup(&c, &s, DB_POLLED);
+    g_assert_nonnull(reg_mapped(&c, REG_CC));
+    write_read_pattern(&c, 8, 21);
+    /* A scribble over read-only VS is repaired by the next pass. */
+    reg_write32(&c, REG_VS, 0);
+    {
+        gint64 deadline = g_get_monotonic_time() + WAIT_US;
+
+        while (reg_read32(&c, REG_VS) != 0x10400) {
+            g_assert_cmpint(g_get_monotonic_time(), <, deadline);
+            g_usleep(100);
+        }
+    }
+    nvme_shutdown(&c);
+    /* CC.EN = 0 stored through the mapping reached the controller. */
+    region_read(&c, VFIO_PCI_BAR0_REGION_INDEX, REG_CSTS, &v, 4);
+    g_assert_cmphex(le32toh(v) & 1, ==, 0);
+    region_read(&c, VFIO_PCI_BAR0_REGION_INDEX, REG_CC, &v, 4);
+    g_assert_cmphex(le32toh(v), ==, 0);
+    /* And enabling through the mapping works again after a disable. */
+    nvme_enable(&c);
+    nvme_identify(&c);
     client_close(&c);
     server_stop(&s);
 }
@@ -1261,6 +1379,10 @@ int main(int argc, char **argv)
                     test_odd_bar0_accesses);
     g_test_add_func("/vfio-user-nvme/no-mmap-is-trap-only",
                     test_no_mmap_is_trap_only);
+    g_test_add_func("/vfio-user-nvme/layout/default-bar0-plain-mmap",
+                    test_default_bar0_plain_mmap);
+    g_test_add_func("/vfio-user-nvme/ram/mapped-registers-enable-disable",
+                    test_mapped_registers);
     g_test_add_func("/vfio-user-nvme/layout/msix-table-on-doorbell-page",
                     test_msix_table_on_doorbell_page);
     g_test_add_func("/vfio-user-nvme/options/bad-options-exit-1",

@@ -3,7 +3,24 @@
  *
  * Locking: n->lock protects all controller state.  The libvfu thread takes
  * it for register and trapped doorbell accesses, the poller thread for
- * doorbell scans and backend completions.
+ * register and doorbell scans and backend completions.
+ *
+ * Shared registers: BAR0 is one memfd the client may map whole, as with
+ * Linux's vfio-pci, so the register page is guest memory too.  NvmeCtrl's
+ * fields stay the truth; every change is published into the page, and
+ * reg_image[] remembers what was published.  A scan (each poller pass and
+ * each trapped register access) compares the page with reg_image[]: a
+ * differing dword is a guest store, handled as a trapped 32-bit write of
+ * that value would be, after which the truth is published again (which
+ * also repairs read-only fields a guest scribbled over).  Memory order:
+ * CC is loaded first with acquire and handled last, so that AQA/ASQ/ACQ
+ * stored before CC.EN are seen with it; publishing uses a release
+ * compare-and-swap against the previously published value, so a guest
+ * store racing with it is never overwritten but found by the next scan.
+ * A guest store of the value already there is invisible: harmless for CC,
+ * AQA, ASQ and ACQ, but an INTMS/INTMC write repeating the current mask is
+ * lost (NVMe forbids those registers with MSI-X, which is what clients
+ * mapping BAR0 use).
  */
 #include "qemu/osdep.h"
 #include "qemu/error-report.h"
@@ -26,13 +43,91 @@ static inline void nvme_db_store(NvmeCtrl *n, unsigned idx, uint32_t val)
     __atomic_store_n(db, htole32(val), __ATOMIC_RELEASE);
 }
 
+static uint32_t nvme_reg_read32(NvmeCtrl *n, uint64_t offset);
+static void nvme_reg_write32(NvmeCtrl *n, uint64_t offset, uint32_t val);
+
+static inline uint32_t *nvme_reg_slot(NvmeCtrl *n, unsigned idx)
+{
+    return (uint32_t *)n->bar + idx;
+}
+
+/* Publishes one register dword into the shared page (see the top). */
+static void nvme_reg_publish(NvmeCtrl *n, unsigned idx)
+{
+    uint32_t val = htole32(nvme_reg_read32(n, idx * 4));
+    uint32_t expected = n->reg_image[idx];
+
+    if (val == expected) {
+        return;
+    }
+    /* On failure the guest stored meanwhile: the next scan handles it. */
+    __atomic_compare_exchange_n(nvme_reg_slot(n, idx), &expected, val, false,
+                                __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+    n->reg_image[idx] = val;
+}
+
+static void nvme_regs_publish(NvmeCtrl *n)
+{
+    for (unsigned i = 0; i < NVME_REG_SHARED_END / 4; i++) {
+        nvme_reg_publish(n, i);
+    }
+}
+
+/* For a buffer nobody maps yet: plain stores, image in step. */
+static void nvme_regs_publish_fresh(NvmeCtrl *n)
+{
+    for (unsigned i = 0; i < NVME_REG_SHARED_END / 4; i++) {
+        n->reg_image[i] = htole32(nvme_reg_read32(n, i * 4));
+        __atomic_store_n(nvme_reg_slot(n, i), n->reg_image[i],
+                         __ATOMIC_RELEASE);
+    }
+}
+
+static bool nvme_reg_scan_one(NvmeCtrl *n, unsigned idx, uint32_t seen)
+{
+    if (seen == n->reg_image[idx]) {
+        return false;
+    }
+    /* Consumed: publishing compares against what the guest left. */
+    n->reg_image[idx] = seen;
+    trace_nvme_reg_mapped_write(idx * 4, le32toh(seen));
+    nvme_reg_write32(n, idx * 4, le32toh(seen));
+    return true;
+}
+
+/*
+ * Acts on guest stores made through a mapping of the register page; true
+ * if there were any.  Called with n->lock held.
+ */
+static bool nvme_regs_scan(NvmeCtrl *n)
+{
+    const unsigned cc = NVME_REG_CC / 4;
+    uint32_t seen_cc = __atomic_load_n(nvme_reg_slot(n, cc), __ATOMIC_ACQUIRE);
+    bool changed = false;
+
+    for (unsigned i = 0; i < NVME_REG_SHARED_END / 4; i++) {
+        if (i != cc) {
+            changed |= nvme_reg_scan_one(n, i,
+                                         __atomic_load_n(nvme_reg_slot(n, i),
+                                                         __ATOMIC_RELAXED));
+        }
+    }
+    changed |= nvme_reg_scan_one(n, cc, seen_cc);
+    if (changed) {
+        nvme_regs_publish(n);
+    }
+    return changed;
+}
+
 /*
  * CSTS changes under n->lock, but the poller peeks at RDY without it, so
- * every store is atomic.
+ * every store is atomic.  A guest polling CSTS through the mapping sees the
+ * change at once.
  */
 static void nvme_csts_update(NvmeCtrl *n, uint32_t clear, uint32_t set)
 {
     __atomic_store_n(&n->csts, (n->csts & ~clear) | set, __ATOMIC_RELAXED);
+    nvme_reg_publish(n, NVME_REG_CSTS / 4);
 }
 
 bool nvme_ctrl_enabled(NvmeCtrl *n)
@@ -344,10 +439,11 @@ bool nvme_ctrl_poll(NvmeCtrl *n)
     bool did;
 
     pthread_mutex_lock(&n->lock);
+    did = nvme_regs_scan(n);
     if (n->dma.ops->begin) {
         n->dma.ops->begin(n->dma.opaque);
     }
-    did = nvme_backend_reap(n->backend, false) > 0;
+    did |= nvme_backend_reap(n->backend, false) > 0;
     did |= nvme_poll_locked(n);
     if (n->dma.ops->end) {
         n->dma.ops->end(n->dma.opaque);
@@ -369,6 +465,7 @@ void nvme_ctrl_set_bar(NvmeCtrl *n, uint8_t *bar)
 {
     pthread_mutex_lock(&n->lock);
     n->bar = bar;
+    nvme_regs_publish_fresh(n);
     pthread_mutex_unlock(&n->lock);
 }
 
@@ -497,6 +594,7 @@ void nvme_ctrl_reset(NvmeCtrl *n)
 {
     pthread_mutex_lock(&n->lock);
     nvme_ctrl_reset_locked(n);
+    nvme_regs_publish(n);
     pthread_mutex_unlock(&n->lock);
 }
 
@@ -624,6 +722,10 @@ uint64_t nvme_ctrl_reg_read(NvmeCtrl *n, uint64_t offset, unsigned size)
         return 0;
     }
     pthread_mutex_lock(&n->lock);
+    /* A store through the mapping comes first, as it did for the guest. */
+    if (nvme_regs_scan(n) && nvme_ctrl_enabled(n) && n->kick) {
+        n->kick(n->kick_opaque);
+    }
     val = nvme_reg_read32(n, offset);
     if (size == 8) {
         val |= (uint64_t)nvme_reg_read32(n, offset + 4) << 32;
@@ -646,10 +748,12 @@ void nvme_ctrl_reg_write(NvmeCtrl *n, uint64_t offset, uint64_t val,
     }
     trace_nvme_reg_write(offset, size, val);
     pthread_mutex_lock(&n->lock);
+    nvme_regs_scan(n);
     nvme_reg_write32(n, offset, val);
     if (size == 8) {
         nvme_reg_write32(n, offset + 4, val >> 32);
     }
+    nvme_regs_publish(n);
     kick = nvme_ctrl_enabled(n);
     pthread_mutex_unlock(&n->lock);
     if (kick && n->kick) {
@@ -710,6 +814,7 @@ bool nvme_ctrl_init(NvmeCtrl *n, const NvmeCtrlConfig *cfg, Error **errp)
              ((uint64_t)NVME_MPSMIN << 48) |
              ((uint64_t)NVME_MPSMAX << 52);
     nvme_ctrl_reset_locked(n);
+    nvme_regs_publish_fresh(n);
     return true;
 }
 

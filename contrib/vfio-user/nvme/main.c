@@ -284,7 +284,7 @@ static bool nvme_bar0_setup(NvmeServer *s, Error **errp)
         }
         return false;
     }
-    if (s->opts.mmap && l->nr_areas) {
+    if (l->bar0_mmap) {
         for (unsigned i = 0; i < l->nr_areas; i++) {
             areas[i].offset = l->areas[i].offset;
             areas[i].size = l->areas[i].size;
@@ -299,7 +299,7 @@ static bool nvme_bar0_setup(NvmeServer *s, Error **errp)
         return false;
     }
     if (s->ctrl_ready) {
-        /* Registers live in NvmeCtrl; only doorbells and MSI-X bytes move. */
+        /* NvmeCtrl holds the registers and publishes them into @mem. */
         nvme_ctrl_set_bar(&s->ctrl, mem);
     }
     s->bar0 = mem;
@@ -393,7 +393,7 @@ static bool nvme_server_setup(NvmeServer *s, Error **errp)
     }
     s->ctrl_ready = true;
     return nvme_poller_start(&s->poller, &s->ctrl,
-                             s->opts.mmap && l->nr_areas > 0,
+                             l->bar0_mmap,
                              s->opts.poll_max_sleep_us, errp);
 }
 

@@ -30,6 +30,8 @@
 #define NVME_REG_ASQ        0x28
 #define NVME_REG_ACQ        0x30
 #define NVME_REG_PAGE_SIZE  0x1000
+/* Registers mirrored in the shared BAR0 page: CAP through ACQ. */
+#define NVME_REG_SHARED_END 0x38
 #define NVME_DB_BASE        0x1000
 #define NVME_BAR0_MIN_SIZE  0x4000
 
@@ -313,7 +315,9 @@ typedef struct NvmeBarLayout {
     uint64_t pba_offset;
     uint64_t pba_size;
     uint64_t doorbell_end;      /* first byte after the last doorbell */
-    unsigned nr_areas;          /* mmappable parts of BAR0 */
+    /* The client may mmap BAR0: all of it, or the areas if nr_areas > 0. */
+    bool bar0_mmap;
+    unsigned nr_areas;          /* sparse mmappable parts of BAR0 */
     struct {
         uint64_t offset;
         uint64_t size;
@@ -428,7 +432,7 @@ typedef struct NvmeCtrl {
     void (*kick)(void *opaque);
     void *kick_opaque;
 
-    uint8_t *bar;           /* BAR0 contents: doorbells live here */
+    uint8_t *bar;           /* BAR0 contents: registers, doorbells */
     uint64_t bar_size;
     unsigned max_ioqs;
     unsigned nvectors;
@@ -447,6 +451,12 @@ typedef struct NvmeCtrl {
     uint64_t asq;
     uint64_t acq;
     uint32_t page_size;
+    /*
+     * The register dwords as last published into bar[0, 0x38) (little
+     * endian).  A shared dword that differs is a guest store made through
+     * the client's mapping, not yet acted upon.
+     */
+    uint32_t reg_image[NVME_REG_SHARED_END / 4];
 
     NvmeSQ sq[NVME_MAX_QUEUES];
     NvmeCQ cq[NVME_MAX_QUEUES];
@@ -496,9 +506,15 @@ void nvme_ctrl_reg_write(NvmeCtrl *n, uint64_t offset, uint64_t val,
                          unsigned size);
 /* A trapped doorbell write: stored in the BAR, then processed. */
 void nvme_ctrl_doorbell_write(NvmeCtrl *n, uint64_t offset, uint32_t val);
-/* Looks at every doorbell and backend completion; true if work was done. */
+/*
+ * Looks at the registers and doorbells in the shared BAR0 and at backend
+ * completions; true if work was done.
+ */
 bool nvme_ctrl_poll(NvmeCtrl *n);
-/* Moves the doorbells to a new BAR0 buffer of the same size (zeroed). */
+/*
+ * Moves to a new BAR0 buffer of the same size (zeroed, nobody maps it yet):
+ * the registers are published there, the doorbells start at zero.
+ */
 void nvme_ctrl_set_bar(NvmeCtrl *n, uint8_t *bar);
 /* Completes all in-flight backend work (before guest memory goes away). */
 void nvme_ctrl_drain(NvmeCtrl *n);

@@ -366,7 +366,7 @@ bool nvme_layout_compute(const NvmeOptions *o, uint64_t host_page_size,
                          NvmeBarLayout *l, Error **errp)
 {
     bool in_bar0 = o->msix_bar == 0;
-    uint64_t end, mmap_start;
+    uint64_t end;
 
     memset(l, 0, sizeof(*l));
     l->max_ioqs = nvme_layout_default_ioqs(o);
@@ -430,12 +430,13 @@ bool nvme_layout_compute(const NvmeOptions *o, uint64_t host_page_size,
         l->msix_bar_size = MAX(NVME_MSIX_BAR_MIN_SIZE, pow2ceil(end));
     }
 
-    /* Registers trap; the rest of BAR0 is shared unless told otherwise. */
+    /*
+     * As Linux's vfio-pci: the whole BAR0 (registers included) is
+     * mappable, and with MSIX_MAPPABLE no sparse list is needed.  Only when
+     * the capability is withheld do the pages holding the table stay out;
+     * pages holding only the PBA stay in.
+     */
     if (!o->mmap) {
-        return true;
-    }
-    mmap_start = QEMU_ALIGN_UP(NVME_DB_BASE, host_page_size);
-    if (mmap_start >= l->bar0_size) {
         return true;
     }
     if (in_bar0 && !o->msix_mappable) {
@@ -443,22 +444,20 @@ bool nvme_layout_compute(const NvmeOptions *o, uint64_t host_page_size,
         uint64_t hole_end = QEMU_ALIGN_UP(l->table_offset + l->table_size,
                                           host_page_size);
 
-        if (hole > mmap_start) {
-            l->areas[l->nr_areas].offset = mmap_start;
-            l->areas[l->nr_areas].size = hole - mmap_start;
+        if (hole > 0) {
+            l->areas[l->nr_areas].offset = 0;
+            l->areas[l->nr_areas].size = hole;
             l->nr_areas++;
         }
         if (hole_end < l->bar0_size) {
-            uint64_t start = MAX(hole_end, mmap_start);
-
-            l->areas[l->nr_areas].offset = start;
-            l->areas[l->nr_areas].size = l->bar0_size - start;
+            l->areas[l->nr_areas].offset = hole_end;
+            l->areas[l->nr_areas].size = l->bar0_size - hole_end;
             l->nr_areas++;
         }
+        /* A table covering every page leaves nothing to map. */
+        l->bar0_mmap = l->nr_areas > 0;
         return true;
     }
-    l->areas[0].offset = mmap_start;
-    l->areas[0].size = l->bar0_size - mmap_start;
-    l->nr_areas = 1;
+    l->bar0_mmap = true;
     return true;
 }

@@ -1,13 +1,15 @@
 /*
  * vfio-user-nvme: the doorbell poller thread.
  *
- * When the client maps BAR0, doorbell writes are plain stores into our
- * memfd and nothing tells us about them: this thread looks.  It spins for a
- * short while after the last piece of work, then sleeps for exponentially
- * longer periods bounded by --poll-max-sleep-us, so a busy device answers
- * within microseconds and an idle one costs (almost) nothing (see the
- * idle tiers below).  With the controller disabled it blocks until kicked.
- * Backend (libaio) completions wake it through their eventfd at any time.
+ * When the client maps BAR0, register and doorbell writes are plain stores
+ * into our memfd and nothing tells us about them: this thread looks.  It
+ * spins for a short while after the last piece of work, then sleeps for
+ * exponentially longer periods bounded by --poll-max-sleep-us, so a busy
+ * device answers within microseconds and an idle one costs (almost)
+ * nothing (see the idle tiers below).  That holds with the controller
+ * disabled too, since CC.EN may arrive through the mapping; only when BAR0
+ * cannot be mapped does it block until kicked.  Backend (libaio)
+ * completions wake it through their eventfd at any time.
  */
 #include "qemu/osdep.h"
 #include <poll.h>
@@ -87,7 +89,7 @@ static gpointer nvme_poller_thread(gpointer opaque)
             sleep_ns = 0;
             continue;
         }
-        if (!p->poll_doorbells || !nvme_ctrl_enabled(p->ctrl)) {
+        if (!p->poll_doorbells) {
             /* Nothing to watch: only a kick or a backend event matters. */
             nvme_poller_wait(p, -1);
             last_work = nvme_now_ns();

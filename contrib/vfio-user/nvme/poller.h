@@ -22,7 +22,10 @@ typedef struct NvmePoller {
     uint64_t passes_with_work;
 } NvmePoller;
 
-/* @poll_doorbells: false when BAR0 cannot be mapped (--no-mmap). */
+/*
+ * @poll_doorbells: whether the client may map BAR0 (false with --no-mmap):
+ * then registers and doorbells are watched in the shared memory.
+ */
 bool nvme_poller_start(NvmePoller *p, NvmeCtrl *ctrl, bool poll_doorbells,
                        unsigned max_sleep_us, Error **errp);
 /* Wakes the poller now (controller enabled, client connected, ...). */
