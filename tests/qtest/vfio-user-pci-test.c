@@ -199,6 +199,16 @@ static bool bar0_maps(Ctx *c, uint64_t off)
     return ret;
 }
 
+static guint bar0_nr_trapped(Ctx *c)
+{
+    JsonObject *dev = query_device(c->qts);
+    guint n = json_array_get_length(json_object_get_array_member(
+                                        dev_bar(dev, 0), "trapped"));
+
+    json_object_unref(dev);
+    return n;
+}
+
 static Counts bar0_counts(Ctx *c)
 {
     JsonObject *dev = query_device(c->qts);
@@ -311,6 +321,7 @@ static void do_ios(Ctx *c, int n, bool check_irq)
 static void test_end_to_end(void)
 {
     Ctx c;
+    Counts n;
 
     ctx_start(&c, NULL, NULL);
     g_assert_cmphex(qpci_config_readw(c.dev, PCI_VENDOR_ID), ==, 0x1b36);
@@ -322,6 +333,15 @@ static void test_end_to_end(void)
     bring_up(&c);
     g_assert_cmpint(c.dev->msix_table_bar, ==, 4);
     do_ios(&c, 2 * NR_IOS, true);
+    /*
+     * Without MSI-X in BAR0 the server offers it whole, as Linux does: no
+     * page traps and nothing was counted, registers included.
+     */
+    g_assert_true(bar0_maps(&c, 0));
+    g_assert_cmpint(bar0_nr_trapped(&c), ==, 0);
+    n = bar0_counts(&c);
+    g_assert_cmpint(n.served_writes + n.served_reads + n.fwd_writes +
+                    n.fwd_reads, ==, 0);
     ctx_stop(&c);
 }
 
@@ -337,7 +357,11 @@ static void test_db_page_mmap_served(void)
     /* Mapped, but the table overlay makes the page exit. */
     g_assert_true(bar0_maps(&c, DOORBELL_PAGE));
     g_assert_true(bar0_traps(&c, DOORBELL_PAGE));
+    /* The register page is mapped too, and only the table's page traps. */
+    g_assert_true(bar0_maps(&c, 0));
+    g_assert_false(bar0_traps(&c, 0));
     g_assert_false(bar0_traps(&c, 0x2000));
+    g_assert_cmpint(bar0_nr_trapped(&c), ==, 1);
     g_assert_cmpint(msix_field(&c, "table-accesses"), >, 0);
     a = bar0_counts(&c);
     do_ios(&c, NR_IOS, true);
@@ -387,8 +411,11 @@ static void test_db_page_no_cap(void)
 
     ctx_start(&c, LAYOUT_DB_PAGE " --no-msix-mappable", NULL);
     bring_up(&c);
+    /* As Linux: only the table's page is withheld, registers are mapped. */
     g_assert_false(bar0_maps(&c, DOORBELL_PAGE));
     g_assert_true(bar0_traps(&c, DOORBELL_PAGE));
+    g_assert_true(bar0_maps(&c, 0));
+    g_assert_false(bar0_traps(&c, 0));
     a = bar0_counts(&c);
     do_ios(&c, NR_IOS, true);
     b = bar0_counts(&c);
@@ -408,8 +435,10 @@ static void test_relocation_auto(void)
     g_assert_cmpint(c.dev->msix_table_bar, !=, 0);
     g_assert_true(msix_flag(&c, "relocated"));
     g_assert_cmpint(msix_field(&c, "bar"), ==, c.dev->msix_table_bar);
+    /* BAR0 has no trapped pages at all: registers included. */
+    g_assert_true(bar0_maps(&c, 0));
     g_assert_true(bar0_maps(&c, DOORBELL_PAGE));
-    g_assert_false(bar0_traps(&c, DOORBELL_PAGE));
+    g_assert_cmpint(bar0_nr_trapped(&c), ==, 0);
     a = bar0_counts(&c);
     do_ios(&c, NR_IOS, true);
     b = bar0_counts(&c);
@@ -417,6 +446,9 @@ static void test_relocation_auto(void)
     g_assert_cmpint(b.served_reads - a.served_reads, ==, 0);
     g_assert_cmpint(b.fwd_writes - a.fwd_writes, ==, 0);
     g_assert_cmpint(b.fwd_reads - a.fwd_reads, ==, 0);
+    /* Nothing of BAR0 ever reached Conduit, bring-up included. */
+    g_assert_cmpint(b.served_writes + b.served_reads + b.fwd_writes +
+                    b.fwd_reads, ==, 0);
     ctx_stop(&c);
 }
 
@@ -449,6 +481,7 @@ static void test_64k_pages(gconstpointer data)
     Ctx c;
     Counts a, b;
     JsonObject *dev;
+    JsonArray *trapped;
 
     ctx_start(&c, srv, ",x-host-page-size=65536");
     dev = query_device(c.qts);
@@ -457,24 +490,38 @@ static void test_64k_pages(gconstpointer data)
     json_object_unref(dev);
     bring_up(&c);
     /*
-     * The whole 16 KiB BAR0 lies in one 64 KiB page.  The server's sparse
-     * areas leave out its register page (registers must reach it as
-     * messages), so no whole 64 KiB page is mappable: with or without
-     * MSIX_MAPPABLE, BAR0 is entirely trapped and doorbells are forwarded.
-     * Compare with the 4 KiB host, where the doorbell page is mapped.
+     * The whole 16 KiB BAR0 lies in one 64 KiB page.  With MSIX_MAPPABLE
+     * the server offers all of BAR0, so it is mapped, but the table
+     * overlay makes its one page exit: doorbells are served through the
+     * mapping.  Without it the server leaves out the 4 KiB page holding
+     * the table, no whole 64 KiB page remains, nothing is mapped and
+     * doorbells are forwarded.
      */
     dev = query_device(c.qts);
+    trapped = json_object_get_array_member(dev_bar(dev, 0), "trapped");
+    g_assert_cmpint(json_array_get_length(trapped), ==, 1);
+    g_assert_cmphex(json_object_get_int_member(
+                        json_array_get_object_element(trapped, 0), "offset"),
+                    ==, 0);
     g_assert_cmpint(json_array_get_length(json_object_get_array_member(
-                        dev_bar(dev, 0), "mapped")), ==, 0);
+                        dev_bar(dev, 0), "mapped")), ==, cap ? 1 : 0);
     json_object_unref(dev);
+    g_assert_cmpint(bar0_maps(&c, 0), ==, cap);
+    g_assert_cmpint(bar0_maps(&c, DOORBELL_PAGE), ==, cap);
     g_assert_true(bar0_traps(&c, 0));
     g_assert_true(bar0_traps(&c, DOORBELL_PAGE));
     g_assert_true(bar0_traps(&c, 0x3ffc));
     a = bar0_counts(&c);
     do_ios(&c, NR_IOS, true);
     b = bar0_counts(&c);
-    g_assert_cmpint(b.fwd_writes - a.fwd_writes, ==, 2 * NR_IOS);
-    g_assert_cmpint(b.served_writes - a.served_writes, ==, 0);
+    if (cap) {
+        g_assert_cmpint(b.served_writes - a.served_writes, ==, 2 * NR_IOS);
+        g_assert_cmpint(b.fwd_writes - a.fwd_writes, ==, 0);
+        g_assert_cmpint(b.fwd_reads - a.fwd_reads, ==, 0);
+    } else {
+        g_assert_cmpint(b.fwd_writes - a.fwd_writes, ==, 2 * NR_IOS);
+        g_assert_cmpint(b.served_writes - a.served_writes, ==, 0);
+    }
     ctx_stop(&c);
 }
 
@@ -721,9 +768,10 @@ static void test_server_killed(void)
     bring_up(&c);
     do_ios(&c, 2, true);
     server_kill(&c.srv, SIGKILL);
-    /* A trapped register now reads all-ones and writes are dropped. */
-    g_assert_cmphex(qnvme_reg_read(&c.nvme, QNVME_REG_CSTS), ==, 0xffffffff);
-    qnvme_reg_write(&c.nvme, QNVME_REG_CC, 0);
+    /*
+     * The whole BAR0 is mapped, so nothing the guest does reaches the
+     * dead server: Conduit notices the hang-up by itself.
+     */
     deadline = g_get_monotonic_time() + WAIT_US;
     for (;;) {
         dev = query_device(c.qts);
@@ -743,6 +791,11 @@ static void test_server_killed(void)
     }
     g_assert_cmphex(qpci_io_readl(c.dev, c.nvme.bar0, DOORBELL_PAGE), ==,
                     0xffffffff);
+    /* Registers, now trapped, read all-ones and writes are dropped. */
+    g_assert_true(bar0_traps(&c, 0));
+    g_assert_cmphex(qnvme_reg_read(&c.nvme, QNVME_REG_CSTS), ==, 0xffffffff);
+    qnvme_reg_write(&c.nvme, QNVME_REG_CC, 0);
+    g_assert_cmphex(qnvme_reg_read(&c.nvme, QNVME_REG_CC), ==, 0xffffffff);
     g_assert_cmphex(qpci_config_readw(c.dev, PCI_VENDOR_ID), ==, 0xffff);
     ret = qtest_qmp_assert_success(c.qts, "{'execute': 'query-status'}");
     json_node_unref(ret);
