@@ -123,6 +123,9 @@ def codec():
           struct.pack("<QII", 0x10, 0, 4) + b"\1\2\3\4")
     write(t, "dma-reply", bytes([11, 0]) + struct.pack("<QQ", 0x1000, 4) +
           struct.pack("<QQ", 0x1000, 4) + b"wxyz")
+    # Regression: count 2^64 - 16 made the expected length wrap to 0.
+    write(t, "regress-dma-reply-count-wrap", bytes([11, 0]) +
+          struct.pack("<QQ", 0x1000, 2**64 - 16))
 
 
 def plan():
@@ -246,6 +249,10 @@ def libvfu():
                                             0x10000))) +
           rec(msg(4, DMA_UNMAP, struct.pack("<IIQQ", 24, 2, 0, 0))))
     write(t, "reset", auto + rec(msg(1, DEVICE_RESET)))
+    # Regression: a DMA range past the end of its memfd (SIGBUS on use).
+    write(t, "regress-dma-map-past-fd-end", auto +
+          rec(msg(1, DMA_MAP, struct.pack("<IIQQQ", 32, 3, 0, 0x100000,
+                                          0x100000)), 8 | 1))
     write(t, "dma-reply", auto + rec(msg(7, DMA_READ, struct.pack(
         "<QQ", 0x1000, 4) + b"abcd", F_REPLY)))
 
