@@ -1214,6 +1214,20 @@ static void test_mapped_regs_readonly_repaired(Dev *d, gconstpointer data)
     g_assert_false(nvme_ctrl_poll(&d->n));
 }
 
+static void test_mapped_regs_intms_intmc(Dev *d, gconstpointer data)
+{
+    /* Set through the mapping, read trapped; the shared copy shows 0. */
+    stl_le_p(d->bar + NVME_REG_INTMS, 1);
+    dev_poll_all(d);
+    g_assert_cmphex(nvme_ctrl_reg_read(&d->n, NVME_REG_INTMS, 4), ==, 1);
+    g_assert_cmphex(ldl_le_p(d->bar + NVME_REG_INTMS), ==, 0);
+    /* Clearing the bit just set is seen although the mask reads 1. */
+    stl_le_p(d->bar + NVME_REG_INTMC, 1);
+    dev_poll_all(d);
+    g_assert_cmphex(nvme_ctrl_reg_read(&d->n, NVME_REG_INTMC, 4), ==, 0);
+    g_assert_cmphex(ldl_le_p(d->bar + NVME_REG_INTMC), ==, 0);
+}
+
 static void test_mapped_regs_fresh_bar(Dev *d, gconstpointer data)
 {
     g_autofree uint8_t *bar2 = g_malloc0(sizeof(d->bar));
@@ -1275,6 +1289,8 @@ int main(int argc, char **argv)
                dev_setup, test_mapped_regs_shutdown, dev_teardown);
     g_test_add("/nvme/mapped-regs/readonly-repaired", Dev, NULL, dev_setup,
                test_mapped_regs_readonly_repaired, dev_teardown);
+    g_test_add("/nvme/mapped-regs/intms-intmc-writes-seen", Dev, NULL,
+               dev_setup, test_mapped_regs_intms_intmc, dev_teardown);
     g_test_add("/nvme/mapped-regs/fresh-bar-published", Dev, NULL,
                dev_setup, test_mapped_regs_fresh_bar, dev_teardown);
     ADD_DEV_TEST("identify-layouts", test_ctrl_identify);

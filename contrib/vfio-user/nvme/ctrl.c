@@ -17,10 +17,9 @@
  * stored before CC.EN are seen with it; publishing uses a release
  * compare-and-swap against the previously published value, so a guest
  * store racing with it is never overwritten but found by the next scan.
- * A guest store of the value already there is invisible: harmless for CC,
- * AQA, ASQ and ACQ, but an INTMS/INTMC write repeating the current mask is
- * lost (NVMe forbids those registers with MSI-X, which is what clients
- * mapping BAR0 use).
+ * A guest store of the value already there is invisible, which is
+ * harmless for CC, AQA, ASQ and ACQ; INTMS/INTMC, whose writes set or clear
+ * bits, are shown as 0 so that no meaningful write is invisible.
  */
 #include "qemu/osdep.h"
 #include "qemu/error-report.h"
@@ -51,10 +50,24 @@ static inline uint32_t *nvme_reg_slot(NvmeCtrl *n, unsigned idx)
     return (uint32_t *)n->bar + idx;
 }
 
+/*
+ * The shared value of a register dword.  INTMS/INTMC show 0: their writes
+ * set or clear the bits written, so a guest clearing the mask it reads
+ * would store the very value it read and go unseen; with 0 shown, every
+ * write that does something differs.  Their mask reads right when trapped.
+ */
+static uint32_t nvme_reg_shared_val(NvmeCtrl *n, unsigned idx)
+{
+    if (idx == NVME_REG_INTMS / 4 || idx == NVME_REG_INTMC / 4) {
+        return 0;
+    }
+    return htole32(nvme_reg_read32(n, idx * 4));
+}
+
 /* Publishes one register dword into the shared page (see the top). */
 static void nvme_reg_publish(NvmeCtrl *n, unsigned idx)
 {
-    uint32_t val = htole32(nvme_reg_read32(n, idx * 4));
+    uint32_t val = nvme_reg_shared_val(n, idx);
     uint32_t expected = n->reg_image[idx];
 
     if (val == expected) {
@@ -77,7 +90,7 @@ static void nvme_regs_publish(NvmeCtrl *n)
 static void nvme_regs_publish_fresh(NvmeCtrl *n)
 {
     for (unsigned i = 0; i < NVME_REG_SHARED_END / 4; i++) {
-        n->reg_image[i] = htole32(nvme_reg_read32(n, i * 4));
+        n->reg_image[i] = nvme_reg_shared_val(n, i);
         __atomic_store_n(nvme_reg_slot(n, i), n->reg_image[i],
                          __ATOMIC_RELEASE);
     }
