@@ -221,6 +221,9 @@ static void nvme_vfu_reset(VfuCtx *ctx, void *opaque, VfuResetReason reason)
     Error *err = NULL;
 
     trace_nvme_client_reset();
+    if (reason == VFU_RESET_LOST_CLIENT && s->ctrl_ready) {
+        nvme_poller_set_client(&s->poller, false);
+    }
     if (s->ctrl_ready) {
         nvme_ctrl_reset(&s->ctrl);
     }
@@ -246,7 +249,7 @@ static void nvme_vfu_attach(VfuCtx *ctx, void *opaque)
 {
     NvmeServer *s = opaque;
 
-    nvme_poller_kick(&s->poller);
+    nvme_poller_set_client(&s->poller, true);
 }
 
 static const VfuDeviceOps nvme_vfu_ops = {

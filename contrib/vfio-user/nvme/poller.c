@@ -8,7 +8,8 @@
  * device answers within microseconds and an idle one costs (almost)
  * nothing (see the idle tiers below).  That holds with the controller
  * disabled too, since CC.EN may arrive through the mapping; only when BAR0
- * cannot be mapped does it block until kicked.  Backend (libaio)
+ * cannot be mapped, or no client is attached to a disabled controller, does
+ * it block until kicked.  Backend (libaio)
  * completions wake it through their eventfd at any time.
  */
 #include "qemu/osdep.h"
@@ -89,7 +90,9 @@ static gpointer nvme_poller_thread(gpointer opaque)
             sleep_ns = 0;
             continue;
         }
-        if (!p->poll_doorbells) {
+        if (!p->poll_doorbells ||
+            (!nvme_ctrl_enabled(p->ctrl) &&
+             !__atomic_load_n(&p->client, __ATOMIC_ACQUIRE))) {
             /* Nothing to watch: only a kick or a backend event matters. */
             nvme_poller_wait(p, -1);
             last_work = nvme_now_ns();
@@ -144,6 +147,12 @@ void nvme_poller_kick(void *opaque)
         errno != EAGAIN) {
         warn_report("poller kick: %s", strerror(errno));
     }
+}
+
+void nvme_poller_set_client(NvmePoller *p, bool attached)
+{
+    __atomic_store_n(&p->client, attached, __ATOMIC_RELEASE);
+    nvme_poller_kick(p);
 }
 
 void nvme_poller_stop(NvmePoller *p)

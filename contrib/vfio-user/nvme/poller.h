@@ -16,6 +16,7 @@ typedef struct NvmePoller {
     int kick_fd;
     bool stop;
     bool poll_doorbells;
+    bool client;            /* a client is attached (atomic) */
     int64_t max_sleep_ns;
     /* Statistics for traces and the benchmark. */
     uint64_t sleeps;
@@ -30,6 +31,11 @@ bool nvme_poller_start(NvmePoller *p, NvmeCtrl *ctrl, bool poll_doorbells,
                        unsigned max_sleep_us, Error **errp);
 /* Wakes the poller now (controller enabled, client connected, ...). */
 void nvme_poller_kick(void *opaque);
+/*
+ * Whether a client is attached: without one nothing can store into BAR0,
+ * so a disabled controller need not be watched.
+ */
+void nvme_poller_set_client(NvmePoller *p, bool attached);
 void nvme_poller_stop(NvmePoller *p);
 
 #endif
