@@ -86,7 +86,10 @@ static void nvme_regs_publish(NvmeCtrl *n)
     }
 }
 
-/* For a buffer nobody maps yet: plain stores, image in step. */
+/*
+ * Plain stores, image in step: for a buffer nobody maps yet, or after a
+ * reset, which overrides whatever the guest stored.
+ */
 static void nvme_regs_publish_fresh(NvmeCtrl *n)
 {
     for (unsigned i = 0; i < NVME_REG_SHARED_END / 4; i++) {
@@ -452,10 +455,11 @@ bool nvme_ctrl_poll(NvmeCtrl *n)
     bool did;
 
     pthread_mutex_lock(&n->lock);
-    did = nvme_regs_scan(n);
     if (n->dma.ops->begin) {
         n->dma.ops->begin(n->dma.opaque);
     }
+    /* Inside the DMA bracket: a CC.SHN write completes I/O into memory. */
+    did = nvme_regs_scan(n);
     did |= nvme_backend_reap(n->backend, false) > 0;
     did |= nvme_poll_locked(n);
     if (n->dma.ops->end) {
@@ -607,7 +611,8 @@ void nvme_ctrl_reset(NvmeCtrl *n)
 {
     pthread_mutex_lock(&n->lock);
     nvme_ctrl_reset_locked(n);
-    nvme_regs_publish(n);
+    /* Like hardware: a store racing with the reset is lost, not replayed. */
+    nvme_regs_publish_fresh(n);
     pthread_mutex_unlock(&n->lock);
 }
 
