@@ -648,7 +648,10 @@ static void init_accel(VlConfig *cfg, MachineClass *mc, MachineState *ms)
         bool last = i + 1 == cfg->accels->len;
 
         if (!ac) {
+            /* QEMU's wording, prefixed with the option as QEMU does. */
+            loc_push_cmdline("-accel", name);
             error_report("invalid accelerator %s", name);
+            loc_pop();
             if (last) {
                 exit(1);
             }

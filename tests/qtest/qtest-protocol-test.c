@@ -120,6 +120,20 @@ static void test_cmdline_unknown_device(void)
     g_assert_nonnull(strstr(err, "-device foo"));
 }
 
+/* QEMU's wording, with the option as the location prefix. */
+static void test_cmdline_unknown_accel(void)
+{
+    g_autofree char *out = NULL, *err = NULL;
+    int status = qtest_run_expect_fail("-M pc -display none -accel nosuch",
+                                       &out, &err);
+
+    g_test_message("stderr: %s", err);
+    g_assert_true(WIFEXITED(status));
+    g_assert_cmpint(WEXITSTATUS(status), ==, 1);
+    g_assert_nonnull(strstr(err, ": -accel nosuch: invalid accelerator "
+                                 "nosuch\n"));
+}
+
 static void test_cmdline_chardev_errors(void)
 {
     static const char *const bad[] = {
@@ -268,6 +282,8 @@ int main(int argc, char **argv)
                     test_cmdline_unknown_device);
     g_test_add_func("/cmdline/option/unknown-exits-1",
                     test_cmdline_bad_option);
+    g_test_add_func("/cmdline/accel/unknown-names-option",
+                    test_cmdline_unknown_accel);
     g_test_add_func("/cmdline/chardev/errors-exit-1",
                     test_cmdline_chardev_errors);
     g_test_add_func("/cmdline/qtest-log/records-traffic", test_qtest_log);
