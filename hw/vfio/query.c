@@ -34,6 +34,28 @@ static JsonArray *ranges_to_json(const VFIOBarRange *r, uint32_t n)
     return arr;
 }
 
+/*
+ * A BAR doubled by x-msix-relocation has an upper half with no device
+ * memory behind it: it always exits, though the plan (of the device's
+ * region) does not know it.
+ */
+static JsonArray *trapped_to_json(VFIOBar *bar)
+{
+    const VFIOBarPlan *plan = bar->plan;
+    g_autofree VFIOBarRange *r = g_new(VFIOBarRange, plan->nr_trapped + 1);
+    uint32_t n = plan->nr_trapped;
+
+    memcpy(r, plan->trapped, n * sizeof(*r));
+    if (bar->bar_size > plan->size) {
+        if (n && r[n - 1].offset + r[n - 1].size == plan->size) {
+            r[n - 1].size = bar->bar_size - r[n - 1].offset;
+        } else {
+            r[n++] = (VFIOBarRange) { plan->size, bar->bar_size - plan->size };
+        }
+    }
+    return ranges_to_json(r, n);
+}
+
 static gint hot_page_cmp(gconstpointer a, gconstpointer b)
 {
     const HotPage *pa = a, *pb = b;
@@ -83,8 +105,7 @@ static JsonObject *bar_to_json(VFIOBar *bar)
     if (bar->plan && !bar->hidden) {
         json_object_set_array_member(o, "mapped",
             ranges_to_json(bar->plan->areas, bar->plan->nr_areas));
-        json_object_set_array_member(o, "trapped",
-            ranges_to_json(bar->plan->trapped, bar->plan->nr_trapped));
+        json_object_set_array_member(o, "trapped", trapped_to_json(bar));
     } else {
         /* No device memory behind it (broken, or only emulated MSI-X). */
         json_object_set_array_member(o, "mapped", json_array_new());
@@ -117,7 +138,11 @@ static JsonObject *msix_to_json(VFIOPCIDevice *vdev)
     PCIDevice *pdev = PCI_DEVICE(vdev);
     VFIOMsixInfo *m = &vdev->msix;
     JsonObject *o = json_object_new();
+    uint32_t i, fast = 0;
 
+    for (i = 0; i < vdev->nr_msix_vectors; i++) {
+        fast += vdev->msix_vectors[i].bypassed;
+    }
     json_object_set_int_member(o, "bar", m->emu_table_bar);
     json_object_set_int_member(o, "table-offset", m->emu_table_offset);
     json_object_set_int_member(o, "pba-bar", m->emu_pba_bar);
@@ -131,6 +156,10 @@ static JsonObject *msix_to_json(VFIOPCIDevice *vdev)
                                region_accesses(msix_table_region(pdev)));
     json_object_set_int_member(o, "pba-accesses",
                                region_accesses(msix_pba_region(pdev)));
+    /* Under KVM a deliverable vector should never wake Conduit. */
+    json_object_set_int_member(o, "slow-path-interrupts",
+                               vdev->msix_slow_path_irqs);
+    json_object_set_int_member(o, "fast-path-vectors", fast);
     return o;
 }
 
