@@ -3,6 +3,7 @@
  */
 #include "qemu/osdep.h"
 #include "qemu/error-report.h"
+#include "qemu/trace.h"
 
 static char *progname;
 static GPtrArray *loc_stack;
@@ -154,5 +155,8 @@ void qemu_log_guest_error(const char *fmt, ...)
     va_start(ap, fmt);
     g_autofree char *msg = g_strdup_vprintf(fmt, ap);
     va_end(ap);
-    fprintf(stderr, "%s: guest error: %s\n", error_get_progname(), msg);
+    /* Callers may end with a newline, as with QEMU's qemu_log_mask. */
+    g_strchomp(msg);
+    fprintf(trace_get_logfile(), "%s: guest error: %s\n",
+            error_get_progname(), msg);
 }

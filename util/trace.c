@@ -88,6 +88,11 @@ bool trace_set_logfile(const char *path, Error **errp)
     return true;
 }
 
+FILE *trace_get_logfile(void)
+{
+    return trace_out ? trace_out : stderr;
+}
+
 static bool trace_enable_from_file(const char *path, Error **errp)
 {
     g_autofree char *text = NULL;

@@ -30,6 +30,8 @@ bool trace_opt_parse(const char *optarg, Error **errp);
 void trace_list_events(FILE *out);
 /* Sends trace output (and -d logs) to FILE; NULL means stderr. */
 bool trace_set_logfile(const char *path, Error **errp);
+/* Where trace output and -d logs go: the -D file, else stderr. */
+FILE *trace_get_logfile(void);
 bool trace_event_is_enabled(const char *name);
 
 void trace_emit(const char *name, const char *fmt, ...) QEMU_PRINTF(2, 3);

@@ -4,6 +4,7 @@
 #include "qemu/osdep.h"
 #include "qapi/error.h"
 #include "qemu/trace.h"
+#include "qemu/error-report.h"
 
 static uint16_t dstate_vfio_a, dstate_vfio_b, dstate_msix;
 static TraceEvent ev_vfio_a = { "test_vfio_region_read", &dstate_vfio_a };
@@ -67,6 +68,29 @@ static void test_trace_events_file_and_log(void)
     rmdir(dir);
 }
 
+/* -D sends -d guest_errors there too, one line per message. */
+static void test_guest_errors_follow_logfile(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("trace-test-XXXXXX", NULL);
+    g_autofree char *log = g_build_filename(dir, "log", NULL);
+    g_autofree char *text = NULL;
+
+    g_assert_true(trace_set_logfile(log, &error_abort));
+    qemu_set_log_guest_errors(true);
+    qemu_log_guest_error("bad PBA write at 0x%x\n", 0x10);
+    qemu_log_guest_error("bad table read");
+    qemu_set_log_guest_errors(false);
+    g_assert_true(trace_set_logfile(NULL, &error_abort));
+
+    g_assert_true(g_file_get_contents(log, &text, NULL, NULL));
+    g_assert_nonnull(strstr(text, "guest error: bad PBA write at 0x10\n"));
+    g_assert_nonnull(strstr(text, "guest error: bad table read\n"));
+    g_assert_null(strstr(text, "\n\n"));
+
+    unlink(log);
+    rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -74,5 +98,7 @@ int main(int argc, char **argv)
     g_test_add_func("/trace/glob", test_trace_glob);
     g_test_add_func("/trace/opt-forms", test_trace_opt_forms);
     g_test_add_func("/trace/events-file-and-log", test_trace_events_file_and_log);
+    g_test_add_func("/trace/logfile/guest-errors-one-line-each",
+                    test_guest_errors_follow_logfile);
     return g_test_run();
 }
