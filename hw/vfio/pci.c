@@ -237,6 +237,7 @@ static void vfio_msix_vector_handler(EventNotifier *e)
         return;
     }
     trace_vfio_msix_vector(vdev->vbasedev.name, v->nr);
+    vdev->msix_slow_path_irqs++;
     /* Delivers, or sets the pending bit (and enables a lazy PBA). */
     msix_notify(PCI_DEVICE(vdev), v->nr);
     vfio_pci_sync_pba(vdev);
@@ -377,6 +378,7 @@ static void vfio_msix_vector_release(PCIDevice *pdev, unsigned int vector)
     event_notifier_set_handler(&v->notifier, vfio_msix_vector_handler);
     /* An event that raced with the release is now pending, not lost. */
     if (event_notifier_test_and_clear(&v->notifier)) {
+        vdev->msix_slow_path_irqs++;
         msix_notify(pdev, vector);
         vfio_pci_sync_pba(vdev);
     }

@@ -138,7 +138,11 @@ static JsonObject *msix_to_json(VFIOPCIDevice *vdev)
     PCIDevice *pdev = PCI_DEVICE(vdev);
     VFIOMsixInfo *m = &vdev->msix;
     JsonObject *o = json_object_new();
+    uint32_t i, fast = 0;
 
+    for (i = 0; i < vdev->nr_msix_vectors; i++) {
+        fast += vdev->msix_vectors[i].bypassed;
+    }
     json_object_set_int_member(o, "bar", m->emu_table_bar);
     json_object_set_int_member(o, "table-offset", m->emu_table_offset);
     json_object_set_int_member(o, "pba-bar", m->emu_pba_bar);
@@ -152,6 +156,10 @@ static JsonObject *msix_to_json(VFIOPCIDevice *vdev)
                                region_accesses(msix_table_region(pdev)));
     json_object_set_int_member(o, "pba-accesses",
                                region_accesses(msix_pba_region(pdev)));
+    /* Under KVM a deliverable vector should never wake Conduit. */
+    json_object_set_int_member(o, "slow-path-interrupts",
+                               vdev->msix_slow_path_irqs);
+    json_object_set_int_member(o, "fast-path-vectors", fast);
     return o;
 }
 

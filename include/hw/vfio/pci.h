@@ -109,6 +109,7 @@ struct VFIOPCIDevice {
     /* Interrupts as programmed into the backend. */
     VFIOPCIVector *msix_vectors;
     uint32_t nr_msix_vectors;   /* armed in the backend, 0: none */
+    uint64_t msix_slow_path_irqs;   /* events Conduit's handler took */
     VFIOPCIVector *msi_vectors;
     uint32_t nr_msi_vectors;
     EventNotifier intx_notifier;
