@@ -5,8 +5,10 @@
  * qd per queue, polled or interrupt (MSI-X) driven.  The submission and
  * completion loop runs at CPL3 (see run_user()); set-up stays at CPL0.
  *
- * Command line: qd=32 ios=10000 mode=poll|irq queues=1 verify=0|1
- * (verify=1: LBA 0 must start with "CONDUIT-NVMETEST").
+ * Command line: qd=32 ios=10000 mode=poll|irq queues=1 verify=0|1 mask=0|1
+ * (verify=1: LBA 0 must start with "CONDUIT-NVMETEST"; mask=1 with
+ * mode=irq: after the run, one read with the first queue's vector masked
+ * must set its pending bit and interrupt only once unmasked).
  *
  * Latency of one read = TSC when its completion entry is seen minus TSC
  * when its submission entry was written (the doorbell write follows in
@@ -553,12 +555,47 @@ static bool setup_msix(Nvme *n, unsigned nq)
     return true;
 }
 
+/*
+ * The masked vector's completion must become a pending bit, not an
+ * interrupt, and unmasking must deliver it exactly once.  The read itself
+ * is polled, so it completes either way.
+ */
+static void masked_vector_check(Nvme *n, unsigned iv)
+{
+    volatile uint64_t *count = &irq_counts[VECTOR_BASE + iv];
+    char *buf = alloc_pages(1);
+    uint64_t before, t0;
+    bool pending, ok;
+
+    pci_msix_mask(&n->msix, iv, true);
+    before = *count;
+    ok = buf && nvme_read_sync(n, &n->io[0], 0, buf);
+    report(ok, "read completed with vector %u masked", iv);
+    /* The CQ entry is written before the interrupt is signalled. */
+    t0 = rdtsc();
+    while (!(pending = pci_msix_pending(&n->msix, iv)) &&
+           wait_ms(t0, STALL_MS)) {
+        cpu_relax();
+    }
+    report(pending && *count == before,
+           "masked vector %u: pending bit set, %lu interrupts delivered",
+           iv, *count - before);
+    pci_msix_mask(&n->msix, iv, false);
+    t0 = rdtsc();
+    while (*count == before && wait_ms(t0, STALL_MS)) {
+        cpu_relax();
+    }
+    report(*count == before + 1 && !pci_msix_pending(&n->msix, iv),
+           "unmasked vector %u: pending interrupt delivered once (%lu)",
+           iv, *count - before);
+}
+
 int main(void)
 {
     Nvme *n = &ctrl;
     Bench b = { .nvme = n, .rng = 0x9e3779b97f4a7c15ULL };
     char mode[8] = "poll";
-    unsigned qd, nq, size, i, c;
+    unsigned qd, nq, size, i, c, first_iv = 0;
     uint32_t granted;
     uint64_t elapsed, iops, khz;
     int count, st;
@@ -643,6 +680,9 @@ int main(void)
     for (i = 1; i <= nq && ok; i++) {
         unsigned iv = b.irq ? (n->msix.nvec > nq ? i : i % n->msix.nvec) : 0;
 
+        if (i == 1) {
+            first_iv = iv;
+        }
         ok = nvme_create_io_queue(n, i, size, b.irq, iv);
         for (c = 0; ok && c < size; c++) {
             n->io[i - 1].buf[c] = (uint64_t)alloc_pages_uninit(IO_SIZE / PAGE_SIZE);
@@ -690,6 +730,9 @@ int main(void)
            mode, tsc_to_ns(b.min), tsc_to_ns(b.max),
            b.completed ? tsc_to_ns(b.sum / b.completed) : 0, b.irqs,
            b.errors, khz, tsc_method());
+    if (b.irq && cmdline_u64("mask", 0)) {
+        masked_vector_check(n, first_iv);
+    }
     mmio_write32(n->regs + NVME_REG_CC, 0);
     return report_summary();
 }
