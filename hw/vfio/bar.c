@@ -20,6 +20,7 @@
 #include "qemu/osdep.h"
 #include "qapi/error.h"
 #include "qemu/error-report.h"
+#include "qemu/ldst-volatile.h"
 #include "hw/vfio/pci.h"
 #include "trace.h"
 
@@ -35,15 +36,28 @@ static const char *vfio_bar_overlay_hint(VFIOBar *bar, uint64_t page)
 {
     VFIOPCIDevice *vdev = bar->vdev;
     VFIOBarPlan *plan = bar->plan;
-    bool mapped = false;
+    bool mapped = false, table = false;
     uint32_t i;
 
+    for (i = 0; i < plan->nr_areas; i++) {
+        if (page >= plan->areas[i].offset &&
+            page - plan->areas[i].offset < plan->areas[i].size) {
+            mapped = true;
+        }
+    }
     for (i = 0; i < plan->nr_overlays; i++) {
         const VFIOBarOverlay *ov = &plan->overlays[i];
         uint64_t start = QEMU_ALIGN_DOWN(ov->offset, plan->page_size);
 
         if (!ov->enabled || page < start ||
             page >= ov->offset + ov->size) {
+            continue;
+        }
+        if (ov->kind == VFIO_BAR_OVERLAY_MSIX_TABLE) {
+            table = true;
+        }
+        /* Lifting an overlay only helps a page the mapping covers. */
+        if (!mapped) {
             continue;
         }
         if (ov->kind == VFIO_BAR_OVERLAY_MSIX_TABLE) {
@@ -55,12 +69,6 @@ static const char *vfio_bar_overlay_hint(VFIOBar *bar, uint64_t page)
                    "pending";
         }
     }
-    for (i = 0; i < plan->nr_areas; i++) {
-        if (page >= plan->areas[i].offset &&
-            page - plan->areas[i].offset < plan->areas[i].size) {
-            mapped = true;
-        }
-    }
     if (mapped) {
         return NULL;
     }
@@ -70,6 +78,11 @@ static const char *vfio_bar_overlay_hint(VFIOBar *bar, uint64_t page)
     if (bar->caps.msix_mappable &&
         vdev->msix_mappable == VFIO_MSIX_MAPPABLE_OFF) {
         return "x-msix-mappable=auto maps the MSI-X table page";
+    }
+    if (table && !bar->caps.msix_mappable) {
+        return "the device does not advertise MSIX_MAPPABLE, so the page "
+               "holding the MSI-X table cannot be mapped (no option helps; "
+               "Linux's vfio-pci advertises it since 4.16)";
     }
     return NULL;
 }
@@ -167,27 +180,14 @@ static uint64_t vfio_bar_served_read(void *opaque, hwaddr addr,
                                      unsigned size)
 {
     VFIOBarPart *part = opaque;
-    volatile uint8_t *p = part->ptr + addr;
+    uint8_t *p = part->ptr + addr;
     uint64_t val;
 
     if (part->bar->vdev->vbasedev.broken) {
         return all_ones(size);
     }
     vfio_bar_count_page(part->bar, part->offset + addr);
-    switch (size) {
-    case 1:
-        val = *p;
-        break;
-    case 2:
-        val = le16toh(*(volatile uint16_t *)p);
-        break;
-    case 4:
-        val = le32toh(*(volatile uint32_t *)p);
-        break;
-    default:
-        val = le64toh(*(volatile uint64_t *)p);
-        break;
-    }
+    val = volatile_ldn_le(p, size);
     vfio_pci_intx_eoi(part->bar->vdev);
     return val;
 }
@@ -196,26 +196,13 @@ static void vfio_bar_served_write(void *opaque, hwaddr addr, uint64_t data,
                                   unsigned size)
 {
     VFIOBarPart *part = opaque;
-    volatile uint8_t *p = part->ptr + addr;
+    uint8_t *p = part->ptr + addr;
 
     if (part->bar->vdev->vbasedev.broken) {
         return;
     }
     vfio_bar_count_page(part->bar, part->offset + addr);
-    switch (size) {
-    case 1:
-        *p = data;
-        break;
-    case 2:
-        *(volatile uint16_t *)p = htole16(data);
-        break;
-    case 4:
-        *(volatile uint32_t *)p = htole32(data);
-        break;
-    default:
-        *(volatile uint64_t *)p = htole64(data);
-        break;
-    }
+    volatile_stn_le(p, size, data);
     vfio_pci_intx_eoi(part->bar->vdev);
 }
 

@@ -390,6 +390,46 @@ static void test_mappable_off_ignores_capability(void)
     audit_stop(&c);
 }
 
+/* ---- the hot-page warning ---- */
+
+static void test_hot_page_hint_without_capability(void)
+{
+    AuditCtx c;
+    uint32_t db = QNVME_DOORBELL_BASE + 3 * 4;   /* I/O CQ 1 head */
+    const char *err;
+
+    /*
+     * Without MSIX_MAPPABLE the table's page is not mappable at all, so
+     * relocating the emulated table would not untrap it: the warning must
+     * not suggest it, and must still say why the page traps.
+     */
+    audit_start(&c, LAYOUT_DB_PAGE " --no-msix-mappable", "");
+    audit_find_device(&c);
+    audit_bring_up(&c);
+    for (int i = 0; i < 1100; i++) {
+        qpci_io_writel(c.dev, c.nvme.bar0, db, c.nvme.io.cq_head);
+    }
+    audit_ios(&c, 1);
+    err = qtest_get_stderr(c.qts);
+    g_assert_null(strstr(err, "x-msix-relocation"));
+    g_assert_nonnull(strstr(err, "page 0x1000"));
+    g_assert_nonnull(strstr(err, "MSIX_MAPPABLE"));
+    audit_stop(&c);
+
+    /* Indeed: relocated, the page still traps. */
+    audit_start(&c, LAYOUT_DB_PAGE " --no-msix-mappable",
+                ",x-msix-relocation=auto");
+    audit_find_device(&c);
+    {
+        JsonObject *dev = audit_query(c.qts);
+
+        g_assert_true(audit_covers(audit_bar(dev, 0), "trapped",
+                                   DOORBELL_PAGE));
+        json_object_unref(dev);
+    }
+    audit_stop(&c);
+}
+
 /* ---- device_del gives everything back ---- */
 
 typedef struct VmmResources {
@@ -525,6 +565,9 @@ int main(int argc, char **argv)
                     test_mappable_on_requires_capability);
     g_test_add_func("/vfio-user-pci-audit/msix-mappable/off-traps-table-page",
                     test_mappable_off_ignores_capability);
+    g_test_add_func("/vfio-user-pci-audit/telemetry/"
+                    "hot-page-hint-without-capability",
+                    test_hot_page_hint_without_capability);
     g_test_add_func("/vfio-user-pci-audit/hotplug/unplug-releases-fds-maps",
                     test_unplug_releases_fds_and_maps);
     return g_test_run();
