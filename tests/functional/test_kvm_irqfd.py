@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""MSI-X vectors of a vfio-user device under KVM: the irqfd fast path.
+
+The tests/guest `nvme` guest runs in mode=irq against
+`vfio-user-nvme --backend null`.  While a vector is unmasked its eventfd
+is bound to a KVM irqfd, so a completion interrupt reaches the guest
+without waking Conduit: x-query-vfio's "slow-path-interrupts" (events
+Conduit's own eventfd handler took) must stay 0 while every I/O still
+gets its interrupt.  A masked vector is detached: its event takes the
+slow path, sets the pending bit, and is delivered on unmask (mask=1, the
+guest checks the PBA and the interrupt count itself).
+
+Environment (set by meson): CONDUIT_BINARY (vfio-user-nvme is taken from
+the same build directory), GUEST_DIR.  Skips without a usable /dev/kvm.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, '..', '..', 'scripts', 'bench'))
+import guestboot  # noqa: E402
+import nvmebench  # noqa: E402
+
+CONDUIT = os.environ.get('CONDUIT_BINARY', '')
+BUILD = os.path.dirname(CONDUIT)
+SERVER = os.path.join(BUILD, 'vfio-user-nvme')
+# Guards against a hung guest only; nothing asserts on time.
+TIMEOUT = 300
+
+
+class IrqfdFastPath(unittest.TestCase):
+    def setUp(self):
+        if not os.access(CONDUIT, os.X_OK):
+            self.skipTest('CONDUIT_BINARY not built')
+        if not os.access(SERVER, os.X_OK):
+            self.skipTest('vfio-user-nvme not built')
+        if not guestboot.kvm_usable():
+            self.skipTest('no usable /dev/kvm')
+        self.image = guestboot.guest_image('nvme')
+        if not os.path.exists(self.image):
+            self.skipTest('nvme guest not built')
+        self.tmp = tempfile.TemporaryDirectory(prefix='conduit-irqfd-')
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def run_nvme(self, append, server_args=nvmebench.TABLE_ON_DOORBELL_PAGE,
+                 device_opts=''):
+        """Boots the guest; returns (serial output, msix object of x-query-vfio)."""
+        tmp = self.tmp.name
+        server, sock = nvmebench.start_server(BUILD, tmp, server_args)
+        qmp_path = os.path.join(tmp, 'qmp.sock')
+        serial = os.path.join(tmp, 'serial.log')
+        argv = [CONDUIT, '-accel', 'kvm', '-m', '256', '-display', 'none',
+                '-nodefaults', '-serial', 'file:' + serial, '-no-shutdown',
+                '-qmp', 'unix:%s,server=on,wait=off' % qmp_path,
+                '-kernel', self.image, '-append', append,
+                '-device', 'isa-debug-exit,iobase=0xf4,iosize=4',
+                '-device', 'vfio-user-pci,id=nvme0,socket=' + sock +
+                device_opts]
+        vmm = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE)
+        try:
+            qmp = nvmebench.Qmp(qmp_path)
+            qmp.sock.settimeout(TIMEOUT)
+            ev = qmp.wait_event('SHUTDOWN')
+            status = ev.get('data', {}).get('x-exit-status')
+            vfio = qmp.cmd('x-query-vfio')
+            qmp.cmd('quit')
+            qmp.sock.close()
+            err = vmm.communicate(timeout=30)[1].decode(errors='replace')
+        finally:
+            if vmm.poll() is None:
+                vmm.kill()
+                vmm.wait()
+            server.terminate()
+            server.wait()
+        with open(serial, errors='replace') as f:
+            out = f.read()
+        self.assertEqual(status, guestboot.EXIT_PASS,
+                         'guest failed:\n' + out + err)
+        self.assertRegex(out, r'SUMMARY: \d+ tests, 0 unexpected failures')
+        self.assertEqual(len(vfio), 1)
+        self.assertIn('msix', vfio[0])
+        return out, vfio[0]['msix']
+
+    def test_unmasked_completions_never_wake_conduit(self):
+        ios = 300
+        out, msix = self.run_nvme('qd=1 ios=%d mode=irq' % ios)
+        result = nvmebench.parse_result(out)
+        self.assertIsNotNone(result, out)
+        self.assertEqual(int(result['ios']), ios)
+        # At queue depth 1 every completion is its own interrupt.
+        self.assertEqual(int(result['irqs']), ios, out)
+        self.assertEqual(msix['slow-path-interrupts'], 0, msix)
+        # The admin vector and the I/O queue's vector.
+        self.assertGreaterEqual(msix['fast-path-vectors'], 2, msix)
+
+    def test_unmasked_completions_at_depth_32_with_relocation(self):
+        out, msix = self.run_nvme('qd=32 ios=2000 mode=irq',
+                                  device_opts=',x-msix-relocation=auto')
+        result = nvmebench.parse_result(out)
+        self.assertIsNotNone(result, out)
+        self.assertGreater(int(result['irqs']), 0, out)
+        self.assertTrue(msix['relocated'], msix)
+        self.assertEqual(msix['slow-path-interrupts'], 0, msix)
+        self.assertGreaterEqual(msix['fast-path-vectors'], 2, msix)
+
+    def test_masked_vector_takes_the_slow_path(self):
+        out, msix = self.run_nvme('qd=1 ios=50 mode=irq mask=1')
+        self.assertIn('pending bit set, 0 interrupts delivered', out)
+        self.assertIn('pending interrupt delivered once (1)', out)
+        # Exactly the masked read's event, none of the 50 unmasked ones.
+        self.assertEqual(msix['slow-path-interrupts'], 1, msix)
+        # Unmasking put the vector back on the fast path.
+        self.assertGreaterEqual(msix['fast-path-vectors'], 2, msix)
+
+
+if __name__ == '__main__':
+    sys.exit(guestboot.main())
