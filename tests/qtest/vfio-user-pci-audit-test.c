@@ -497,7 +497,44 @@ static void audit_assert_same(GPtrArray *a, GPtrArray *b, const char *what)
     }
 }
 
-static void audit_plug_use_unplug(AuditCtx *c, const char *id)
+/* Open fds plus memfd mappings of @pid: what a client costs the server. */
+static guint audit_pid_holdings(GPid pid)
+{
+    g_autofree char *fddir = g_strdup_printf("/proc/%d/fd", (int)pid);
+    g_autofree char *mapsfile = g_strdup_printf("/proc/%d/maps", (int)pid);
+    g_autofree char *maps = NULL;
+    g_auto(GStrv) lines = NULL;
+    GDir *dir = g_dir_open(fddir, 0, NULL);
+    guint n = 0;
+
+    g_assert_nonnull(dir);
+    while (g_dir_read_name(dir)) {
+        n++;
+    }
+    g_dir_close(dir);
+    g_assert_true(g_file_get_contents(mapsfile, &maps, NULL, NULL));
+    lines = g_strsplit(maps, "\n", -1);
+    for (int i = 0; lines[i]; i++) {
+        n += !!strstr(lines[i], "memfd:");
+    }
+    return n;
+}
+
+/* The server drops a client in its own time: wait for it, within reason. */
+static void audit_wait_server_holdings(AuditCtx *c, guint expected)
+{
+    gint64 deadline = g_get_monotonic_time() + WAIT_US;
+    guint n;
+
+    while ((n = audit_pid_holdings(c->srv.pid)) != expected &&
+           g_get_monotonic_time() < deadline) {
+        g_usleep(1000);
+    }
+    g_assert_cmpuint(n, ==, expected);
+}
+
+static void audit_plug_use_unplug(AuditCtx *c, const char *id,
+                                  guint srv_idle)
 {
     VmmResources during;
 
@@ -509,6 +546,7 @@ static void audit_plug_use_unplug(AuditCtx *c, const char *id)
     during = audit_resources(c);
     /* The device did take mappings and fds, or the check below is empty. */
     g_assert_cmpint(during.maps->len, >, 0);
+    g_assert_cmpuint(audit_pid_holdings(c->srv.pid), >, srv_idle);
     g_ptr_array_unref(during.fds);
     g_ptr_array_unref(during.maps);
     qpci_device_free(c->dev);
@@ -521,9 +559,11 @@ static void test_unplug_releases_fds_and_maps(void)
 {
     AuditCtx c;
     VmmResources before, after, during;
+    guint srv_before;
 
     audit_start(&c, LAYOUT_DB_PAGE, NULL);
     before = audit_resources(&c);
+    srv_before = audit_pid_holdings(c.srv.pid);
     qtest_qmp_device_add(c.qts, "vfio-user-pci", "probe",
                          "{'addr': '04.0', 'socket': '%s'}", c.srv.sock);
     during = audit_resources(&c);
@@ -542,7 +582,9 @@ static void test_unplug_releases_fds_and_maps(void)
     for (int i = 0; i < 3; i++) {
         g_autofree char *id = g_strdup_printf("nvme%d", i);
 
-        audit_plug_use_unplug(&c, id);
+        audit_plug_use_unplug(&c, id, srv_before);
+        /* The server reset the device and let go of the client's memory. */
+        audit_wait_server_holdings(&c, srv_before);
         after = audit_resources(&c);
         audit_assert_same(before.fds, after.fds, "fds");
         audit_assert_same(before.maps, after.maps, "mappings");
