@@ -173,4 +173,8 @@ def run_guest(build, tmp, server_args, device_opts, qd, ios, mode='poll',
         'served_per_io': served / n,
         'trapped_per_io': (fwd + served + emulated) / n,
         'trapped': [r for b in vfio['bars'] for r in b['trapped']],
+        # MSI-X events Conduit's eventfd handler took (KVM irqfd: none).
+        'irqs_per_io': int(result.get('irqs', 0)) / n,
+        'slow_path_per_io':
+            vfio.get('msix', {}).get('slow-path-interrupts', 0) / n,
     }
