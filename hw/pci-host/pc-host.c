@@ -143,8 +143,9 @@ static void pc_collect_used(PCIBus *bus, PCIDevice *dev, void *opaque)
     }
 }
 
-static bool pc_place_bar(PCPCIHost *s, PCIDevice *dev, int i, uint64_t *addr)
+static bool pc_place_bar(PCIDevice *dev, int i, uint64_t *addr, void *opaque)
 {
+    PCPCIHost *s = opaque;
     const PCIIORegion *r = &dev->io_regions[i];
     bool io = r->type & PCI_BASE_ADDRESS_SPACE_IO;
     UsedRanges u = { g_array_new(false, false, sizeof(uint64_t[2])), io };
@@ -170,57 +171,15 @@ static bool pc_place_bar(PCPCIHost *s, PCIDevice *dev, int i, uint64_t *addr)
                                        u.ranges->len, addr));
     }
     g_array_free(u.ranges, true);
+    if (ok) {
+        trace_pc_pci_assign_bar(dev->name, *addr, r->size, i);
+    }
     return ok;
-}
-
-/* Writes through the device's own config hook, as firmware would. */
-static void pc_cfg_write(PCIDevice *dev, uint32_t addr, uint32_t val, int len)
-{
-    pci_host_config_write_common(dev, addr, dev->config_size, val, len);
 }
 
 static void pc_assign_device(PCIBus *bus, PCIDevice *dev, void *opaque)
 {
-    PCPCIHost *s = opaque;
-    uint16_t cmd = PCI_COMMAND_MASTER;
-    int order[PCI_ROM_SLOT];
-    int n = 0, i, j;
-
-    /* Largest first keeps alignment holes small. */
-    for (i = 0; i < PCI_ROM_SLOT; i++) {
-        if (dev->io_regions[i].size) {
-            order[n++] = i;
-        }
-    }
-    for (i = 1; i < n; i++) {
-        for (j = i; j > 0 && dev->io_regions[order[j]].size >
-                             dev->io_regions[order[j - 1]].size; j--) {
-            int t = order[j];
-            order[j] = order[j - 1];
-            order[j - 1] = t;
-        }
-    }
-    for (i = 0; i < n; i++) {
-        int bar = order[i];
-        const PCIIORegion *r = &dev->io_regions[bar];
-        int reg = pci_bar_reg(bar);
-        uint64_t addr;
-
-        if (!pc_place_bar(s, dev, bar, &addr)) {
-            warn_report("%s: no room for BAR%d (0x%" PRIx64 " bytes); "
-                        "left unassigned", dev->name, bar, r->size);
-            continue;
-        }
-        pc_cfg_write(dev, reg, (uint32_t)addr, 4);
-        if (pc_bar_is_64bit(r)) {
-            pc_cfg_write(dev, reg + 4, addr >> 32, 4);
-        }
-        trace_pc_pci_assign_bar(dev->name, addr, r->size, bar);
-        cmd |= (r->type & PCI_BASE_ADDRESS_SPACE_IO) ? PCI_COMMAND_IO
-                                                      : PCI_COMMAND_MEMORY;
-    }
-    pc_cfg_write(dev, PCI_COMMAND,
-                 pci_get_word(dev->config + PCI_COMMAND) | cmd, 2);
+    pci_assign_device_bars(dev, pc_place_bar, opaque);
 }
 
 void pc_pci_assign_bars(PCIBus *bus)

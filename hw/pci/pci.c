@@ -181,6 +181,57 @@ void pci_host_config_write_common(PCIDevice *dev, uint32_t addr,
     }
 }
 
+void pci_host_config_write(PCIDevice *dev, uint32_t addr, uint32_t val,
+                           int len)
+{
+    pci_host_config_write_common(dev, addr, dev->config_size, val, len);
+}
+
+/* ---- BAR assignment (hosts without firmware) ---- */
+
+void pci_assign_device_bars(PCIDevice *dev, PCIBarPlaceFn place,
+                            void *opaque)
+{
+    uint16_t cmd = PCI_COMMAND_MASTER;
+    int order[PCI_ROM_SLOT];
+    int n = 0, i, j;
+
+    for (i = 0; i < PCI_ROM_SLOT; i++) {
+        if (dev->io_regions[i].size) {
+            order[n++] = i;
+        }
+    }
+    /* Insertion sort, largest first; equal sizes keep BAR order. */
+    for (i = 1; i < n; i++) {
+        for (j = i; j > 0 && dev->io_regions[order[j]].size >
+                             dev->io_regions[order[j - 1]].size; j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    }
+    for (i = 0; i < n; i++) {
+        int bar = order[i];
+        const PCIIORegion *r = &dev->io_regions[bar];
+        bool io = r->type & PCI_BASE_ADDRESS_SPACE_IO;
+        int reg = pci_bar_reg(bar);
+        uint64_t addr;
+
+        if (!place(dev, bar, &addr, opaque)) {
+            warn_report("%s: no room for BAR%d (0x%" PRIx64 " bytes); "
+                        "left unassigned", dev->name, bar, r->size);
+            continue;
+        }
+        pci_host_config_write(dev, reg, (uint32_t)addr, 4);
+        if (!io && (r->type & PCI_BASE_ADDRESS_MEM_TYPE_64)) {
+            pci_host_config_write(dev, reg + 4, addr >> 32, 4);
+        }
+        cmd |= io ? PCI_COMMAND_IO : PCI_COMMAND_MEMORY;
+    }
+    pci_host_config_write(dev, PCI_COMMAND,
+                          pci_get_word(dev->config + PCI_COMMAND) | cmd, 2);
+}
+
 /* ---- capabilities ---- */
 
 uint8_t pci_find_capability(PCIDevice *dev, uint8_t cap_id)

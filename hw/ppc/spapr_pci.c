@@ -69,68 +69,36 @@ static bool spapr_phb_bump(uint64_t *next, uint64_t end, uint64_t size,
     return true;
 }
 
-static void spapr_phb_cfg_write(PCIDevice *dev, uint32_t addr, uint32_t val,
-                                int len)
+static bool spapr_phb_place_bar(PCIDevice *dev, int bar, uint64_t *addr,
+                                void *opaque)
 {
-    pci_host_config_write_common(dev, addr, dev->config_size, val, len);
+    SpaprPhbState *s = opaque;
+    const PCIIORegion *r = &dev->io_regions[bar];
+    bool io = r->type & PCI_BASE_ADDRESS_SPACE_IO;
+    bool is64 = !io && (r->type & PCI_BASE_ADDRESS_MEM_TYPE_64);
+    bool ok;
+
+    if (io) {
+        ok = spapr_phb_bump(&s->next_io, SPAPR_PHB_IO_SIZE, r->size, addr);
+    } else {
+        ok = (is64 && spapr_phb_bump(&s->next_mmio64,
+                                     SPAPR_PHB_MMIO64_BASE +
+                                     SPAPR_PHB_MMIO64_SIZE,
+                                     r->size, addr)) ||
+             spapr_phb_bump(&s->next_mmio32,
+                            SPAPR_PHB_MMIO32_PCI + SPAPR_PHB_MMIO32_SIZE,
+                            r->size, addr);
+    }
+    if (ok) {
+        trace_spapr_pci_assign_bar(dev->name, bar, *addr, r->size);
+    }
+    return ok;
 }
 
 static void spapr_phb_assign_device(PCIBus *bus, PCIDevice *dev,
                                     void *opaque)
 {
-    SpaprPhbState *s = opaque;
-    uint16_t cmd = PCI_COMMAND_MASTER;
-    int order[PCI_ROM_SLOT];
-    int n = 0, i, j;
-
-    for (i = 0; i < PCI_ROM_SLOT; i++) {
-        if (dev->io_regions[i].size) {
-            order[n++] = i;
-        }
-    }
-    /* Largest first keeps alignment holes small. */
-    for (i = 1; i < n; i++) {
-        for (j = i; j > 0 && dev->io_regions[order[j]].size >
-                             dev->io_regions[order[j - 1]].size; j--) {
-            int t = order[j];
-            order[j] = order[j - 1];
-            order[j - 1] = t;
-        }
-    }
-    for (i = 0; i < n; i++) {
-        const PCIIORegion *r = &dev->io_regions[order[i]];
-        int reg = pci_bar_reg(order[i]);
-        bool io = r->type & PCI_BASE_ADDRESS_SPACE_IO;
-        bool is64 = !io && (r->type & PCI_BASE_ADDRESS_MEM_TYPE_64);
-        uint64_t addr;
-        bool ok;
-
-        if (io) {
-            ok = spapr_phb_bump(&s->next_io, SPAPR_PHB_IO_SIZE, r->size,
-                                &addr);
-        } else {
-            ok = (is64 && spapr_phb_bump(&s->next_mmio64,
-                                         SPAPR_PHB_MMIO64_BASE +
-                                         SPAPR_PHB_MMIO64_SIZE,
-                                         r->size, &addr)) ||
-                 spapr_phb_bump(&s->next_mmio32,
-                                SPAPR_PHB_MMIO32_PCI + SPAPR_PHB_MMIO32_SIZE,
-                                r->size, &addr);
-        }
-        if (!ok) {
-            warn_report("%s: no room for BAR%d (0x%" PRIx64 " bytes); "
-                        "left unassigned", dev->name, order[i], r->size);
-            continue;
-        }
-        spapr_phb_cfg_write(dev, reg, (uint32_t)addr, 4);
-        if (is64) {
-            spapr_phb_cfg_write(dev, reg + 4, addr >> 32, 4);
-        }
-        trace_spapr_pci_assign_bar(dev->name, order[i], addr, r->size);
-        cmd |= io ? PCI_COMMAND_IO : PCI_COMMAND_MEMORY;
-    }
-    spapr_phb_cfg_write(dev, PCI_COMMAND,
-                        pci_get_word(dev->config + PCI_COMMAND) | cmd, 2);
+    pci_assign_device_bars(dev, spapr_phb_place_bar, opaque);
 }
 
 static void spapr_phb_reset_handler(void *opaque)
@@ -234,15 +202,17 @@ static void spapr_phb_msi_program(PCIDevice *dev, int first,
     while ((1u << log2) < count) {
         log2++;
     }
-    spapr_phb_cfg_write(dev, cap + PCI_MSI_ADDRESS_LO, (uint32_t)addr, 4);
+    pci_host_config_write(dev, cap + PCI_MSI_ADDRESS_LO, (uint32_t)addr, 4);
     if (is64) {
-        spapr_phb_cfg_write(dev, cap + PCI_MSI_ADDRESS_HI, addr >> 32, 4);
-        spapr_phb_cfg_write(dev, cap + PCI_MSI_DATA_64, count ? first : 0, 2);
+        pci_host_config_write(dev, cap + PCI_MSI_ADDRESS_HI, addr >> 32, 4);
+        pci_host_config_write(dev, cap + PCI_MSI_DATA_64, count ? first : 0,
+                              2);
     } else {
-        spapr_phb_cfg_write(dev, cap + PCI_MSI_DATA_32, count ? first : 0, 2);
+        pci_host_config_write(dev, cap + PCI_MSI_DATA_32, count ? first : 0,
+                              2);
     }
     flags = (flags & ~PCI_MSI_FLAGS_QSIZE) | (log2 << 4);
-    spapr_phb_cfg_write(dev, cap + PCI_MSI_FLAGS, flags, 2);
+    pci_host_config_write(dev, cap + PCI_MSI_FLAGS, flags, 2);
 }
 
 static unsigned int spapr_msi_max(PCIDevice *dev)

@@ -202,6 +202,22 @@ uint32_t pci_host_config_read_common(PCIDevice *dev, uint32_t addr,
                                      uint32_t limit, int len);
 void pci_host_config_write_common(PCIDevice *dev, uint32_t addr,
                                   uint32_t limit, uint32_t val, int len);
+/* A write by the platform (firmware's role) anywhere in config space. */
+void pci_host_config_write(PCIDevice *dev, uint32_t addr, uint32_t val,
+                           int len);
+
+/*
+ * BAR assignment for hosts that boot without firmware.  place() picks the
+ * address of one BAR (false: no room); pci_assign_device_bars() asks it for
+ * every implemented BAR, largest first so alignment holes stay small,
+ * writes the BARs through the device's config hook as firmware would, then
+ * enables bus mastering and the decoders of the spaces it used.  A BAR
+ * without room is left unassigned with a warning.
+ */
+typedef bool (*PCIBarPlaceFn)(PCIDevice *dev, int bar, uint64_t *addr,
+                              void *opaque);
+void pci_assign_device_bars(PCIDevice *dev, PCIBarPlaceFn place,
+                            void *opaque);
 
 /* Capabilities; offset 0 asks for the first free dword-aligned space. */
 int pci_add_capability(PCIDevice *dev, uint8_t cap_id, uint8_t offset,
