@@ -791,17 +791,22 @@ static void prop_release_opaque(Object *obj, const char *name, void *opaque)
     g_free(opaque);
 }
 
-ObjectProperty *object_property_add_bool(Object *obj, const char *name,
-                                         ObjectBoolGet *get,
-                                         ObjectBoolSet *set)
+static BoolProperty *bool_prop_new(ObjectBoolGet *get, ObjectBoolSet *set)
 {
     BoolProperty *bp = g_new(BoolProperty, 1);
 
     bp->get = get;
     bp->set = set;
+    return bp;
+}
+
+ObjectProperty *object_property_add_bool(Object *obj, const char *name,
+                                         ObjectBoolGet *get,
+                                         ObjectBoolSet *set)
+{
     return object_property_add(obj, name, "bool", get ? bool_prop_get : NULL,
                                set ? bool_prop_set : NULL,
-                               prop_release_opaque, bp);
+                               prop_release_opaque, bool_prop_new(get, set));
 }
 
 ObjectProperty *object_class_property_add_bool(ObjectClass *klass,
@@ -810,13 +815,10 @@ ObjectProperty *object_class_property_add_bool(ObjectClass *klass,
                                                ObjectBoolSet *set)
 {
     /* Class properties live as long as the program: nothing to release. */
-    BoolProperty *bp = g_new(BoolProperty, 1);
-
-    bp->get = get;
-    bp->set = set;
     return object_class_property_add(klass, name, "bool",
                                      get ? bool_prop_get : NULL,
-                                     set ? bool_prop_set : NULL, NULL, bp);
+                                     set ? bool_prop_set : NULL, NULL,
+                                     bool_prop_new(get, set));
 }
 
 typedef struct StrProperty {
@@ -850,17 +852,22 @@ static bool str_prop_set(Object *obj, const char *name, JsonNode *value,
     return json_to_str(value, name, &v, errp) && sp->set(obj, v, errp);
 }
 
-ObjectProperty *object_property_add_str(Object *obj, const char *name,
-                                        ObjectStrGet *get,
-                                        ObjectStrSet *set)
+static StrProperty *str_prop_new(ObjectStrGet *get, ObjectStrSet *set)
 {
     StrProperty *sp = g_new(StrProperty, 1);
 
     sp->get = get;
     sp->set = set;
+    return sp;
+}
+
+ObjectProperty *object_property_add_str(Object *obj, const char *name,
+                                        ObjectStrGet *get,
+                                        ObjectStrSet *set)
+{
     return object_property_add(obj, name, "str", get ? str_prop_get : NULL,
                                set ? str_prop_set : NULL,
-                               prop_release_opaque, sp);
+                               prop_release_opaque, str_prop_new(get, set));
 }
 
 ObjectProperty *object_class_property_add_str(ObjectClass *klass,
@@ -868,13 +875,10 @@ ObjectProperty *object_class_property_add_str(ObjectClass *klass,
                                               ObjectStrGet *get,
                                               ObjectStrSet *set)
 {
-    StrProperty *sp = g_new(StrProperty, 1);
-
-    sp->get = get;
-    sp->set = set;
     return object_class_property_add(klass, name, "str",
                                      get ? str_prop_get : NULL,
-                                     set ? str_prop_set : NULL, NULL, sp);
+                                     set ? str_prop_set : NULL, NULL,
+                                     str_prop_new(get, set));
 }
 
 /* The opaque of a field property packs offset and width. */
