@@ -275,8 +275,12 @@ bool qemu_opt_get_bool(const QemuOpts *opts, const char *key, bool defval,
     return result;
 }
 
-uint64_t qemu_opt_get_number(const QemuOpts *opts, const char *key,
-                             uint64_t defval, Error **errp)
+/* Parses key's value with parse(); "expects" names the form in the error. */
+static uint64_t qemu_opt_get_u64(const QemuOpts *opts, const char *key,
+                                 uint64_t defval,
+                                 bool (*parse)(const char *, uint64_t *,
+                                               Error **),
+                                 const char *expects, Error **errp)
 {
     const char *value = qemu_opt_get(opts, key);
     uint64_t result;
@@ -284,28 +288,25 @@ uint64_t qemu_opt_get_number(const QemuOpts *opts, const char *key,
     if (!value) {
         return defval;
     }
-    if (!qemu_strtou64(value, &result, NULL)) {
-        error_setg(errp, "Parameter '%s' expects a number", key);
+    if (!parse(value, &result, NULL)) {
+        error_setg(errp, "Parameter '%s' expects %s", key, expects);
         return defval;
     }
     return result;
 }
 
+uint64_t qemu_opt_get_number(const QemuOpts *opts, const char *key,
+                             uint64_t defval, Error **errp)
+{
+    return qemu_opt_get_u64(opts, key, defval, qemu_strtou64, "a number",
+                            errp);
+}
+
 uint64_t qemu_opt_get_size(const QemuOpts *opts, const char *key,
                            uint64_t defval, Error **errp)
 {
-    const char *value = qemu_opt_get(opts, key);
-    uint64_t result;
-
-    if (!value) {
-        return defval;
-    }
-    if (!qemu_strtosz(value, &result, NULL)) {
-        error_setg(errp, "Parameter '%s' expects a size value "
-                   "(like 64M, 1G or 4096)", key);
-        return defval;
-    }
-    return result;
+    return qemu_opt_get_u64(opts, key, defval, qemu_strtosz,
+                            "a size value (like 64M, 1G or 4096)", errp);
 }
 
 bool qemu_opt_foreach(const QemuOpts *opts, QemuOptsLoopFunc fn,
