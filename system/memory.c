@@ -11,6 +11,7 @@
 #include "exec/memory.h"
 #include "qapi/error.h"
 #include "qemu/error-report.h"
+#include "qemu/ldst-volatile.h"
 #include "trace.h"
 
 __extension__ typedef __int128 Int128Raw;
@@ -1032,39 +1033,6 @@ static MemTxResult io_access(MemoryRegion *mr, hwaddr addr, uint8_t *buf,
 
 /* ---- Dispatch: RAM-device regions ------------------------------------- */
 
-/* Exactly one load of the given width: device registers care. */
-static uint64_t ram_device_load(const void *p, unsigned size)
-{
-    switch (size) {
-    case 1:
-        return *(const volatile uint8_t *)p;
-    case 2:
-        return *(const volatile uint16_t *)p;
-    case 4:
-        return *(const volatile uint32_t *)p;
-    default:
-        return *(const volatile uint64_t *)p;
-    }
-}
-
-static void ram_device_store(void *p, uint64_t v, unsigned size)
-{
-    switch (size) {
-    case 1:
-        *(volatile uint8_t *)p = v;
-        break;
-    case 2:
-        *(volatile uint16_t *)p = v;
-        break;
-    case 4:
-        *(volatile uint32_t *)p = v;
-        break;
-    default:
-        *(volatile uint64_t *)p = v;
-        break;
-    }
-}
-
 /* Splits into naturally aligned pieces of at most 8 bytes. */
 static void ram_device_access(MemoryRegion *mr, hwaddr addr, uint8_t *buf,
                               uint64_t len, bool is_write)
@@ -1082,9 +1050,9 @@ static void ram_device_access(MemoryRegion *mr, hwaddr addr, uint8_t *buf,
             /* Host byte order: the bytes land in memory as given. */
             memcpy(&v, buf, size);
             trace_memory_region_ram_device_write(mr->name, addr, v, size);
-            ram_device_store(p, v, size);
+            volatile_stn_he(p, size, v);
         } else {
-            v = ram_device_load(p, size);
+            v = volatile_ldn_he(p, size);
             memcpy(buf, &v, size);
             trace_memory_region_ram_device_read(mr->name, addr, v, size);
         }
