@@ -119,6 +119,17 @@ class IrqfdFastPath(unittest.TestCase):
         # Unmasking put the vector back on the fast path.
         self.assertGreaterEqual(msix['fast-path-vectors'], 2, msix)
 
+    def test_masked_vector_pending_through_lazy_pba_on_doorbell_page(self):
+        # The PBA shares the mapped doorbell page: the pending bit is only
+        # visible if KVM's memslot over that page went away when the lazy
+        # PBA overlay was enabled (the device's own PBA says nothing).
+        out, msix = self.run_nvme('qd=1 ios=50 mode=irq mask=1',
+                                  server_args=nvmebench.PBA_ON_DOORBELL_PAGE)
+        self.assertIn('pending bit set, 0 interrupts delivered', out)
+        self.assertGreaterEqual(msix['pba-accesses'], 1, msix)
+        self.assertFalse(msix['pba-emulated'], msix)
+        self.assertEqual(msix['slow-path-interrupts'], 1, msix)
+
 
 if __name__ == '__main__':
     sys.exit(guestboot.main())
