@@ -11,6 +11,8 @@
 #include "qom/object.h"
 #include "sysemu/accel.h"
 #include "chardev/char.h"
+#include "exec/memory.h"
+#include "exec/address-spaces.h"
 
 static void qmp_query_version(JsonObject *args, JsonNode **ret, Error **errp)
 {
@@ -247,6 +249,61 @@ static void qmp_query_chardev(JsonObject *args, JsonNode **ret, Error **errp)
     json_node_take_array(*ret, list);
 }
 
+typedef struct IoCountersWalk {
+    const char *space;
+    GHashTable *seen;           /* MemoryRegion *: listed once each */
+    JsonArray *list;
+} IoCountersWalk;
+
+static bool qmp_io_counters_one(const FlatRange *fr, void *opaque)
+{
+    IoCountersWalk *w = opaque;
+    MemoryRegion *mr = fr->mr;
+    Object *owner = memory_region_owner(mr);
+    uint64_t reads, writes;
+    JsonObject *o;
+
+    /* Only I/O regions dispatch through callbacks and count. */
+    if (memory_region_is_ram(mr) || memory_region_is_ram_device(mr) ||
+        !g_hash_table_add(w->seen, mr)) {
+        return false;
+    }
+    memory_region_get_access_counts(mr, &reads, &writes);
+    o = json_object_new();
+    json_object_set_string_member(o, "address-space", w->space);
+    json_object_set_string_member(o, "name", memory_region_name(mr));
+    if (owner) {
+        g_autofree char *path = object_get_canonical_path(owner);
+
+        if (path) {
+            json_object_set_string_member(o, "owner", path);
+        }
+    }
+    json_object_set_int_member(o, "address", fr->addr);
+    json_object_set_int_member(o, "reads", reads);
+    json_object_set_int_member(o, "writes", writes);
+    json_array_add_object_element(w->list, o);
+    return false;
+}
+
+/* The per-region dispatch counters of every mapped I/O region. */
+static void qmp_x_query_io_counters(JsonObject *args, JsonNode **ret,
+                                    Error **errp)
+{
+    g_autoptr(GHashTable) seen = g_hash_table_new(NULL, NULL);
+    IoCountersWalk w = { .seen = seen, .list = json_array_new() };
+    AddressSpace *spaces[] = { address_space_memory_get(),
+                               address_space_io_get() };
+
+    for (size_t i = 0; i < G_N_ELEMENTS(spaces); i++) {
+        w.space = address_space_name(spaces[i]);
+        flatview_for_each_range(address_space_get_flatview(spaces[i]),
+                                qmp_io_counters_one, &w);
+    }
+    *ret = json_node_new(JSON_NODE_ARRAY);
+    json_node_take_array(*ret, w.list);
+}
+
 static void __attribute__((constructor)) qmp_cmds_register(void)
 {
     qmp_register_command_args("query-version", qmp_query_version, "",
@@ -267,6 +324,8 @@ static void __attribute__((constructor)) qmp_cmds_register(void)
     qmp_register_command_args("human-monitor-command",
                               qmp_human_monitor_command,
                               "command-line:s *cpu-index:i", 0);
+    qmp_register_command_args("x-query-io-counters", qmp_x_query_io_counters,
+                              "", 0);
     qmp_register_command_args("qom-list", qmp_qom_list, "path:s",
                               QCO_ALLOW_PRECONFIG);
     qmp_register_command_args("qom-get", qmp_qom_get,
