@@ -8,6 +8,8 @@
 #include "trace.h"
 
 #define MIN_PAGE_SIZE 4096
+/* x-host-page-size reproduces 64 KiB-page hosts; 1 GiB is far beyond any. */
+#define MAX_PAGE_SIZE_OVERRIDE (1ULL << 30)
 
 static int range_cmp(gconstpointer a, gconstpointer b)
 {
@@ -112,6 +114,13 @@ static bool check_input(const VFIOBarPlanInput *in, Error **errp)
         error_setg(errp, "x-host-page-size 0x%" PRIx64 " must be a power of"
                    " two not smaller than the host page size 0x%" PRIx64,
                    in->page_size_override, in->host_page_size);
+        return false;
+    }
+    /* Beyond any real page size, and offsets rounded to it would overflow. */
+    if (in->page_size_override > MAX_PAGE_SIZE_OVERRIDE) {
+        error_setg(errp, "x-host-page-size 0x%" PRIx64 " is larger than the"
+                   " largest supported, 0x%llx", in->page_size_override,
+                   MAX_PAGE_SIZE_OVERRIDE);
         return false;
     }
     return check_msix_part(in, &in->table, "table", errp) &&

@@ -308,6 +308,10 @@ static void test_bad_page_sizes(void)
     in.host_page_size = PAGE_64K;
     in.page_size_override = PAGE_4K;
     expect_error(&in, "not smaller than the host page size 0x10000");
+    in.page_size_override = 1ULL << 31;
+    expect_error(&in, "x-host-page-size 0x80000000 is larger than");
+    in.page_size_override = 1ULL << 63;
+    expect_error(&in, "is larger than the largest supported, 0x40000000");
     in.page_size_override = 0;
     in.host_page_size = 2048;
     expect_error(&in, "host page size 0x800");
