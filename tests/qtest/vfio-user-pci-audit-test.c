@@ -332,6 +332,13 @@ static void test_relocation_doubles_occupied(void)
     g_assert_true(audit_covers(bar0, "trapped", BAR0_SIZE));
     g_assert_false(audit_covers(bar0, "mapped", BAR0_SIZE));
     json_object_unref(dev);
+    /* The rest of the upper half is nobody's: harmless to touch. */
+    qpci_io_writel(c.dev, c.nvme.bar0, BAR0_SIZE + 0x2000, 0xdeadbeef);
+    qpci_io_readl(c.dev, c.nvme.bar0, BAR0_SIZE + 0x2000);
+    dev = audit_query(c.qts);
+    g_assert_false(json_object_get_boolean_member(dev, "broken"));
+    json_object_unref(dev);
+    audit_ios(&c, 1);
     audit_stop(&c);
 }
 
