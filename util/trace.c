@@ -2,6 +2,7 @@
  * Tracing runtime: the registry of events, glob enabling and output.
  */
 #include "qemu/osdep.h"
+#include "qemu/error-report.h"
 #include "qemu/trace.h"
 #include "qapi/error.h"
 
@@ -93,6 +94,15 @@ FILE *trace_get_logfile(void)
     return trace_out ? trace_out : stderr;
 }
 
+/* Enables @pattern; a plain name that matches nothing is a typo, as in QEMU. */
+static void trace_enable_user_pattern(const char *pattern)
+{
+    if (!trace_enable_pattern(pattern, true) &&
+        !strpbrk(pattern, "*?[")) {
+        warn_report("trace event '%s' does not exist", pattern);
+    }
+}
+
 static bool trace_enable_from_file(const char *path, Error **errp)
 {
     g_autofree char *text = NULL;
@@ -108,8 +118,11 @@ static bool trace_enable_from_file(const char *path, Error **errp)
     for (char **l = lines; *l; l++) {
         char *pat = g_strstrip(*l);
         if (*pat && *pat != '#') {
-            bool enable = *pat != '-';
-            trace_enable_pattern(enable ? pat : pat + 1, enable);
+            if (*pat == '-') {
+                trace_enable_pattern(pat + 1, false);
+            } else {
+                trace_enable_user_pattern(pat);
+            }
         }
     }
     return true;
@@ -123,7 +136,7 @@ bool trace_opt_parse(const char *optarg, Error **errp)
         const char *item = *p;
 
         if (g_str_has_prefix(item, "enable=")) {
-            trace_enable_pattern(item + 7, true);
+            trace_enable_user_pattern(item + 7);
         } else if (g_str_has_prefix(item, "events=")) {
             if (!trace_enable_from_file(item + 7, errp)) {
                 return false;
@@ -137,7 +150,7 @@ bool trace_opt_parse(const char *optarg, Error **errp)
                        (int)(strchr(item, '=') - item), item);
             return false;
         } else if (*item) {
-            trace_enable_pattern(item, true);
+            trace_enable_user_pattern(item);
         }
     }
     return true;

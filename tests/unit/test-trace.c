@@ -91,6 +91,24 @@ static void test_guest_errors_follow_logfile(void)
     rmdir(dir);
 }
 
+/* A misspelt event name is reported; a glob matching nothing is not. */
+static void test_unknown_name_warns(void)
+{
+    if (g_test_subprocess()) {
+        g_assert_true(trace_opt_parse("no_such_event", &error_abort));
+        fputs("[quiet from here]\n", stderr);
+        g_assert_true(trace_opt_parse("enable=no_such_*", &error_abort));
+        g_assert_true(trace_opt_parse("enable=test_msix_notify",
+                                      &error_abort));
+        return;
+    }
+    g_test_trap_subprocess(NULL, 0, 0);
+    g_test_trap_assert_passed();
+    g_test_trap_assert_stderr("*trace event 'no_such_event' does not exist"
+                              "*[quiet from here]*");
+    g_test_trap_assert_stderr_unmatched("*[quiet from here]*does not*");
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -98,6 +116,8 @@ int main(int argc, char **argv)
     g_test_add_func("/trace/glob", test_trace_glob);
     g_test_add_func("/trace/opt-forms", test_trace_opt_forms);
     g_test_add_func("/trace/events-file-and-log", test_trace_events_file_and_log);
+    g_test_add_func("/trace/opt/unknown-name-warns",
+                    test_unknown_name_warns);
     g_test_add_func("/trace/logfile/guest-errors-one-line-each",
                     test_guest_errors_follow_logfile);
     return g_test_run();
