@@ -267,6 +267,20 @@ static uint8_t pci_find_free_space(PCIDevice *dev, uint8_t size)
     return 0;
 }
 
+/*
+ * Marks a new capability's bytes used and checked, and read-only until the
+ * capability's owner opens up its registers.
+ */
+static void pci_claim_capability(PCIDevice *dev, uint16_t cap_id,
+                                 uint16_t offset, uint16_t size)
+{
+    memset(dev->used + offset, 0xff, size);
+    memset(dev->wmask + offset, 0, size);
+    memset(dev->w1cmask + offset, 0, size);
+    memset(dev->cmask + offset, 0xff, size);
+    trace_pci_add_capability(dev->name, cap_id, offset, size);
+}
+
 int pci_add_capability(PCIDevice *dev, uint8_t cap_id, uint8_t offset,
                        uint8_t size, Error **errp)
 {
@@ -306,12 +320,7 @@ int pci_add_capability(PCIDevice *dev, uint8_t cap_id, uint8_t offset,
     dev->config[offset + PCI_CAP_LIST_NEXT] = dev->config[PCI_CAPABILITY_LIST];
     dev->config[PCI_CAPABILITY_LIST] = offset;
     pci_word_test_and_set_mask(dev->config + PCI_STATUS, PCI_STATUS_CAP_LIST);
-    memset(dev->used + offset, 0xff, size);
-    /* Read-only until the capability's owner opens up its registers. */
-    memset(dev->wmask + offset, 0, size);
-    memset(dev->w1cmask + offset, 0, size);
-    memset(dev->cmask + offset, 0xff, size);
-    trace_pci_add_capability(dev->name, cap_id, offset, size);
+    pci_claim_capability(dev, cap_id, offset, size);
     return offset;
 }
 
@@ -417,11 +426,7 @@ int pcie_add_capability(PCIDevice *dev, uint16_t cap_id, uint8_t cap_ver,
                      (header & 0xfffff) | ((uint32_t)offset << 20));
     }
     pci_set_long(dev->config + offset, PCIE_EXT_CAP_HEADER(cap_id, cap_ver, 0));
-    memset(dev->used + offset, 0xff, size);
-    memset(dev->wmask + offset, 0, size);
-    memset(dev->w1cmask + offset, 0, size);
-    memset(dev->cmask + offset, 0xff, size);
-    trace_pci_add_capability(dev->name, cap_id, offset, size);
+    pci_claim_capability(dev, cap_id, offset, size);
     return offset;
 }
 
