@@ -137,10 +137,12 @@ def run_guest(build, tmp, server_args, device_opts, qd, ios, mode='poll',
             '-device', 'isa-debug-exit,iobase=0xf4,iosize=4',
             '-device', 'vfio-user-pci,id=nvme0,socket=' + sock +
             ''.join(',' + o for o in device_opts)]
-    vmm = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.PIPE)
+    vmm = None
     status = None
     try:
+        # Inside the try: a missing VMM binary must not leave the server.
+        vmm = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE)
         qmp = Qmp(qmp_path)
         ev = qmp.wait_event('SHUTDOWN')
         status = ev.get('data', {}).get('x-exit-status')
@@ -149,7 +151,7 @@ def run_guest(build, tmp, server_args, device_opts, qd, ios, mode='poll',
         qmp.cmd('quit')
         vmm.wait(timeout=30)
     finally:
-        if vmm.poll() is None:
+        if vmm and vmm.poll() is None:
             vmm.kill()
             vmm.wait()
         server.terminate()
