@@ -367,7 +367,16 @@ static void parse_one(VlConfig *cfg, const OptDef *def, const char *name,
         QemuOpts *opts = parse_or_die(arg, "type");
         if (qemu_opts_has_help(opts) ||
             !g_strcmp0(qemu_opt_get(opts, "type"), "help")) {
-            machine_print_list(stdout);
+            const char *type = qemu_opt_get(opts, "type");
+
+            /* -machine TYPE,help lists TYPE's properties, as in QEMU. */
+            if (type && strcmp(type, "help") &&
+                !machine_print_props(stdout, type, &err)) {
+                loc_push_cmdline(name, arg);
+                fatal_err(err);
+            } else if (!type || !strcmp(type, "help")) {
+                machine_print_list(stdout);
+            }
             exit(0);
         }
         if (qemu_opt_get(opts, "type")) {

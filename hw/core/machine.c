@@ -68,6 +68,47 @@ void machine_print_list(FILE *out)
     g_slist_free(list);
 }
 
+static gint machine_prop_cmp(gconstpointer a, gconstpointer b)
+{
+    return strcmp(((const ObjectProperty *)a)->name,
+                  ((const ObjectProperty *)b)->name);
+}
+
+bool machine_print_props(FILE *out, const char *name, Error **errp)
+{
+    MachineClass *mc = machine_find_class(name);
+    ObjectPropertyIterator iter;
+    ObjectProperty *prop;
+    GList *props = NULL;
+
+    if (!mc) {
+        error_setg(errp, "unsupported machine type '%s'", name);
+        error_append_hint(errp, "Use -machine help to list supported "
+                          "machines\n");
+        return false;
+    }
+    object_class_property_iter_init(&iter, OBJECT_CLASS(mc));
+    while ((prop = object_property_iter_next(&iter))) {
+        /* Only what the command line can set. */
+        if (prop->set) {
+            props = g_list_insert_sorted(props, prop, machine_prop_cmp);
+        }
+    }
+    fprintf(out, "%s options:\n", object_class_get_name(OBJECT_CLASS(mc)));
+    for (GList *l = props; l; l = l->next) {
+        ObjectProperty *p = l->data;
+        g_autofree char *head = g_strdup_printf("%s=<%s>", p->name, p->type);
+
+        if (p->description) {
+            fprintf(out, "  %-24s - %s\n", head, p->description);
+        } else {
+            fprintf(out, "  %s\n", head);
+        }
+    }
+    g_list_free(props);
+    return true;
+}
+
 bool machine_alloc_ram(MachineState *ms, const char *name, Error **errp)
 {
     MemoryRegion *mr = g_new0(MemoryRegion, 1);

@@ -63,6 +63,8 @@ MachineClass *machine_find_class(const char *name);
 MachineClass *machine_default_class(void);
 /* "-M help": "name  description" lines, the default one marked. */
 void machine_print_list(FILE *out);
+/* -machine TYPE,help: the properties TYPE accepts, sorted by name. */
+bool machine_print_props(FILE *out, const char *name, Error **errp);
 
 /*
  * Allocates ms->ram (ms->ram_size bytes, memfd-backed) as "pc.ram" etc.;

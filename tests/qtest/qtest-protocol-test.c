@@ -198,6 +198,25 @@ static void test_cmdline_device_help(void)
     g_assert_cmpuint(strlen(out) + strlen(err), >, 0);
 }
 
+/* -machine TYPE,help lists that machine's properties, not the machines. */
+static void test_cmdline_machine_type_help(void)
+{
+    g_autofree char *out = NULL, *err = NULL, *out2 = NULL, *err2 = NULL;
+    int status = qtest_run_expect_fail("-machine pc,help", &out, &err);
+
+    g_assert_true(WIFEXITED(status));
+    g_assert_cmpint(WEXITSTATUS(status), ==, 0);
+    g_assert_true(g_str_has_prefix(out, "pc-machine options:\n"));
+    g_assert_nonnull(strstr(out, "\n  kernel=<str>\n"));
+    g_assert_null(strstr(out, "Supported machines"));
+
+    status = qtest_run_expect_fail("-machine nosuch,help", &out2, &err2);
+    g_assert_true(WIFEXITED(status));
+    g_assert_cmpint(WEXITSTATUS(status), ==, 1);
+    g_assert_nonnull(strstr(err2, "-machine nosuch,help: unsupported machine "
+                                  "type 'nosuch'"));
+}
+
 static void test_cmdline_machine_help(void)
 {
     g_autofree char *out = NULL, *err = NULL;
@@ -288,6 +307,8 @@ int main(int argc, char **argv)
                     test_cmdline_chardev_errors);
     g_test_add_func("/cmdline/qtest-log/records-traffic", test_qtest_log);
     g_test_add_func("/cmdline/device/help-lists", test_cmdline_device_help);
+    g_test_add_func("/cmdline/machine/type-help-lists-properties",
+                    test_cmdline_machine_type_help);
     g_test_add_func("/cmdline/machine/help-lists-pc",
                     test_cmdline_machine_help);
     g_test_add_func("/qtest-protocol/edges/wrapping-addresses",
