@@ -25,10 +25,17 @@ static bool unix_fill_addr(struct sockaddr_un *addr, const char *path,
     return true;
 }
 
+/*
+ * Binds and listens under a temporary name, then renames it into place:
+ * whoever sees @path appear can connect at once, with no window in which
+ * the file exists but connect() is refused.
+ */
 int unix_listen_path(const char *path, Error **errp)
 {
     struct sockaddr_un addr;
     struct stat st;
+    g_autofree char *tmp = NULL;
+    const char *bound;
     int fd;
 
     if (!unix_fill_addr(&addr, path, errp)) {
@@ -43,6 +50,12 @@ int unix_listen_path(const char *path, Error **errp)
         }
         unlink(path);
     }
+    tmp = g_strdup_printf("%s.%d.tmp", path, (int)getpid());
+    if (strlen(tmp) < sizeof(addr.sun_path)) {
+        strcpy(addr.sun_path, tmp);
+        unlink(tmp);
+    }
+    bound = addr.sun_path;
     fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         error_setg_errno(errp, errno, "cannot create UNIX socket");
@@ -55,11 +68,19 @@ int unix_listen_path(const char *path, Error **errp)
     }
     if (listen(fd, 1) < 0) {
         error_setg_errno(errp, errno, "cannot listen on '%s'", path);
-        close(fd);
-        unlink(path);
-        return -1;
+        goto fail;
+    }
+    if (strcmp(bound, path) && rename(bound, path) < 0) {
+        error_setg_errno(errp, errno, "cannot move UNIX socket into place "
+                         "at '%s'", path);
+        goto fail;
     }
     return fd;
+
+fail:
+    close(fd);
+    unlink(bound);
+    return -1;
 }
 
 int unix_connect_path(const char *path, Error **errp)

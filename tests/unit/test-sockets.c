@@ -138,6 +138,14 @@ static void test_listen_connect(void)
     int l, c, a;
 
     l = unix_listen_path(path, &error_abort);
+    /* Only the final name exists: the temporary one was renamed. */
+    {
+        g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+        const char *name = g_dir_read_name(d);
+
+        g_assert_cmpstr(name, ==, "s");
+        g_assert_null(g_dir_read_name(d));
+    }
     c = unix_connect_path(path, &error_abort);
     a = accept(l, NULL, NULL);
     g_assert_cmpint(a, >=, 0);
