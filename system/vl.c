@@ -367,15 +367,20 @@ static void parse_one(VlConfig *cfg, const OptDef *def, const char *name,
         QemuOpts *opts = parse_or_die(arg, "type");
         if (qemu_opts_has_help(opts) ||
             !g_strcmp0(qemu_opt_get(opts, "type"), "help")) {
-            const char *type = qemu_opt_get(opts, "type");
+            char *type = g_strdup(qemu_opt_get(opts, "type"));
+            bool ok = true;
 
+            qemu_opts_free(opts);
             /* -machine TYPE,help lists TYPE's properties, as in QEMU. */
-            if (type && strcmp(type, "help") &&
-                !machine_print_props(stdout, type, &err)) {
+            if (type && strcmp(type, "help")) {
+                ok = machine_print_props(stdout, type, &err);
+            } else {
+                machine_print_list(stdout);
+            }
+            g_free(type);
+            if (!ok) {
                 loc_push_cmdline(name, arg);
                 fatal_err(err);
-            } else if (!type || !strcmp(type, "help")) {
-                machine_print_list(stdout);
             }
             exit(0);
         }
