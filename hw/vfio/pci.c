@@ -618,6 +618,94 @@ static bool vfio_pci_get_regions(VFIOPCIDevice *vdev, Error **errp)
     return true;
 }
 
+/* ---- expansion ROM ---- */
+
+/* PCI ROM BARs decode 2 KiB at least; a larger image is a peer's mistake. */
+#define VFIO_ROM_MIN_SIZE 0x800
+#define VFIO_ROM_MAX_SIZE (16u << 20)
+
+static uint64_t vfio_rom_read(void *opaque, hwaddr addr, unsigned size)
+{
+    VFIOPCIDevice *vdev = opaque;
+    uint64_t val = 0;
+
+    if (addr + size <= vdev->rom_size) {
+        val = ldn_le_p(vdev->rom_data + addr, size);
+    }
+    return val;
+}
+
+static void vfio_rom_write(void *opaque, hwaddr addr, uint64_t val,
+                           unsigned size)
+{
+    /* A ROM: the guest cannot change it. */
+}
+
+static const MemoryRegionOps vfio_rom_ops = {
+    .read = vfio_rom_read,
+    .write = vfio_rom_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = { .min_access_size = 1, .max_access_size = 4 },
+    .impl = { .min_access_size = 1, .max_access_size = 4 },
+};
+
+/*
+ * The image is read once: later reads come from our copy, so a ROM BAR
+ * never costs a backend round trip.  Any trouble only hides the ROM.
+ */
+static void vfio_pci_setup_rom(VFIOPCIDevice *vdev)
+{
+    PCIDevice *pdev = PCI_DEVICE(vdev);
+    g_autofree struct vfio_region_info *info = NULL;
+    Error *err = NULL;
+    uint64_t bar_size;
+    int fd = -1;
+
+    if (!pdev->rombar) {
+        return;
+    }
+    if (!vfio_device_get_region_info(&vdev->vbasedev,
+                                     VFIO_PCI_ROM_REGION_INDEX, &info, &fd,
+                                     &err)) {
+        /* Devices without a ROM region may refuse the index. */
+        error_free(err);
+        return;
+    }
+    if (fd >= 0) {
+        close(fd);
+    }
+    if (!info->size || !(info->flags & VFIO_REGION_INFO_FLAG_READ)) {
+        return;
+    }
+    if (info->size > VFIO_ROM_MAX_SIZE) {
+        warn_report("vfio %s: option ROM of 0x%llx bytes is larger than "
+                    "16 MiB; not exposed", vdev->vbasedev.name,
+                    (unsigned long long)info->size);
+        return;
+    }
+    bar_size = MAX(pow2ceil(info->size), VFIO_ROM_MIN_SIZE);
+    vdev->rom_data = g_try_malloc0(bar_size);
+    if (!vdev->rom_data) {
+        warn_report("vfio %s: no memory for the option ROM; not exposed",
+                    vdev->vbasedev.name);
+        return;
+    }
+    if (!vfio_device_region_read(&vdev->vbasedev, VFIO_PCI_ROM_REGION_INDEX,
+                                 0, info->size, vdev->rom_data, &err)) {
+        error_prepend(&err, "vfio %s: option ROM not exposed: ",
+                      vdev->vbasedev.name);
+        warn_report_err(err);
+        g_clear_pointer(&vdev->rom_data, g_free);
+        vfio_pci_check_broken(vdev);
+        return;
+    }
+    vdev->rom_size = bar_size;
+    memory_region_init_io(&vdev->rom, OBJECT(vdev), &vfio_rom_ops, vdev,
+                          "vfio-rom", bar_size);
+    pci_register_bar(pdev, PCI_ROM_SLOT, 0, &vdev->rom);
+    trace_vfio_pci_rom(vdev->vbasedev.name, info->size, bar_size);
+}
+
 static bool vfio_msix_parse(VFIOPCIDevice *vdev, Error **errp)
 {
     PCIDevice *pdev = PCI_DEVICE(vdev);
@@ -904,6 +992,7 @@ static bool vfio_pci_realize_common(VFIOPCIDevice *vdev, Error **errp)
             bar->registered = true;
         }
     }
+    vfio_pci_setup_rom(vdev);
     if (!vfio_pci_setup_caps(vdev, phys, errp)) {
         return false;
     }
@@ -1095,6 +1184,11 @@ static void vfio_pci_instance_finalize(Object *obj)
     for (i = 0; i < PCI_ROM_SLOT; i++) {
         vfio_bar_teardown(&vdev->bars[i]);
     }
+    if (vdev->rom_size) {
+        memory_region_finalize(&vdev->rom);
+        vdev->rom_size = 0;
+    }
+    g_clear_pointer(&vdev->rom_data, g_free);
     g_clear_pointer(&vdev->vbasedev.name, g_free);
 }
 

@@ -100,6 +100,9 @@ struct VFIOPCIDevice {
 
     VFIODevice vbasedev;
     VFIOBar bars[PCI_ROM_SLOT];
+    MemoryRegion rom;           /* expansion ROM BAR, rom_size 0: none */
+    uint8_t *rom_data;
+    uint64_t rom_size;
     VFIOMsixInfo msix;
     uint8_t msi_cap;
     uint32_t config_region_size;
