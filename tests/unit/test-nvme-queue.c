@@ -415,6 +415,30 @@ static void test_options_required_socket(void)
     nvme_options_free(&o);
 }
 
+static void test_options_missing_value(void)
+{
+    static const char *const cases[][2] = {
+        { "--socket", "option '--socket' requires a value" },
+        { "--size", "option '--size' requires a value" },
+        /* An abbreviation is named in full. */
+        { "--back", "option '--backend' requires a value" },
+    };
+
+    for (unsigned i = 0; i < ARRAY_SIZE(cases); i++) {
+        char *argv[] = { (char *)"vfio-user-nvme", (char *)"--socket",
+                         (char *)"/x", (char *)cases[i][0], NULL };
+        NvmeOptions o;
+        Error *err = NULL;
+
+        nvme_options_init(&o);
+        g_assert_false(nvme_options_parse(&o, 4, argv, &err));
+        g_assert_nonnull(err);
+        g_assert_cmpstr(error_get_pretty(err), ==, cases[i][1]);
+        error_free(err);
+        nvme_options_free(&o);
+    }
+}
+
 /* ---- The controller driven through registers and doorbells ---- */
 
 typedef struct Dev {
@@ -1275,6 +1299,8 @@ int main(int argc, char **argv)
     g_test_add_func("/nvme/layout/errors-name-the-option", test_layout_errors);
     g_test_add_func("/nvme/options/socket-required",
                     test_options_required_socket);
+    g_test_add_func("/nvme/options/missing-value-names-the-option",
+                    test_options_missing_value);
     g_test_add("/nvme/ctrl/registers", Dev, NULL, dev_setup,
                test_ctrl_registers, dev_teardown);
     g_test_add("/nvme/ctrl/enable-bad-config-sets-cfs", Dev, NULL, dev_setup,

@@ -178,6 +178,17 @@ static bool nvme_parse_uint(const char *opt, const char *arg, uint64_t min,
     return true;
 }
 
+/* getopt reports a missing value by the option's val: name it in full. */
+static const char *nvme_option_name(int val)
+{
+    for (const struct option *opt = nvme_long_options; opt->name; opt++) {
+        if (opt->val == val) {
+            return opt->name;
+        }
+    }
+    return NULL;
+}
+
 bool nvme_options_parse(NvmeOptions *o, int argc, char **argv, Error **errp)
 {
     bool size_set = false;
@@ -185,7 +196,9 @@ bool nvme_options_parse(NvmeOptions *o, int argc, char **argv, Error **errp)
 
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "", nvme_long_options, NULL)) != -1) {
+    /* A leading ':' makes a missing value ':' rather than '?'. */
+    while ((c = getopt_long(argc, argv, ":", nvme_long_options,
+                            NULL)) != -1) {
         const char *name = optind > 0 && optind <= argc ?
                            argv[optind - 1] : "?";
         unsigned u;
@@ -302,9 +315,16 @@ bool nvme_options_parse(NvmeOptions *o, int argc, char **argv, Error **errp)
         case OPT_HELP:
             o->help = true;
             return true;
-        case ':':
-            error_setg(errp, "%s: missing argument", name);
+        case ':': {
+            const char *full = nvme_option_name(optopt);
+
+            if (full) {
+                error_setg(errp, "option '--%s' requires a value", full);
+            } else {
+                error_setg(errp, "option '%s' requires a value", name);
+            }
             return false;
+        }
         default:
             error_setg(errp, "%s: unknown option (see --help)", name);
             return false;
