@@ -1000,8 +1000,9 @@ static const Property pci_device_props[] = {
                        .description = "option ROM image (not supported; "
                                       "accepted for compatibility)"),
     DEFINE_PROP_UINT32("rombar", PCIDevice, rombar, 1,
-                       .description = "expose an expansion ROM BAR "
-                                      "(accepted for compatibility)"),
+                       .description = "expose the device's option ROM "
+                                      "(vfio) as the expansion ROM BAR; "
+                                      "0: hide it"),
     DEFINE_PROP_END_OF_LIST(),
 };
 
