@@ -18,8 +18,12 @@
 #include "qom/object.h"
 #include "trace.h"
 
-/* Largest read/write/memset one request may ask for. */
-#define QTEST_MAX_XFER (256 * 1024 * 1024)
+/*
+ * Largest read/write/memset one request may ask for.  The reply is one
+ * line, so this bounds how long a command holds the main loop, and a hex
+ * reply (twice the size) must fit the chardev's output queue.
+ */
+#define QTEST_MAX_XFER (4 * 1024 * 1024)
 /* Longest request line (a b64write of QTEST_MAX_XFER fits). */
 #define QTEST_MAX_LINE (QTEST_MAX_XFER / 3 * 4 + 4096)
 
@@ -297,9 +301,15 @@ static bool qtest_cmd_read_buf(char **argv, bool b64, GString *out,
         g_autofree char *enc = g_base64_encode(data, size);
         g_string_append(out, enc);
     } else {
+        static const char digits[] = "0123456789abcdef";
+        size_t start;
+
         g_string_append(out, "0x");
+        start = out->len;
+        g_string_set_size(out, start + 2 * size);
         for (uint64_t i = 0; i < size; i++) {
-            g_string_append_printf(out, "%02x", data[i]);
+            out->str[start + 2 * i] = digits[data[i] >> 4];
+            out->str[start + 2 * i + 1] = digits[data[i] & 0xf];
         }
     }
     return true;

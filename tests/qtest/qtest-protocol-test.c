@@ -65,6 +65,23 @@ static void test_bad_buffers(void)
     assert_still_answers();
 }
 
+/*
+ * One command must not hold the main loop for long: a transfer is
+ * bounded (4 MiB), and a large read at the bound is still answered.
+ */
+static void test_transfer_bounds(void)
+{
+    g_autofree char *big = NULL;
+
+    assert_fail("read 0 155667788");
+    assert_fail("b64read 0 0x400001");
+    assert_fail("memset 0 0x400001 0");
+    big = qtest_raw_cmd(qts, "read 0x100000 0x400000");
+    g_assert_true(g_str_has_prefix(big, "OK 0x"));
+    g_assert_cmpuint(strlen(big), ==, 5 + 2 * 0x400000);
+    assert_still_answers();
+}
+
 static void test_short_write_zero_fills(void)
 {
     g_autofree char *ok = NULL;
@@ -290,6 +307,8 @@ int main(int argc, char **argv)
     g_test_add_func("/qtest-protocol/errors/wrong-arg-count",
                     test_wrong_arg_count);
     g_test_add_func("/qtest-protocol/errors/bad-buffers", test_bad_buffers);
+    g_test_add_func("/qtest-protocol/errors/transfer-bounds",
+                    test_transfer_bounds);
     g_test_add_func("/qtest-protocol/write/short-data-zero-fills",
                     test_short_write_zero_fills);
     g_test_add_func("/qtest-protocol/lines/blank-ignored",
