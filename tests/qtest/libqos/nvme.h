@@ -88,4 +88,31 @@ bool qnvme_wait_admin(QNvme *n, QNvmeCqe *cqe);
 void qnvme_submit_io(QNvme *n, const QNvmeCmd *cmd);
 bool qnvme_wait_io(QNvme *n, QNvmeCqe *cqe);
 
+/*
+ * The in-tree vfio-user-nvme server ($VFIO_USER_NVME, else the build
+ * tree's), on a socket in a fresh temporary directory.
+ */
+typedef struct QNvmeServer {
+    GPid pid;                   /* 0 once reaped */
+    char *dir;
+    char *sock;
+} QNvmeServer;
+
+/*
+ * Starts "--backend ram --size 16M @extra_args" and waits for the socket
+ * file, which appears only once the server listens.  The server dies
+ * with the test if a failed assertion aborts it.
+ */
+void qnvme_server_start(QNvmeServer *s, const char *extra_args);
+/* The same, giving the socket @wait_us to appear instead of 10 s. */
+void qnvme_server_start_within(QNvmeServer *s, const char *extra_args,
+                               gint64 wait_us);
+/* Sends @sig if the server still runs, reaps it; its wait status or -1. */
+int qnvme_server_kill(QNvmeServer *s, int sig);
+/*
+ * SIGTERM if still running, then removes the socket and directory.
+ * Returns the wait status, or -1 if the server was already reaped.
+ */
+int qnvme_server_stop(QNvmeServer *s);
+
 #endif
