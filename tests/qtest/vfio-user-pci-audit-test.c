@@ -159,15 +159,14 @@ static bool audit_wait_ram(AuditCtx *c, uint64_t addr, uint32_t val)
 
 static void audit_bring_up(AuditCtx *c)
 {
-    uint64_t id = qnvme_alloc(&c->nvme, 4096);
+    uint64_t id;
 
     qpci_msix_enable(c->dev);
     for (int v = 0; v <= IO_VECTOR; v++) {
         qpci_msix_set_vector(c->dev, v, MSI_TARGET + 4 * v, MSI_DATA + v);
         qpci_msix_mask_vector(c->dev, v, false);
     }
-    g_assert_true(qnvme_enable(&c->nvme));
-    g_assert_true(qnvme_identify_ctrl(&c->nvme, id));
+    id = qnvme_enable_identify(&c->nvme);
     g_assert_cmphex(qtest_readw(c->qts, id), ==, 0x1b36);
     g_assert_true(qnvme_create_io_queues(&c->nvme, 16, IO_VECTOR));
 }

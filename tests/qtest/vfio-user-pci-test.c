@@ -191,11 +191,10 @@ static void setup_msix(Ctx *c)
 
 static void bring_up(Ctx *c)
 {
-    uint64_t id = qnvme_alloc(&c->nvme, 4096);
+    uint64_t id;
 
     setup_msix(c);
-    g_assert_true(qnvme_enable(&c->nvme));
-    g_assert_true(qnvme_identify_ctrl(&c->nvme, id));
+    id = qnvme_enable_identify(&c->nvme);
     /* Identify's PCI vendor id matches config space. */
     g_assert_cmphex(qtest_readw(c->qts, id), ==,
                     qpci_config_readw(c->dev, PCI_VENDOR_ID));

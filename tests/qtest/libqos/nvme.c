@@ -218,6 +218,15 @@ bool qnvme_rw(QNvme *n, bool write, uint64_t lba, uint16_t nlb, uint64_t buf,
     return qnvme_io(n, &cmd, cqe);
 }
 
+uint64_t qnvme_enable_identify(QNvme *n)
+{
+    uint64_t id = qnvme_alloc(n, 4096);
+
+    g_assert_true(qnvme_enable(n));
+    g_assert_true(qnvme_identify_ctrl(n, id));
+    return id;
+}
+
 /* ---- the vfio-user-nvme server ---- */
 
 static const char *qnvme_server_binary(void)

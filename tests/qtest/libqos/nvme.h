@@ -76,6 +76,11 @@ bool qnvme_admin(QNvme *n, const QNvmeCmd *cmd, QNvmeCqe *cqe);
 bool qnvme_io(QNvme *n, const QNvmeCmd *cmd, QNvmeCqe *cqe);
 /* Identify controller (CNS 1) into a 4 KiB guest buffer. */
 bool qnvme_identify_ctrl(QNvme *n, uint64_t buf);
+/*
+ * Bring-up: enables the controller and Identifies it into a fresh 4 KiB
+ * guest buffer, asserting each step.  Returns the buffer's address.
+ */
+uint64_t qnvme_enable_identify(QNvme *n);
 /* I/O queue pair 1 of @depth entries; CQ interrupts on @vector. */
 bool qnvme_create_io_queues(QNvme *n, uint16_t depth, uint16_t vector);
 /* One read or write of @nlb blocks at @lba from/to guest @buf. */
