@@ -12,7 +12,6 @@
  */
 #include "qemu/osdep.h"
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <linux/pci_regs.h>
 #include "config-host.h"
@@ -29,12 +28,6 @@
 #define IO_BLOCKS   16          /* 8 KiB: two pages, PRP1 + PRP2 */
 #define WAIT_US     (20 * G_USEC_PER_SEC)
 
-typedef struct Server {
-    GPid pid;
-    char *dir;
-    char *sock;
-} Server;
-
 typedef struct Vm {
     QTestState *qts;
     QPCIBus *bus;
@@ -43,46 +36,13 @@ typedef struct Vm {
     char *pidfile;
 } Vm;
 
-static const char *server_binary(void)
+static void server_start(QNvmeServer *s)
 {
-    const char *env = getenv("VFIO_USER_NVME");
-
-    return env ? env : CONDUIT_BUILD_DIR "/vfio-user-nvme";
-}
-
-/* If we die on a failed assertion, the server goes too. */
-static void server_child_setup(gpointer data)
-{
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-}
-
-static void server_start(Server *s)
-{
-    g_autofree char *cmd = NULL;
-    g_auto(GStrv) argv = NULL;
-    g_autoptr(GError) err = NULL;
-    gint64 deadline;
-
-    s->dir = g_dir_make_tmp("vfio-user-fault-XXXXXX", &err);
-    g_assert_no_error(err);
-    s->sock = g_build_filename(s->dir, "nvme.sock", NULL);
-    cmd = g_strdup_printf("%s --socket %s --backend ram --size 16M",
-                          server_binary(), s->sock);
-    g_assert_true(g_shell_parse_argv(cmd, NULL, &argv, &err));
-    g_assert_true(g_spawn_async(NULL, argv, NULL,
-                                G_SPAWN_DO_NOT_REAP_CHILD |
-                                G_SPAWN_STDOUT_TO_DEV_NULL,
-                                server_child_setup, NULL, &s->pid, &err));
-    g_assert_no_error(err);
-    deadline = g_get_monotonic_time() + WAIT_US;
-    while (!g_file_test(s->sock, G_FILE_TEST_EXISTS)) {
-        g_assert_cmpint(g_get_monotonic_time(), <, deadline);
-        g_usleep(2000);
-    }
+    qnvme_server_start_within(s, NULL, WAIT_US);
 }
 
 /* Signals the server; for a fatal signal also reaps it. */
-static void server_signal(Server *s, int sig)
+static void server_signal(QNvmeServer *s, int sig)
 {
     int status;
 
@@ -96,31 +56,22 @@ static void server_signal(Server *s, int sig)
     }
 }
 
-static bool server_alive(Server *s)
+static bool server_alive(QNvmeServer *s)
 {
     int status;
 
     return s->pid > 0 && waitpid(s->pid, &status, WNOHANG) == 0;
 }
 
-static void server_stop(Server *s)
+static void server_stop(QNvmeServer *s)
 {
     if (s->pid > 0) {
-        int status;
-
         kill(s->pid, SIGCONT);
-        kill(s->pid, SIGTERM);
-        waitpid(s->pid, &status, 0);
-        g_spawn_close_pid(s->pid);
-        s->pid = 0;
     }
-    unlink(s->sock);
-    rmdir(s->dir);
-    g_free(s->sock);
-    g_free(s->dir);
+    qnvme_server_stop(s);
 }
 
-static void vm_start(Vm *vm, Server *s, const char *dev_opts)
+static void vm_start(Vm *vm, QNvmeServer *s, const char *dev_opts)
 {
     memset(vm, 0, sizeof(*vm));
     vm->pidfile = g_build_filename(s->dir, "conduit.pid", NULL);
@@ -214,7 +165,7 @@ static void vm_qmp_alive(Vm *vm)
 
 static void test_server_killed_mid_io(void)
 {
-    Server s;
+    QNvmeServer s;
     Vm vm;
     gint64 deadline;
 
@@ -253,7 +204,7 @@ static void test_server_killed_mid_io(void)
 static void test_vmm_killed_mid_io(void)
 {
     g_autofree char *pid_text = NULL;
-    Server s;
+    QNvmeServer s;
     Vm vm;
     int status;
 
@@ -281,7 +232,7 @@ static void test_vmm_killed_mid_io(void)
 
 static void test_server_stopped_times_out(void)
 {
-    Server s;
+    QNvmeServer s;
     Vm vm;
     uint32_t csts;
 

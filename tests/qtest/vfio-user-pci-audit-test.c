@@ -9,7 +9,6 @@
 #include "qemu/osdep.h"
 #include <signal.h>
 #include <sys/wait.h>
-#include <sys/prctl.h>
 #include <linux/pci_regs.h>
 #include "config-host.h"
 #include "libqtest.h"
@@ -33,14 +32,8 @@
 #define LAYOUT_DB_PAGE "--msix-bar 0 --msix-table-offset 0x1800 " \
                        "--msix-pba-offset 0x1c00"
 
-typedef struct AuditServer {
-    GPid pid;
-    char *dir;
-    char *sock;
-} AuditServer;
-
 typedef struct AuditCtx {
-    AuditServer srv;
+    QNvmeServer srv;
     QTestState *qts;
     QPCIBus *bus;
     QPCIDevice *dev;
@@ -48,59 +41,20 @@ typedef struct AuditCtx {
     char *pidfile;
 } AuditCtx;
 
-static void audit_child_setup(gpointer data)
+/* A clean stop, not a crash. */
+static void audit_server_stop(QNvmeServer *s)
 {
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-}
+    int status = qnvme_server_stop(s);
 
-static void audit_server_start(AuditServer *s, const char *extra)
-{
-    const char *bin = getenv("VFIO_USER_NVME");
-    g_autofree char *cmd = NULL;
-    g_auto(GStrv) argv = NULL;
-    g_autoptr(GError) err = NULL;
-    gint64 deadline;
-
-    s->dir = g_dir_make_tmp("vfio-user-pci-audit-XXXXXX", &err);
-    g_assert_no_error(err);
-    s->sock = g_build_filename(s->dir, "nvme.sock", NULL);
-    cmd = g_strdup_printf("%s --socket %s --backend ram --size 16M %s",
-                          bin ? bin : CONDUIT_BUILD_DIR "/vfio-user-nvme",
-                          s->sock, extra ? extra : "");
-    g_assert_true(g_shell_parse_argv(cmd, NULL, &argv, &err));
-    g_assert_true(g_spawn_async(NULL, argv, NULL,
-                                G_SPAWN_DO_NOT_REAP_CHILD |
-                                G_SPAWN_STDOUT_TO_DEV_NULL,
-                                audit_child_setup, NULL, &s->pid, &err));
-    g_assert_no_error(err);
-    deadline = g_get_monotonic_time() + WAIT_US;
-    while (!g_file_test(s->sock, G_FILE_TEST_EXISTS)) {
-        g_assert_cmpint(g_get_monotonic_time(), <, deadline);
-        g_usleep(2000);
-    }
-}
-
-static void audit_server_stop(AuditServer *s)
-{
-    int status;
-
-    kill(s->pid, SIGTERM);
-    waitpid(s->pid, &status, 0);
-    g_spawn_close_pid(s->pid);
-    /* A clean stop, not a crash. */
     g_assert_true(WIFEXITED(status));
     g_assert_cmpint(WEXITSTATUS(status), ==, 0);
-    unlink(s->sock);
-    rmdir(s->dir);
-    g_free(s->sock);
-    g_free(s->dir);
 }
 
 static void audit_start(AuditCtx *c, const char *srv_args,
                         const char *dev_opts)
 {
     memset(c, 0, sizeof(*c));
-    audit_server_start(&c->srv, srv_args);
+    qnvme_server_start(&c->srv, srv_args);
     c->pidfile = g_build_filename(c->srv.dir, "vmm.pid", NULL);
     c->qts = qtest_initf("-M pc -m 64M -pidfile %s%s%s%s", c->pidfile,
                          dev_opts ? " -device vfio-user-pci,id=nvme0,"
@@ -205,15 +159,14 @@ static bool audit_wait_ram(AuditCtx *c, uint64_t addr, uint32_t val)
 
 static void audit_bring_up(AuditCtx *c)
 {
-    uint64_t id = qnvme_alloc(&c->nvme, 4096);
+    uint64_t id;
 
     qpci_msix_enable(c->dev);
     for (int v = 0; v <= IO_VECTOR; v++) {
         qpci_msix_set_vector(c->dev, v, MSI_TARGET + 4 * v, MSI_DATA + v);
         qpci_msix_mask_vector(c->dev, v, false);
     }
-    g_assert_true(qnvme_enable(&c->nvme));
-    g_assert_true(qnvme_identify_ctrl(&c->nvme, id));
+    id = qnvme_enable_identify(&c->nvme);
     g_assert_cmphex(qtest_readw(c->qts, id), ==, 0x1b36);
     g_assert_true(qnvme_create_io_queues(&c->nvme, 16, IO_VECTOR));
 }
@@ -348,10 +301,10 @@ static void test_mappable_on_requires_capability(void)
 {
     g_autofree char *args = NULL;
     g_autofree char *err = NULL;
-    AuditServer srv;
+    QNvmeServer srv;
     int status;
 
-    audit_server_start(&srv, LAYOUT_DB_PAGE " --no-msix-mappable");
+    qnvme_server_start(&srv, LAYOUT_DB_PAGE " --no-msix-mappable");
     args = g_strdup_printf("-M pc -accel qtest -display none -device "
                            "vfio-user-pci,socket=%s,x-msix-mappable=on",
                            srv.sock);

@@ -10,7 +10,6 @@
 #include "qemu/osdep.h"
 #include <signal.h>
 #include <sys/wait.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <linux/pci_regs.h>
@@ -35,14 +34,8 @@
 #define LAYOUT_DB_PAGE "--msix-bar 0 --msix-table-offset 0x1800 " \
                        "--msix-pba-offset 0x1c00"
 
-typedef struct Server {
-    GPid pid;
-    char *dir;
-    char *sock;
-} Server;
-
 typedef struct Ctx {
-    Server srv;
+    QNvmeServer srv;
     QTestState *qts;
     QPCIBus *bus;
     QPCIDevice *dev;
@@ -53,70 +46,10 @@ typedef struct Counts {
     int64_t fwd_reads, fwd_writes, served_reads, served_writes;
 } Counts;
 
-static const char *server_binary(void)
-{
-    const char *env = getenv("VFIO_USER_NVME");
-
-    return env ? env : CONDUIT_BUILD_DIR "/vfio-user-nvme";
-}
-
-/* A failed assertion aborts us: do not leave the server behind. */
-static void server_child_setup(gpointer data)
-{
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-}
-
-static void server_start(Server *s, const char *extra)
-{
-    g_autofree char *cmd = NULL;
-    g_auto(GStrv) argv = NULL;
-    g_autoptr(GError) err = NULL;
-    gint64 deadline;
-
-    s->dir = g_dir_make_tmp("vfio-user-pci-test-XXXXXX", &err);
-    g_assert_no_error(err);
-    s->sock = g_build_filename(s->dir, "nvme.sock", NULL);
-    cmd = g_strdup_printf("%s --socket %s --backend ram --size 16M %s",
-                          server_binary(), s->sock, extra ? extra : "");
-    g_assert_true(g_shell_parse_argv(cmd, NULL, &argv, &err));
-    /* Its stdout would corrupt our TAP stream. */
-    g_assert_true(g_spawn_async(NULL, argv, NULL,
-                                G_SPAWN_DO_NOT_REAP_CHILD |
-                                G_SPAWN_STDOUT_TO_DEV_NULL,
-                                server_child_setup, NULL, &s->pid, &err));
-    g_assert_no_error(err);
-    deadline = g_get_monotonic_time() + WAIT_US;
-    while (!g_file_test(s->sock, G_FILE_TEST_EXISTS)) {
-        g_assert_cmpint(g_get_monotonic_time(), <, deadline);
-        g_usleep(2000);
-    }
-}
-
-static void server_kill(Server *s, int sig)
-{
-    int status;
-
-    if (s->pid > 0) {
-        kill(s->pid, sig);
-        waitpid(s->pid, &status, 0);
-        g_spawn_close_pid(s->pid);
-        s->pid = 0;
-    }
-}
-
-static void server_stop(Server *s)
-{
-    server_kill(s, SIGTERM);
-    unlink(s->sock);
-    rmdir(s->dir);
-    g_free(s->sock);
-    g_free(s->dir);
-}
-
 static void ctx_start(Ctx *c, const char *srv_args, const char *dev_opts)
 {
     memset(c, 0, sizeof(*c));
-    server_start(&c->srv, srv_args);
+    qnvme_server_start(&c->srv, srv_args);
     c->qts = qtest_initf("-M pc -m 64M -device vfio-user-pci,id=nvme0,"
                          "addr=04.0,socket=%s%s", c->srv.sock,
                          dev_opts ? dev_opts : "");
@@ -131,7 +64,7 @@ static void ctx_stop(Ctx *c)
     qpci_device_free(c->dev);
     qpci_free_pc(c->bus);
     qtest_quit(c->qts);
-    server_stop(&c->srv);
+    qnvme_server_stop(&c->srv);
 }
 
 /* ---- x-query-vfio ---- */
@@ -258,11 +191,10 @@ static void setup_msix(Ctx *c)
 
 static void bring_up(Ctx *c)
 {
-    uint64_t id = qnvme_alloc(&c->nvme, 4096);
+    uint64_t id;
 
     setup_msix(c);
-    g_assert_true(qnvme_enable(&c->nvme));
-    g_assert_true(qnvme_identify_ctrl(&c->nvme, id));
+    id = qnvme_enable_identify(&c->nvme);
     /* Identify's PCI vendor id matches config space. */
     g_assert_cmphex(qtest_readw(c->qts, id), ==,
                     qpci_config_readw(c->dev, PCI_VENDOR_ID));
@@ -456,11 +388,11 @@ static void test_relocation_refused(void)
 {
     g_autofree char *err = NULL;
     g_autofree char *args = NULL;
-    Server srv;
+    QNvmeServer srv;
     int status;
 
     /* BAR1 is the upper half of the 64-bit BAR0. */
-    server_start(&srv, NULL);
+    qnvme_server_start(&srv, NULL);
     args = g_strdup_printf("-M pc -accel qtest -display none -device "
                            "vfio-user-pci,socket=%s,x-msix-relocation=bar1",
                            srv.sock);
@@ -469,7 +401,7 @@ static void test_relocation_refused(void)
     g_assert_cmpint(WEXITSTATUS(status), ==, 1);
     g_assert_nonnull(strstr(err, "x-msix-relocation"));
     g_assert_nonnull(strstr(err, "upper half"));
-    server_stop(&srv);
+    qnvme_server_stop(&srv);
 }
 
 static void test_64k_pages(gconstpointer data)
@@ -622,13 +554,13 @@ static void test_no_mmap(void)
 
 static void test_hotplug(void)
 {
-    Server srv;
+    QNvmeServer srv;
     QTestState *qts;
     QPCIBus *bus;
     QPCIDevice *dev;
     JsonNode *ret;
 
-    server_start(&srv, NULL);
+    qnvme_server_start(&srv, NULL);
     qts = qtest_init("-M pc -m 64M");
     bus = qpci_new_pc(qts);
     g_assert_null(qpci_device_find(bus, NVME_DEVFN));
@@ -681,7 +613,7 @@ static void test_hotplug(void)
 
     qpci_free_pc(bus);
     qtest_quit(qts);
-    server_stop(&srv);
+    qnvme_server_stop(&srv);
 }
 
 static bool wait_irq(Ctx *c, int line, bool level)
@@ -767,7 +699,7 @@ static void test_server_killed(void)
     ctx_start(&c, NULL, NULL);
     bring_up(&c);
     do_ios(&c, 2, true);
-    server_kill(&c.srv, SIGKILL);
+    qnvme_server_kill(&c.srv, SIGKILL);
     /*
      * The whole BAR0 is mapped, so nothing the guest does reaches the
      * dead server: Conduit notices the hang-up by itself.

@@ -7,12 +7,11 @@
  * ROM region) shows none.
  */
 #include "qemu/osdep.h"
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <linux/pci_regs.h>
 #include "libqtest.h"
 #include "libqos/pci.h"
 #include "libqos/pci-pc.h"
+#include "libqos/nvme.h"
 #include "qapi/error.h"
 #include "../../contrib/vfio-user/libvfu/libvfu.h"
 
@@ -22,7 +21,6 @@
 /* Not a power of two: the BAR rounds it up to 0x1000. */
 #define ROM_IMAGE_SIZE 0xa00
 #define ROM_BAR_SIZE 0x1000
-#define WAIT_US (10 * G_USEC_PER_SEC)
 
 typedef struct RomServer {
     VfuCtx *ctx;
@@ -232,47 +230,20 @@ static void test_rombar_off(void)
 
 /* ---- vfio-user-nvme: a device without a ROM region ---- */
 
-static void nvme_child_setup(gpointer data)
-{
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-}
-
 static void test_nvme_no_rom(void)
 {
-    const char *bin = getenv("VFIO_USER_NVME");
-    g_autofree char *dir = NULL;
-    g_autofree char *sock = NULL;
-    g_autoptr(GError) err = NULL;
-    const char *argv[] = {
-        bin, "--socket", NULL, "--backend", "ram", "--size", "16M", NULL,
-    };
+    QNvmeServer srv;
     QTestState *qts;
     QPCIBus *bus;
     QPCIDevice *dev;
-    GPid pid;
-    gint64 deadline;
-    int status;
 
-    if (!bin) {
+    if (!getenv("VFIO_USER_NVME")) {
         g_test_skip("VFIO_USER_NVME is not set");
         return;
     }
-    dir = g_dir_make_tmp("vfio-user-rom-nvme-XXXXXX", &err);
-    g_assert_no_error(err);
-    sock = g_build_filename(dir, "nvme.sock", NULL);
-    argv[2] = sock;
-    g_assert_true(g_spawn_async(NULL, (char **)argv, NULL,
-                                G_SPAWN_DO_NOT_REAP_CHILD |
-                                G_SPAWN_STDOUT_TO_DEV_NULL,
-                                nvme_child_setup, NULL, &pid, &err));
-    g_assert_no_error(err);
-    deadline = g_get_monotonic_time() + WAIT_US;
-    while (!g_file_test(sock, G_FILE_TEST_EXISTS)) {
-        g_assert_cmpint(g_get_monotonic_time(), <, deadline);
-        g_usleep(2000);
-    }
+    qnvme_server_start(&srv, NULL);
 
-    qts = rom_qtest_start(sock, "", &bus, &dev);
+    qts = rom_qtest_start(srv.sock, "", &bus, &dev);
     g_assert_cmphex(qpci_config_readw(dev, PCI_CLASS_DEVICE), ==, 0x0108);
     g_assert_cmphex(qpci_config_readl(dev, PCI_ROM_ADDRESS), ==, 0);
     g_assert_cmphex(rom_bar_size(dev), ==, 0);
@@ -280,11 +251,7 @@ static void test_nvme_no_rom(void)
     qpci_device_free(dev);
     qpci_free_pc(bus);
     qtest_quit(qts);
-    kill(pid, SIGTERM);
-    waitpid(pid, &status, 0);
-    g_spawn_close_pid(pid);
-    unlink(sock);
-    rmdir(dir);
+    qnvme_server_stop(&srv);
 }
 
 int main(int argc, char **argv)

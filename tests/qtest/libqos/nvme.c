@@ -1,5 +1,9 @@
 /* libqos NVMe driver; see nvme.h. */
 #include "qemu/osdep.h"
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include "config-host.h"
 #include "libqos/nvme.h"
 
 #define QNVME_SQE_SIZE 64
@@ -212,4 +216,89 @@ bool qnvme_rw(QNvme *n, bool write, uint64_t lba, uint16_t nlb, uint64_t buf,
     };
 
     return qnvme_io(n, &cmd, cqe);
+}
+
+uint64_t qnvme_enable_identify(QNvme *n)
+{
+    uint64_t id = qnvme_alloc(n, 4096);
+
+    g_assert_true(qnvme_enable(n));
+    g_assert_true(qnvme_identify_ctrl(n, id));
+    return id;
+}
+
+/* ---- the vfio-user-nvme server ---- */
+
+static const char *qnvme_server_binary(void)
+{
+    const char *env = getenv("VFIO_USER_NVME");
+
+    return env ? env : CONDUIT_BUILD_DIR "/vfio-user-nvme";
+}
+
+/* A failed assertion aborts the test: do not leave the server behind. */
+static void qnvme_server_child_setup(gpointer data)
+{
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+}
+
+void qnvme_server_start_within(QNvmeServer *s, const char *extra_args,
+                               gint64 wait_us)
+{
+    g_autofree char *cmd = NULL;
+    g_auto(GStrv) argv = NULL;
+    g_autoptr(GError) err = NULL;
+    gint64 deadline;
+
+    memset(s, 0, sizeof(*s));
+    s->dir = g_dir_make_tmp("qnvme-server-XXXXXX", &err);
+    g_assert_no_error(err);
+    s->sock = g_build_filename(s->dir, "nvme.sock", NULL);
+    cmd = g_strdup_printf("%s --socket %s --backend ram --size 16M %s",
+                          qnvme_server_binary(), s->sock,
+                          extra_args ? extra_args : "");
+    g_assert_true(g_shell_parse_argv(cmd, NULL, &argv, &err));
+    /* Its stdout would corrupt the TAP stream. */
+    g_assert_true(g_spawn_async(NULL, argv, NULL,
+                                G_SPAWN_DO_NOT_REAP_CHILD |
+                                G_SPAWN_STDOUT_TO_DEV_NULL,
+                                qnvme_server_child_setup, NULL, &s->pid,
+                                &err));
+    g_assert_no_error(err);
+    deadline = g_get_monotonic_time() + wait_us;
+    while (!g_file_test(s->sock, G_FILE_TEST_EXISTS)) {
+        g_assert_cmpint(g_get_monotonic_time(), <, deadline);
+        g_usleep(2000);
+    }
+}
+
+void qnvme_server_start(QNvmeServer *s, const char *extra_args)
+{
+    qnvme_server_start_within(s, extra_args, 10 * G_USEC_PER_SEC);
+}
+
+int qnvme_server_kill(QNvmeServer *s, int sig)
+{
+    int status = -1;
+
+    if (s->pid > 0) {
+        kill(s->pid, sig);
+        waitpid(s->pid, &status, 0);
+        g_spawn_close_pid(s->pid);
+        s->pid = 0;
+    }
+    return status;
+}
+
+int qnvme_server_stop(QNvmeServer *s)
+{
+    int status = qnvme_server_kill(s, SIGTERM);
+
+    unlink(s->sock);
+    rmdir(s->dir);
+    g_free(s->sock);
+    g_free(s->dir);
+    s->sock = NULL;
+    s->dir = NULL;
+    return status;
 }

@@ -76,6 +76,11 @@ bool qnvme_admin(QNvme *n, const QNvmeCmd *cmd, QNvmeCqe *cqe);
 bool qnvme_io(QNvme *n, const QNvmeCmd *cmd, QNvmeCqe *cqe);
 /* Identify controller (CNS 1) into a 4 KiB guest buffer. */
 bool qnvme_identify_ctrl(QNvme *n, uint64_t buf);
+/*
+ * Bring-up: enables the controller and Identifies it into a fresh 4 KiB
+ * guest buffer, asserting each step.  Returns the buffer's address.
+ */
+uint64_t qnvme_enable_identify(QNvme *n);
 /* I/O queue pair 1 of @depth entries; CQ interrupts on @vector. */
 bool qnvme_create_io_queues(QNvme *n, uint16_t depth, uint16_t vector);
 /* One read or write of @nlb blocks at @lba from/to guest @buf. */
@@ -87,5 +92,32 @@ bool qnvme_wait_admin(QNvme *n, QNvmeCqe *cqe);
 /* Submits without waiting; qnvme_wait_io() then reaps it. */
 void qnvme_submit_io(QNvme *n, const QNvmeCmd *cmd);
 bool qnvme_wait_io(QNvme *n, QNvmeCqe *cqe);
+
+/*
+ * The in-tree vfio-user-nvme server ($VFIO_USER_NVME, else the build
+ * tree's), on a socket in a fresh temporary directory.
+ */
+typedef struct QNvmeServer {
+    GPid pid;                   /* 0 once reaped */
+    char *dir;
+    char *sock;
+} QNvmeServer;
+
+/*
+ * Starts "--backend ram --size 16M @extra_args" and waits for the socket
+ * file, which appears only once the server listens.  The server dies
+ * with the test if a failed assertion aborts it.
+ */
+void qnvme_server_start(QNvmeServer *s, const char *extra_args);
+/* The same, giving the socket @wait_us to appear instead of 10 s. */
+void qnvme_server_start_within(QNvmeServer *s, const char *extra_args,
+                               gint64 wait_us);
+/* Sends @sig if the server still runs, reaps it; its wait status or -1. */
+int qnvme_server_kill(QNvmeServer *s, int sig);
+/*
+ * SIGTERM if still running, then removes the socket and directory.
+ * Returns the wait status, or -1 if the server was already reaped.
+ */
+int qnvme_server_stop(QNvmeServer *s);
 
 #endif
