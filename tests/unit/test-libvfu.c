@@ -982,6 +982,116 @@ static void test_dma_map_past_fd_end(void)
     dev_stop(d);
 }
 
+/*
+ * A client may shrink a DMA fd after DMA_MAP.  A sealable memfd is sealed
+ * by the server, so the shrink fails and device accesses stay valid.
+ */
+static void test_dma_shrink_sealed_memfd(void)
+{
+    TestDev *d = dev_start();
+    int fd = cl_connect(d);
+    int ram = memfd_create("guest-ram", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    uint8_t *mine;
+    uint32_t v = 0x600dcafe;
+
+    g_assert_cmpint(ram, >=, 0);
+    g_assert_cmpint(ftruncate(ram, 0x4000), ==, 0);
+    mine = mmap(NULL, 0x4000, PROT_READ | PROT_WRITE, MAP_SHARED, ram, 0);
+    g_assert_true(mine != MAP_FAILED);
+    g_assert_cmpint(fcntl(ram, F_GET_SEALS) & F_SEAL_SHRINK, ==, 0);
+    g_assert_cmpint(cl_dma_map(fd, 0x100000, 0x4000, 0, ram), ==, 0);
+    g_assert_cmpint(fcntl(ram, F_GET_SEALS) & F_SEAL_SHRINK, ==,
+                    F_SEAL_SHRINK);
+    g_assert_cmpint(ftruncate(ram, 0), ==, -1);
+    g_assert_cmpint(errno, ==, EPERM);
+    g_assert_cmpint(vfu_dma_write(d->ctx, 0x103000, &v, 4), ==, 0);
+    g_assert_cmpuint(ldl_le_p(mine + 0x3000), ==, 0x600dcafe);
+    /* The client is still served. */
+    g_assert_cmpuint(cfg_read32(fd, PCI_VENDOR_ID) & 0xffff, ==, 0x1b36);
+    g_assert_cmpint(g_atomic_int_get(&d->resets_lost), ==, 0);
+    munmap(mine, 0x4000);
+    close(ram);
+    close(fd);
+    dev_stop(d);
+}
+
+static int make_tmpfile(size_t size)
+{
+    g_autofree char *name = NULL;
+    int fd = g_file_open_tmp("libvfu-ram-XXXXXX", &name, NULL);
+
+    g_assert_cmpint(fd, >=, 0);
+    unlink(name);
+    g_assert_cmpint(ftruncate(fd, size), ==, 0);
+    return fd;
+}
+
+/*
+ * An fd that cannot be sealed (a memfd without MFD_ALLOW_SEALING, a
+ * regular file) is shrunk under the server's mapping: device accesses,
+ * from a device thread or from a callback on the dispatch thread, must
+ * not kill the server; they fail, the client is dropped and the next one
+ * is served.
+ */
+static void test_dma_shrink_unsealable_fd(void)
+{
+    TestDev *d = dev_start();
+    const uint64_t iova = 0x100000;
+    int fd = cl_connect(d);
+    int ram = make_memfd(0x4000);
+    int file = make_tmpfile(0x4000);
+    VFIOUserHdr hdr;
+    uint8_t *payload;
+    uint32_t v = 0x12345678;
+    uint8_t *p;
+
+    /* A device thread (this one) touches a page the client cut off. */
+    g_assert_cmpint(cl_dma_map(fd, iova, 0x4000, 0, ram), ==, 0);
+    g_assert_cmpint(ftruncate(ram, 0x1000), ==, 0);
+    g_assert_cmpint(vfu_dma_write(d->ctx, iova + 0x2000, &v, 4), ==,
+                    -EFAULT);
+    vfu_dma_lock(d->ctx);
+    p = vfu_dma_ptr(d->ctx, iova + 0x3000, 8, true);
+    g_assert_nonnull(p);
+    stl_le_p(p, 0xdeadbeef);
+    g_assert_cmpuint(ldl_le_p(p + 4), ==, 0);
+    vfu_dma_unlock(d->ctx);
+    /* The client's next message finds itself dropped. */
+    g_assert_cmpint(cl_call(fd, VFIO_USER_DEVICE_RESET, NULL, 0, NULL, 0,
+                            NULL, NULL, NULL), ==, -1);
+    g_assert_true(wait_for(&d->resets_lost, 1));
+    g_assert_cmpint(g_atomic_int_get(&d->resets_client), ==, 0);
+    g_assert_cmpuint(vfu_dma_count(d->ctx), ==, 0);
+    close(fd);
+
+    /* The device itself DMAs from a shrunk file while serving a message. */
+    fd = cl_connect(d);
+    g_assert_cmpint(cl_dma_map(fd, iova, 0x4000, 0, file), ==, 0);
+    g_assert_cmpint(ftruncate(file, 0), ==, 0);
+    d->dma_probe_iova = iova + 0x40;
+    d->dma_probe_ret = 1;
+    g_assert_cmpint(cl_region_write(fd, VFIO_PCI_BAR4_REGION_INDEX,
+                                    BAR4_DMA_PROBE, &v, 4), ==, 0);
+    g_assert_cmpint(d->dma_probe_ret, ==, -EFAULT);
+    g_assert_false(cl_recv(fd, &hdr, &payload, NULL));
+    g_assert_true(wait_for(&d->resets_lost, 2));
+    close(fd);
+
+    /* The next client is served as usual. */
+    close(ram);
+    ram = make_memfd(0x4000);
+    fd = cl_connect(d);
+    g_assert_cmpint(cl_dma_map(fd, iova, 0x4000, 0, ram), ==, 0);
+    g_assert_cmpint(vfu_dma_write(d->ctx, iova + 0x2000, &v, 4), ==, 0);
+    g_assert_cmpint(vfu_dma_read(d->ctx, iova + 0x2000, &v, 4), ==, 0);
+    g_assert_cmpuint(v, ==, 0x12345678);
+    close(fd);
+    g_assert_true(wait_for(&d->resets_lost, 3));
+    close(file);
+    close(ram);
+    dev_stop(d);
+}
+
 static void test_dma_max_maps(void)
 {
     TestDev *d = dev_start();
@@ -1413,6 +1523,10 @@ int main(int argc, char **argv)
                     test_dma_map_ptr_bounds);
     g_test_add_func("/libvfu/dma/map-past-fd-end-refused",
                     test_dma_map_past_fd_end);
+    g_test_add_func("/libvfu/dma/shrink/sealed-memfd-refuses",
+                    test_dma_shrink_sealed_memfd);
+    g_test_add_func("/libvfu/dma/shrink/unsealable-fd-drops-client",
+                    test_dma_shrink_unsealable_fd);
     g_test_add_func("/libvfu/dma/max-maps", test_dma_max_maps);
     g_test_add_func("/libvfu/dma/message-fallback",
                     test_dma_message_fallback);

@@ -5,9 +5,17 @@
  * without one are reached with DMA_READ/DMA_WRITE requests to the client.
  * The table is guarded by a writer-preferring rwlock: device threads read,
  * only the dispatch thread writes (see the DMA rule in libvfu.h).
+ *
+ * The client keeps its fds and could shrink one under our mapping, which
+ * would SIGBUS the device on its next access.  A memfd is sealed against
+ * shrinking before we look at its size; anything unsealable (a regular
+ * file, a memfd without MFD_ALLOW_SEALING) is mapped under the SIGBUS
+ * guard of qemu/peer-mem.h, and a client whose memory faulted is dropped.
  */
 #include "qemu/osdep.h"
 #include "qapi/error.h"
+#include "qemu/error-report.h"
+#include "qemu/peer-mem.h"
 #include "libvfu-internal.h"
 #include "trace.h"
 
@@ -99,17 +107,21 @@ int vfu_handle_dma_map(VfuCtx *ctx, VfuMsg *msg)
     range.iova = m.address;
     range.size = m.size;
     range.flags = m.flags;
+    range.guard = -1;
     if (fd >= 0) {
         long page = sysconf(_SC_PAGESIZE);
         uint64_t start = QEMU_ALIGN_DOWN(m.offset, page);
         uint64_t len = m.offset - start + m.size;
         struct stat st;
+        bool sealed;
         int prot = 0;
         void *p;
 
         if (len > SIZE_MAX) {
             return -ENOMEM;
         }
+        /* Seal first: a size checked before sealing proves nothing. */
+        sealed = qemu_peer_fd_seal_shrink(fd);
         /*
          * A mapping past the end of a file maps fine, but the device's
          * first access there would kill us with SIGBUS.
@@ -134,6 +146,18 @@ int vfu_handle_dma_map(VfuCtx *ctx, VfuMsg *msg)
         if (p == MAP_FAILED) {
             return -errno;
         }
+        if (!sealed) {
+            range.guard = qemu_peer_mem_guard(p, len);
+            if (range.guard < 0) {
+                int ret = range.guard;
+
+                munmap(p, len);
+                trace_vfu_msg_error(msg->hdr.id, "DMA_MAP",
+                                    "no SIGBUS guard slot for an unsealed fd");
+                return ret;
+            }
+        }
+        trace_vfu_dma_map_fd(sealed, range.guard);
         range.map_base = p;
         range.map_len = len;
         range.ptr = (uint8_t *)p + (m.offset - start);
@@ -159,8 +183,28 @@ static void dma_remove(VfuCtx *ctx, guint i)
     g_array_remove_index_fast(ctx->dma, i);
     pthread_rwlock_unlock(&ctx->dma_lock);
     if (r.map_base) {
+        qemu_peer_mem_unguard(r.guard);
         munmap(r.map_base, r.map_len);
     }
+}
+
+/*
+ * Whether the client shrank an fd under one of our mappings (the guard
+ * repaired the access with zeroes).  Dispatch thread: the table is ours.
+ */
+bool vfu_dma_peer_faulted(VfuCtx *ctx)
+{
+    for (guint i = 0; i < ctx->dma->len; i++) {
+        VfuDmaRange *r = &g_array_index(ctx->dma, VfuDmaRange, i);
+
+        if (qemu_peer_mem_faulted(r->guard)) {
+            error_report("libvfu: the client shrank the memory behind DMA "
+                         "range 0x%" PRIx64 "+0x%" PRIx64 "; dropping it",
+                         r->iova, r->size);
+            return true;
+        }
+    }
+    return false;
 }
 
 void vfu_dma_unmap_all(VfuCtx *ctx)
@@ -374,14 +418,17 @@ static int dma_rw(VfuCtx *ctx, uint64_t iova, void *buf, uint64_t len,
     }
     if (r->ptr) {
         uint8_t *p = r->ptr + (iova - r->iova);
+        int ret;
 
         if (is_write) {
             memcpy(p, buf, len);
         } else {
             memcpy(buf, p, len);
         }
+        /* The copy went through zero pages, not the client's memory. */
+        ret = qemu_peer_mem_faulted(r->guard) ? -EFAULT : 0;
         vfu_dma_unlock(ctx);
-        return 0;
+        return ret;
     }
     vfu_dma_unlock(ctx);
 

@@ -38,6 +38,7 @@ typedef struct VfuDmaRange {
     void *map_base;         /* NULL: message-only range */
     size_t map_len;
     uint8_t *ptr;           /* host address of iova */
+    int guard;              /* SIGBUS guard slot (fd not sealed), or -1 */
 } VfuDmaRange;
 
 /* A server->client request waiting for its reply. */
@@ -133,5 +134,6 @@ void vfu_dma_unmap_all(VfuCtx *ctx);
 void vfu_dma_handle_reply(VfuCtx *ctx, VfuMsg *msg);
 void vfu_dma_fail_pending(VfuCtx *ctx);
 void vfu_dma_free(VfuCtx *ctx);
+bool vfu_dma_peer_faulted(VfuCtx *ctx);
 
 #endif

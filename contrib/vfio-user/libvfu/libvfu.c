@@ -650,6 +650,10 @@ bool vfu_dispatch(VfuCtx *ctx, Error **errp)
         return true;
     }
 
+    if (vfu_dma_peer_faulted(ctx)) {
+        vfu_detach_reason(ctx, "client shrank its DMA memory");
+        return true;
+    }
     ctx->dispatch_tid = pthread_self();
     ctx->dispatching = true;
     ret = vfu_recv(ctx, &msg, &err);
@@ -669,6 +673,8 @@ bool vfu_dispatch(VfuCtx *ctx, Error **errp)
     g_free(msg.payload);
     if (drop || ctx->conn_broken) {
         vfu_detach_reason(ctx, drop ? "protocol error" : "send failed");
+    } else if (vfu_dma_peer_faulted(ctx)) {
+        vfu_detach_reason(ctx, "client shrank its DMA memory");
     }
     return true;
 }
