@@ -9,6 +9,8 @@
 #include <poll.h>
 #include <sys/socket.h>
 #include "qapi/error.h"
+#include "qemu/error-report.h"
+#include "qemu/peer-mem.h"
 #include "qemu/sockets.h"
 #include "hw/vfio/vfio-user.h"
 #include "hw/vfio/region-info.h"
@@ -580,6 +582,33 @@ static bool vfio_user_get_device_info(VFIODevice *vbasedev,
     return dev_done(vbasedev, true);
 }
 
+/*
+ * Whether we may mmap a region fd from the server.  The server keeps the
+ * fd and could shrink it under our mapping (and under KVM's memslot of
+ * it), so we only map an fd that is sealed against shrinking and covers
+ * the region; otherwise the region is trapped, which is slower but safe.
+ */
+static bool client_region_fd_safe(VFIOUserClient *c, uint32_t index,
+                                  const struct vfio_region_info *info, int fd)
+{
+    const char *why = NULL;
+    struct stat st;
+
+    if (!qemu_peer_fd_seal_shrink(fd)) {
+        why = "cannot be sealed against shrinking";
+    } else if (fstat(fd, &st) < 0 || info->offset > (uint64_t)st.st_size ||
+               info->size > (uint64_t)st.st_size - info->offset) {
+        why = "is smaller than the region";
+    }
+    trace_vfio_user_region_fd(c->name, index, why ? why : "sealed");
+    if (why) {
+        warn_report("vfio-user %s: region %u: the server's fd %s; the region"
+                    " is trapped instead of mapped", c->name, index, why);
+        return false;
+    }
+    return true;
+}
+
 static bool vfio_user_get_region_info(VFIODevice *vbasedev, uint32_t index,
                                       struct vfio_region_info **info,
                                       int *fd, Error **errp)
@@ -632,7 +661,8 @@ static bool vfio_user_get_region_info(VFIODevice *vbasedev, uint32_t index,
         return dev_done(vbasedev, false);
     }
     *info = (struct vfio_region_info *)g_steal_pointer(&reply.payload);
-    if (reply.nfds && ((*info)->flags & VFIO_REGION_INFO_FLAG_MMAP)) {
+    if (reply.nfds && ((*info)->flags & VFIO_REGION_INFO_FLAG_MMAP) &&
+        client_region_fd_safe(c, index, *info, reply.fds[0])) {
         *fd = reply.fds[0];
         reply.nfds = 0;
     } else {

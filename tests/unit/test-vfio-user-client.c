@@ -366,8 +366,10 @@ static FakeServer *server_new(void)
     s->major = VFIO_USER_MAJOR;
     s->max_msg_fds = 8;
     s->max_xfer = 4096;
-    s->region_fd = memfd_create("fake-bar0", MFD_CLOEXEC);
+    /* A well-behaved server: a sealable memfd as large as the region. */
+    s->region_fd = memfd_create("fake-bar0", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     g_assert_cmpint(s->region_fd, >=, 0);
+    g_assert_cmpint(ftruncate(s->region_fd, REGION_SIZE), ==, 0);
     g_assert_cmpint(pwrite(s->region_fd, "bar0-data", 9, 0), ==, 9);
     b = vfio_region_info_builder_new(0, VFIO_REGION_INFO_FLAG_READ |
                                      VFIO_REGION_INFO_FLAG_WRITE |
@@ -590,6 +592,101 @@ static void test_region_info_with_fd(void)
     }
     g_assert_cmpint(fd, ==, -1);
     g_assert_false(info->flags & VFIO_REGION_INFO_FLAG_MMAP);
+    device_close(&dev);
+    server_free(s);
+}
+
+/*
+ * The server shrinks its region fd after we mapped it: the client sealed
+ * the fd on receipt, so the shrink fails and our mapping stays valid.
+ */
+static void test_region_fd_shrink_sealed(void)
+{
+    FakeServer *s = server_new();
+    g_autofree struct vfio_region_info *info = NULL;
+    VFIODevice dev;
+    uint8_t *map;
+    int fd = -1;
+
+    device_open(&dev, s, 0);
+    g_assert_true(dev.ops->get_region_info(&dev, 0, &info, &fd,
+                                           &error_abort));
+    g_assert_cmpint(fd, >=, 0);
+    g_assert_true(info->flags & VFIO_REGION_INFO_FLAG_MMAP);
+    g_assert_cmpint(fcntl(fd, F_GET_SEALS) & F_SEAL_SHRINK, ==,
+                    F_SEAL_SHRINK);
+    map = mmap(NULL, REGION_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+               info->offset);
+    g_assert_true(map != MAP_FAILED);
+    /* The server's own fd is the same file: its shrink is refused. */
+    g_assert_cmpint(ftruncate(s->region_fd, 0), ==, -1);
+    g_assert_cmpint(errno, ==, EPERM);
+    /* Register accesses through the mapping (the MSI-X page, say). */
+    g_assert_cmpmem(map, 9, "bar0-data", 9);
+    stl_le_p(map + REGION_SIZE - 4, 0x11223344);
+    g_assert_cmphex(ldl_le_p(map + REGION_SIZE - 4), ==, 0x11223344);
+    g_assert_false(dev.broken);
+    munmap(map, REGION_SIZE);
+    close(fd);
+    device_close(&dev);
+    server_free(s);
+}
+
+/*
+ * A region fd we cannot seal (a memfd without MFD_ALLOW_SEALING, a
+ * regular file) or that is smaller than the region is not handed out for
+ * mmap: the region is trapped, so a later shrink cannot reach us.
+ */
+static void test_region_fd_unsafe_trapped(void)
+{
+    FakeServer *s = server_new();
+    g_autofree char *name = NULL;
+    int fds[3];
+    VFIODevice dev;
+    int before;
+
+    fds[0] = memfd_create("fake-bar0-unsealable", MFD_CLOEXEC);
+    fds[1] = g_file_open_tmp("fake-bar0-XXXXXX", &name, NULL);
+    fds[2] = memfd_create("fake-bar0-short", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    g_assert_cmpint(fds[1], >=, 0);
+    unlink(name);
+    for (int i = 0; i < 3; i++) {
+        g_assert_cmpint(fds[i], >=, 0);
+        g_assert_cmpint(ftruncate(fds[i], i == 2 ? REGION_SIZE / 2
+                                                 : REGION_SIZE), ==, 0);
+    }
+    device_open(&dev, s, 0);
+    before = count_fds();
+    for (int i = 0; i < 3; i++) {
+        g_autofree struct vfio_region_info *info = NULL;
+        uint32_t v = 0xabcd1234 + i;
+        int fd = 0;
+
+        s->region_fd = fds[i];
+        g_assert_true(dev.ops->get_region_info(&dev, 0, &info, &fd,
+                                               &error_abort));
+        g_assert_cmpint(fd, ==, -1);
+        g_assert_false(info->flags & VFIO_REGION_INFO_FLAG_MMAP);
+        /* The received fd was closed, not leaked. */
+        g_assert_cmpint(count_fds(), ==, before);
+        /*
+         * The server may shrink it now: we never mapped it.  (The short
+         * memfd was sealed on receipt, before its size was found wanting.)
+         */
+        g_assert_cmpint(ftruncate(fds[i], 0), ==, i == 2 ? -1 : 0);
+        /* The region still works, through messages. */
+        g_assert_true(vfio_device_region_write(&dev, 0, 0x10, 4, &v, false,
+                                               &error_abort));
+        v = 0;
+        g_assert_true(vfio_device_region_read(&dev, 0, 0x10, 4, &v,
+                                              &error_abort));
+        g_assert_cmphex(v, ==, 0xabcd1234 + i);
+        g_assert_false(dev.broken);
+    }
+    s->region_fd = -1;
+    for (int i = 0; i < 3; i++) {
+        close(fds[i]);
+    }
     device_close(&dev);
     server_free(s);
 }
@@ -1039,6 +1136,10 @@ int main(int argc, char **argv)
                     test_region_rw_chunked);
     g_test_add_func("/vfio-user/client/region-info/fd-passing",
                     test_region_info_with_fd);
+    g_test_add_func("/vfio-user/client/region-fd/shrink-refused-by-seal",
+                    test_region_fd_shrink_sealed);
+    g_test_add_func("/vfio-user/client/region-fd/unsafe-fd-trapped",
+                    test_region_fd_unsafe_trapped);
     g_test_add_func("/vfio-user/client/region-info/retry-large-chain",
                     test_region_info_retry_large_chain);
     g_test_add_func("/vfio-user/client/region-info/malformed-chain",

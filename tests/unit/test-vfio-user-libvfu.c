@@ -96,7 +96,7 @@ static Server *server_start(bool msix_mappable)
     g_assert_nonnull(s->dir);
     s->path = g_build_filename(s->dir, "sock", NULL);
     s->ctx = vfu_create_ctx(s->path, &srv_ops, s, &caps, &error_abort);
-    s->bar0_fd = memfd_create("bar0", MFD_CLOEXEC);
+    s->bar0_fd = memfd_create("bar0", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     g_assert_cmpint(ftruncate(s->bar0_fd, BAR0_SIZE), ==, 0);
     s->bar0 = mmap(NULL, BAR0_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
                    s->bar0_fd, 0);
