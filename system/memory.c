@@ -89,7 +89,7 @@ bool memory_region_init_ram(MemoryRegion *mr, Object *owner, const char *name,
 
     /* memfd names are limited to 249 bytes; only debugging uses them. */
     fd_name = g_strndup(mr->name, 200);
-    fd = memfd_create(fd_name, MFD_CLOEXEC);
+    fd = memfd_create(fd_name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0) {
         error_setg_errno(errp, errno, "memory region '%s': memfd_create",
                          mr->name);
@@ -101,6 +101,14 @@ bool memory_region_init_ram(MemoryRegion *mr, Object *owner, const char *name,
                          mr->name, map_size);
         close(fd);
         goto fail;
+    }
+    /*
+     * RAM never changes size, and vfio-user servers map this fd: sealed,
+     * they need no SIGBUS defence against us.  Best effort: a server
+     * copes with an unsealed fd too.
+     */
+    if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) < 0) {
+        trace_memory_region_ram_unsealed(mr->name, errno);
     }
     ptr = mmap(NULL, map_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (ptr == MAP_FAILED) {
