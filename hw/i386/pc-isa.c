@@ -7,6 +7,7 @@
 #include "qemu/osdep.h"
 #include "hw/i386/pc-isa.h"
 #include "hw/char/serial.h"
+#include "hw/rtc/mc146818rtc.h"
 #include "hw/irq.h"
 #include "sysemu/sysemu.h"
 #include "sysemu/kvm.h"
@@ -19,6 +20,13 @@ static void pc_isa_irq_handler(void *opaque, int n, int level)
 
 bool pc_isa_init(MachineState *ms, Error **errp)
 {
+    /* Every pc has its CMOS clock; guests probe it unconditionally. */
+    if (!mc146818_rtc_create(ms, kvm_enabled() ?
+                             qemu_allocate_irq(pc_isa_irq_handler, NULL,
+                                               RTC_ISA_IRQ) : NULL,
+                             errp)) {
+        return false;
+    }
     for (int i = 0; i < 4; i++) {
         Chardev *chr = serial_hd(i);
         qemu_irq irq = NULL;

@@ -1,0 +1,455 @@
+/*
+ * MC146818A-compatible CMOS RTC: port 0x70 selects one of 128 bytes
+ * (bit 7, the NMI mask on PCs, is ignored), port 0x71 reads or writes it.
+ *
+ * The clock is not ticked: registers 0-9 and the century byte (0x32) are
+ * computed on each read from the host's wall clock plus an offset that
+ * the guest moves by writing them.  Every read is a consistent snapshot,
+ * so the update-in-progress bit never needs to be set.  SET (status B
+ * bit 7) freezes the registers the guest sees until it is cleared, as on
+ * the chip, so the usual "set SET, write the date, clear SET" sequence
+ * lands exactly.
+ *
+ * Interrupts: update-ended and alarm flags come from a timer on the
+ * virtual clock (so a paused VM gets none) armed only while UIE or AIE is
+ * enabled; IRQF and the IRQ line follow the enabled flags until status C
+ * is read.  The periodic interrupt (PIE, rate in status A) is not
+ * modelled: PF never sets.  The day of week is always derived from the
+ * date; a write to it is dropped.
+ */
+#include "qemu/osdep.h"
+#include "hw/rtc/mc146818rtc.h"
+#include "hw/qdev-core.h"
+#include "hw/boards.h"
+#include "exec/memory.h"
+#include "exec/address-spaces.h"
+#include "qemu/timer.h"
+#include "qapi/error.h"
+#include "qom/object.h"
+#include "trace.h"
+
+/* Status A on a PC after the BIOS: 32.768 kHz time base, 1024 Hz rate. */
+#define RTC_REG_A_PC_DEFAULT 0x26
+/* An alarm byte with both top bits set matches every value. */
+#define RTC_ALARM_DONT_CARE 0xc0
+#define RTC_HOURS_PM 0x80
+
+typedef struct RTCState {
+    DeviceState parent_obj;
+
+    MemoryRegion io;
+    qemu_irq irq;
+    QEMUTimer *update_timer;
+    uint8_t index;
+    /* RAM, alarms and status A-D; the time bytes here are unused. */
+    uint8_t cmos[RTC_CMOS_SIZE];
+    int64_t offset_s;           /* guest clock minus host wall clock */
+    struct tm frozen;           /* what the guest sees while SET is set */
+} RTCState;
+
+#define MC146818_RTC(obj) OBJECT_CHECK(RTCState, (obj), TYPE_MC146818_RTC)
+
+static bool rtc_binary(RTCState *s)
+{
+    return s->cmos[RTC_REG_B] & RTC_REG_B_DM_BINARY;
+}
+
+static bool rtc_24h(RTCState *s)
+{
+    return s->cmos[RTC_REG_B] & RTC_REG_B_24H;
+}
+
+static uint8_t rtc_encode(RTCState *s, int v)
+{
+    return rtc_binary(s) ? v : ((v / 10) << 4) | (v % 10);
+}
+
+/* Bad BCD digits give out-of-range fields; timegm() normalises them. */
+static int rtc_decode(RTCState *s, uint8_t reg)
+{
+    return rtc_binary(s) ? reg : (reg >> 4) * 10 + (reg & 0x0f);
+}
+
+static uint8_t rtc_encode_hours(RTCState *s, int hour)
+{
+    int h12 = hour % 12;
+
+    if (rtc_24h(s)) {
+        return rtc_encode(s, hour);
+    }
+    return rtc_encode(s, h12 ? h12 : 12) | (hour >= 12 ? RTC_HOURS_PM : 0);
+}
+
+static int rtc_decode_hours(RTCState *s, uint8_t reg)
+{
+    if (rtc_24h(s)) {
+        return rtc_decode(s, reg);
+    }
+    /* 12 AM is midnight, 12 PM is noon. */
+    return rtc_decode(s, reg & ~RTC_HOURS_PM) % 12 +
+           ((reg & RTC_HOURS_PM) ? 12 : 0);
+}
+
+static void rtc_guest_tm_at(RTCState *s, int64_t host_s, struct tm *tm)
+{
+    time_t t = host_s + s->offset_s;
+
+    if (!gmtime_r(&t, tm)) {
+        /* Unreachable from decoded registers; keep a sane clock anyway. */
+        t = host_s;
+        s->offset_s = 0;
+        gmtime_r(&t, tm);
+    }
+}
+
+static void rtc_get_tm(RTCState *s, struct tm *tm)
+{
+    if (s->cmos[RTC_REG_B] & RTC_REG_B_SET) {
+        *tm = s->frozen;
+        return;
+    }
+    rtc_guest_tm_at(s, g_get_real_time() / G_USEC_PER_SEC, tm);
+}
+
+static void rtc_set_tm(RTCState *s, const struct tm *tm)
+{
+    struct tm normalised = *tm;
+
+    s->offset_s = (int64_t)timegm(&normalised) -
+                  g_get_real_time() / G_USEC_PER_SEC;
+    trace_mc146818_rtc_set_time(s->offset_s);
+}
+
+static uint8_t rtc_read_time(RTCState *s, uint8_t index)
+{
+    struct tm tm;
+    int year;
+
+    rtc_get_tm(s, &tm);
+    year = tm.tm_year + 1900;
+    switch (index) {
+    case RTC_SECONDS:
+        return rtc_encode(s, tm.tm_sec);
+    case RTC_MINUTES:
+        return rtc_encode(s, tm.tm_min);
+    case RTC_HOURS:
+        return rtc_encode_hours(s, tm.tm_hour);
+    case RTC_DAY_OF_WEEK:
+        return rtc_encode(s, tm.tm_wday + 1);  /* 1 = Sunday */
+    case RTC_DAY_OF_MONTH:
+        return rtc_encode(s, tm.tm_mday);
+    case RTC_MONTH:
+        return rtc_encode(s, tm.tm_mon + 1);
+    case RTC_YEAR:
+        return rtc_encode(s, year % 100);
+    default:    /* RTC_CENTURY */
+        return rtc_encode(s, year / 100);
+    }
+}
+
+static void rtc_write_time(RTCState *s, uint8_t index, uint8_t val)
+{
+    struct tm tm;
+    int year;
+
+    rtc_get_tm(s, &tm);
+    year = tm.tm_year + 1900;
+    switch (index) {
+    case RTC_SECONDS:
+        tm.tm_sec = rtc_decode(s, val);
+        break;
+    case RTC_MINUTES:
+        tm.tm_min = rtc_decode(s, val);
+        break;
+    case RTC_HOURS:
+        tm.tm_hour = rtc_decode_hours(s, val);
+        break;
+    case RTC_DAY_OF_WEEK:
+        return;
+    case RTC_DAY_OF_MONTH:
+        tm.tm_mday = rtc_decode(s, val);
+        break;
+    case RTC_MONTH:
+        tm.tm_mon = rtc_decode(s, val) - 1;
+        break;
+    case RTC_YEAR:
+        tm.tm_year = year / 100 * 100 + rtc_decode(s, val) - 1900;
+        break;
+    default:    /* RTC_CENTURY */
+        tm.tm_year = rtc_decode(s, val) * 100 + year % 100 - 1900;
+        break;
+    }
+    /*
+     * While SET is held the fields stay as written (a date that is briefly
+     * invalid between two writes must not be normalised away); the offset
+     * follows every write so the clock is right whenever SET drops.
+     */
+    if (s->cmos[RTC_REG_B] & RTC_REG_B_SET) {
+        s->frozen = tm;
+    }
+    rtc_set_tm(s, &tm);
+}
+
+static bool rtc_is_time_reg(uint8_t index)
+{
+    return index <= RTC_YEAR || index == RTC_CENTURY;
+}
+
+static void rtc_update_irq(RTCState *s)
+{
+    uint8_t enabled = s->cmos[RTC_REG_B] &
+                      (RTC_REG_B_PIE | RTC_REG_B_AIE | RTC_REG_B_UIE);
+    /* The C flags sit at the same bit positions as their B enables. */
+    bool pending = s->cmos[RTC_REG_C] & enabled;
+
+    if (pending) {
+        s->cmos[RTC_REG_C] |= RTC_REG_C_IRQF;
+    } else {
+        s->cmos[RTC_REG_C] &= ~RTC_REG_C_IRQF;
+    }
+    qemu_set_irq(s->irq, pending);
+}
+
+static void rtc_arm_update_timer(RTCState *s)
+{
+    int64_t to_next_ns;
+
+    if (!(s->cmos[RTC_REG_B] & (RTC_REG_B_UIE | RTC_REG_B_AIE))) {
+        timer_del(s->update_timer);
+        return;
+    }
+    to_next_ns = (G_USEC_PER_SEC - g_get_real_time() % G_USEC_PER_SEC) *
+                 SCALE_US;
+    /* Fired a little early for this second: aim at the next one. */
+    if (to_next_ns < 100 * SCALE_MS) {
+        to_next_ns += NANOSECONDS_PER_SECOND;
+    }
+    timer_mod_ns(s->update_timer,
+                 qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + to_next_ns);
+}
+
+static bool rtc_alarm_matches(uint8_t alarm, uint8_t now)
+{
+    return (alarm & RTC_ALARM_DONT_CARE) == RTC_ALARM_DONT_CARE ||
+           alarm == now;
+}
+
+/* The end of an update cycle, once per second of the guest clock. */
+static void rtc_update_timer_cb(void *opaque)
+{
+    RTCState *s = opaque;
+    struct tm tm;
+
+    if (!(s->cmos[RTC_REG_B] & RTC_REG_B_SET)) {
+        /* Rounded: the timer may run a little either side of the tick. */
+        rtc_guest_tm_at(s, (g_get_real_time() + G_USEC_PER_SEC / 2) /
+                           G_USEC_PER_SEC, &tm);
+        s->cmos[RTC_REG_C] |= RTC_REG_C_UF;
+        if (rtc_alarm_matches(s->cmos[RTC_SECONDS_ALARM],
+                              rtc_encode(s, tm.tm_sec)) &&
+            rtc_alarm_matches(s->cmos[RTC_MINUTES_ALARM],
+                              rtc_encode(s, tm.tm_min)) &&
+            rtc_alarm_matches(s->cmos[RTC_HOURS_ALARM],
+                              rtc_encode_hours(s, tm.tm_hour))) {
+            s->cmos[RTC_REG_C] |= RTC_REG_C_AF;
+        }
+        rtc_update_irq(s);
+        trace_mc146818_rtc_irq(s->cmos[RTC_REG_C]);
+    }
+    rtc_arm_update_timer(s);
+}
+
+static void rtc_write_reg_b(RTCState *s, uint8_t val)
+{
+    bool was_set = s->cmos[RTC_REG_B] & RTC_REG_B_SET;
+    bool set = val & RTC_REG_B_SET;
+
+    if (set) {
+        /* The chip drops UIE while its update cycle is stopped. */
+        val &= ~RTC_REG_B_UIE;
+    }
+    if (set && !was_set) {
+        rtc_get_tm(s, &s->frozen);
+    }
+    s->cmos[RTC_REG_B] = val;
+    if (was_set && !set) {
+        /* The clock resumes from exactly what the guest wrote. */
+        rtc_set_tm(s, &s->frozen);
+    }
+    rtc_update_irq(s);
+    rtc_arm_update_timer(s);
+}
+
+static uint8_t rtc_read_data(RTCState *s)
+{
+    uint8_t index = s->index;
+    uint8_t val;
+
+    if (rtc_is_time_reg(index)) {
+        return rtc_read_time(s, index);
+    }
+    switch (index) {
+    case RTC_REG_A:
+        return s->cmos[RTC_REG_A] & ~RTC_REG_A_UIP;
+    case RTC_REG_C:
+        val = s->cmos[RTC_REG_C];
+        s->cmos[RTC_REG_C] = 0;
+        rtc_update_irq(s);
+        return val;
+    case RTC_REG_D:
+        return RTC_REG_D_VRT;   /* the battery is always good */
+    default:
+        return s->cmos[index];
+    }
+}
+
+static void rtc_write_data(RTCState *s, uint8_t val)
+{
+    uint8_t index = s->index;
+
+    if (rtc_is_time_reg(index)) {
+        rtc_write_time(s, index, val);
+        return;
+    }
+    switch (index) {
+    case RTC_REG_A:
+        s->cmos[RTC_REG_A] = val & ~RTC_REG_A_UIP;
+        break;
+    case RTC_REG_B:
+        rtc_write_reg_b(s, val);
+        break;
+    case RTC_REG_C:
+    case RTC_REG_D:
+        /* Read-only on the chip. */
+        break;
+    default:
+        s->cmos[index] = val;
+        break;
+    }
+}
+
+static uint64_t rtc_io_read(void *opaque, hwaddr addr, unsigned size)
+{
+    RTCState *s = opaque;
+    uint8_t val;
+
+    if (addr == 0) {
+        return 0xff;            /* the index register is write-only */
+    }
+    val = rtc_read_data(s);
+    trace_mc146818_rtc_read(s->index, val);
+    return val;
+}
+
+static void rtc_io_write(void *opaque, hwaddr addr, uint64_t val,
+                         unsigned size)
+{
+    RTCState *s = opaque;
+
+    if (addr == 0) {
+        /* Bit 7 masks NMIs on PCs; there is no NMI source to mask here. */
+        s->index = val & (RTC_CMOS_SIZE - 1);
+        return;
+    }
+    trace_mc146818_rtc_write(s->index, val);
+    rtc_write_data(s, val);
+}
+
+static const MemoryRegionOps rtc_io_ops = {
+    .read = rtc_io_read,
+    .write = rtc_io_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = { .min_access_size = 1, .max_access_size = 1 },
+};
+
+/* CMOS RAM and the clock are battery-backed: a reset keeps them. */
+static void rtc_reset(DeviceState *dev)
+{
+    RTCState *s = MC146818_RTC(dev);
+
+    s->index = 0;
+    s->cmos[RTC_REG_B] = RTC_REG_B_24H;    /* BCD, 24h, no interrupts */
+    s->cmos[RTC_REG_C] = 0;
+    rtc_update_irq(s);
+    timer_del(s->update_timer);
+}
+
+static int rtc_find_other(Object *obj, void *opaque)
+{
+    DeviceState *dev = (DeviceState *)object_dynamic_cast(obj,
+                                                          TYPE_MC146818_RTC);
+
+    return dev && dev != opaque && dev->realized;
+}
+
+static bool rtc_realize(DeviceState *dev, Error **errp)
+{
+    RTCState *s = MC146818_RTC(dev);
+
+    if (object_child_foreach_recursive(object_get_root(), rtc_find_other,
+                                       dev)) {
+        error_setg(errp, "the machine already has an RTC at I/O port 0x%x",
+                   RTC_ISA_BASE);
+        return false;
+    }
+    /* Power-on state of a machine without firmware to set it up. */
+    memset(s->cmos, 0, sizeof(s->cmos));
+    s->cmos[RTC_REG_A] = RTC_REG_A_PC_DEFAULT;
+    s->cmos[RTC_REG_B] = RTC_REG_B_24H;
+    s->offset_s = 0;
+    s->update_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rtc_update_timer_cb,
+                                   s);
+    memory_region_init_io(&s->io, OBJECT(dev), &rtc_io_ops, s, "rtc", 2);
+    memory_region_add_subregion(get_system_io(), RTC_ISA_BASE, &s->io);
+    return true;
+}
+
+static void rtc_unrealize(DeviceState *dev)
+{
+    RTCState *s = MC146818_RTC(dev);
+
+    timer_free(s->update_timer);
+    s->update_timer = NULL;
+    memory_region_del_subregion(get_system_io(), &s->io);
+    memory_region_finalize(&s->io);
+}
+
+DeviceState *mc146818_rtc_create(MachineState *ms, qemu_irq irq,
+                                 Error **errp)
+{
+    DeviceState *dev = qdev_new(TYPE_MC146818_RTC);
+
+    MC146818_RTC(dev)->irq = irq;
+    object_property_add_child(OBJECT(ms), "rtc", OBJECT(dev));
+    if (!qdev_realize_and_unref(dev, NULL, errp)) {
+        object_unparent(OBJECT(dev));
+        return NULL;
+    }
+    return dev;
+}
+
+static void rtc_class_init(ObjectClass *klass, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(klass);
+
+    /* Listed like QEMU's; the pc machine creates the only one it can have. */
+    dc->desc = "MC146818 CMOS RTC at ports 0x70-0x71 (created by the pc "
+               "machine)";
+    dc->realize = rtc_realize;
+    dc->unrealize = rtc_unrealize;
+    dc->reset = rtc_reset;
+}
+
+static const TypeInfo rtc_type = {
+    .name = TYPE_MC146818_RTC,
+    .parent = TYPE_DEVICE,
+    .instance_size = sizeof(RTCState),
+    .class_init = rtc_class_init,
+};
+
+static void rtc_register_types(void)
+{
+    type_register_static(&rtc_type);
+}
+
+type_init(rtc_register_types)
