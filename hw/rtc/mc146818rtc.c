@@ -135,6 +135,8 @@ static uint8_t rtc_read_time(RTCState *s, uint8_t index)
     case RTC_HOURS:
         return rtc_encode_hours(s, tm.tm_hour);
     case RTC_DAY_OF_WEEK:
+        /* Frozen fields were written one by one: derive it from the date. */
+        timegm(&tm);
         return rtc_encode(s, tm.tm_wday + 1);  /* 1 = Sunday */
     case RTC_DAY_OF_MONTH:
         return rtc_encode(s, tm.tm_mday);
@@ -192,7 +194,19 @@ static void rtc_write_time(RTCState *s, uint8_t index, uint8_t val)
 
 static bool rtc_is_time_reg(uint8_t index)
 {
-    return index <= RTC_YEAR || index == RTC_CENTURY;
+    switch (index) {
+    case RTC_SECONDS:
+    case RTC_MINUTES:
+    case RTC_HOURS:
+    case RTC_DAY_OF_WEEK:
+    case RTC_DAY_OF_MONTH:
+    case RTC_MONTH:
+    case RTC_YEAR:
+    case RTC_CENTURY:
+        return true;
+    default:
+        return false;   /* the alarm bytes in between are plain storage */
+    }
 }
 
 static void rtc_update_irq(RTCState *s)
