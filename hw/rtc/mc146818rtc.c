@@ -25,6 +25,7 @@
 #include "exec/address-spaces.h"
 #include "qemu/timer.h"
 #include "qapi/error.h"
+#include "qemu/error-report.h"
 #include "qom/object.h"
 #include "trace.h"
 
@@ -33,6 +34,9 @@
 /* An alarm byte with both top bits set matches every value. */
 #define RTC_ALARM_DONT_CARE 0xc0
 #define RTC_HOURS_PM 0x80
+/* Century and year registers hold two digits each. */
+#define RTC_YEAR_MIN 0
+#define RTC_YEAR_MAX 9999
 
 typedef struct RTCState {
     DeviceState parent_obj;
@@ -59,7 +63,8 @@ static bool rtc_24h(RTCState *s)
     return s->cmos[RTC_REG_B] & RTC_REG_B_24H;
 }
 
-static uint8_t rtc_encode(RTCState *s, int v)
+/* Unsigned: a field frozen out of range must not shift a negative. */
+static uint8_t rtc_encode(RTCState *s, unsigned v)
 {
     return rtc_binary(s) ? v : ((v / 10) << 4) | (v % 10);
 }
@@ -114,9 +119,19 @@ static void rtc_get_tm(RTCState *s, struct tm *tm)
 static void rtc_set_tm(RTCState *s, const struct tm *tm)
 {
     struct tm normalised = *tm;
+    time_t t = timegm(&normalised);
+    int year = normalised.tm_year + 1900;
 
-    s->offset_s = (int64_t)timegm(&normalised) -
-                  g_get_real_time() / G_USEC_PER_SEC;
+    /*
+     * Out-of-range fields normalise to a real date, but a month 0 in year
+     * 0000 would leave the four digits the registers can show.
+     */
+    if (year < RTC_YEAR_MIN || year > RTC_YEAR_MAX) {
+        qemu_log_guest_error("mc146818rtc: date outside years %d-%d "
+                             "ignored\n", RTC_YEAR_MIN, RTC_YEAR_MAX);
+        return;
+    }
+    s->offset_s = (int64_t)t - g_get_real_time() / G_USEC_PER_SEC;
     trace_mc146818_rtc_set_time(s->offset_s);
 }
 

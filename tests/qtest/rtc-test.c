@@ -275,6 +275,36 @@ static void test_set_date_binary_12h(void)
     qtest_quit(qts);
 }
 
+/* Every byte in every time register, in every mode: no crash, no UB. */
+static void test_any_time_value_is_safe(void)
+{
+    static const uint8_t time_regs[] = {
+        REG_SECONDS, REG_MINUTES, REG_HOURS, REG_DAY_OF_WEEK,
+        REG_DAY_OF_MONTH, REG_MONTH, REG_YEAR, REG_CENTURY,
+    };
+    QTestState *qts = qtest_init("-machine pc");
+
+    for (unsigned mode = 0; mode < 4; mode++) {
+        uint8_t b = (mode & 1 ? B_DM_BINARY : 0) | (mode & 2 ? B_24H : 0);
+
+        for (unsigned r = 0; r < G_N_ELEMENTS(time_regs); r++) {
+            for (unsigned v = 0; v < 256; v++) {
+                rtc_write(qts, REG_B, b | B_SET);
+                rtc_write(qts, time_regs[r], v);
+                rtc_read(qts, time_regs[r]);
+                rtc_write(qts, REG_B, b);
+                rtc_read(qts, time_regs[r]);
+            }
+        }
+    }
+    /* Still a working clock afterwards. */
+    rtc_write(qts, REG_B, B_24H);
+    rtc_set_date_2031(qts);
+    g_assert_true(rtc_matches_host(qts, offset_to_2031()));
+    g_assert_cmphex(rtc_read(qts, REG_D), ==, 0x80);
+    qtest_quit(qts);
+}
+
 static void test_cmos_ram(void)
 {
     QTestState *qts = qtest_init("-machine pc");
@@ -414,6 +444,8 @@ int main(int argc, char **argv)
     g_test_add_func("/rtc/clock/set-date-keeps-offset", test_set_date);
     g_test_add_func("/rtc/clock/set-date-binary-12h",
                    test_set_date_binary_12h);
+    g_test_add_func("/rtc/clock/any-time-value-is-safe",
+                    test_any_time_value_is_safe);
     g_test_add_func("/rtc/cmos/ram-read-back", test_cmos_ram);
     g_test_add_func("/rtc/cmos/index-ignores-nmi-bit", test_index_decoding);
     g_test_add_func("/rtc/irq/update-and-alarm-flags",
