@@ -1,8 +1,8 @@
 /*
- * Legacy ISA devices of the pc machine: one 16550A per -serial backend at
- * the usual COM port, its IRQ line going to the in-kernel PIC/IOAPIC
- * under KVM (qtest has no interrupt controller to feed, so it stays
- * unconnected and drivers poll).
+ * Legacy ISA devices of the pc machine: the CMOS RTC, and one 16550A per
+ * -serial backend at the usual COM port, their IRQ lines going to the
+ * in-kernel PIC/IOAPIC under KVM (qtest has no interrupt controller to
+ * feed, so they stay unconnected and drivers poll).
  */
 #include "qemu/osdep.h"
 #include "hw/i386/pc-isa.h"
