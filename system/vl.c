@@ -90,8 +90,9 @@ static const OptDef opt_defs[] = {
     { "name", OPT_NAME, true, "[guest=]NAME", "name of the guest" },
     { "S", OPT_S, false, "", "do not start the guest (use QMP cont)" },
     { "daemonize", OPT_DAEMONIZE, false, "", "not supported" },
-    { "smp", OPT_SMP, true, "[cpus=]N[,sockets=,cores=,threads=]",
-      "number of vCPUs" },
+    { "smp", OPT_SMP, true,
+      "[cpus=]N[,maxcpus=,sockets=,dies=,cores=,threads=]",
+      "number of vCPUs and their topology" },
     { "kernel", OPT_KERNEL, true, "FILE", "kernel image (Linux or PVH ELF)" },
     { "initrd", OPT_INITRD, true, "FILE", "initial ram disk" },
     { "append", OPT_APPEND, true, "CMDLINE", "kernel command line" },
@@ -128,8 +129,8 @@ typedef struct VlConfig {
     const char *qtest_log;
     bool nographic;
     bool nodefaults;
-    unsigned smp_cpus;
-    const char *smp_arg;
+    SmpConfig smp;
+    const char *smp_arg;        /* the last -smp, for error locations */
     const char *kernel;
     const char *initrd;
     const char *append;
@@ -211,33 +212,6 @@ static void check_keys(QemuOpts *opts, const char *const *allowed)
         error_report("Invalid parameter 'id'");
         exit(1);
     }
-}
-
-static unsigned parse_smp(const char *arg)
-{
-    static const char *const keys[] = {
-        "cpus", "sockets", "cores", "threads", "maxcpus", "dies", NULL
-    };
-    g_autoptr(QemuOpts) opts = parse_or_die(arg, "cpus");
-    Error *err = NULL;
-    uint64_t cpus, sockets, cores, threads;
-
-    check_keys(opts, keys);
-    cpus = qemu_opt_get_number(opts, "cpus", 0, &err);
-    sockets = qemu_opt_get_number(opts, "sockets", 1, err ? NULL : &err);
-    cores = qemu_opt_get_number(opts, "cores", 1, err ? NULL : &err);
-    threads = qemu_opt_get_number(opts, "threads", 1, err ? NULL : &err);
-    if (err) {
-        fatal_err(err);
-    }
-    if (!cpus) {
-        cpus = sockets * cores * threads;
-    }
-    if (cpus < 1 || cpus > 1024 || sockets * cores * threads < 1) {
-        error_report("Invalid number of CPUs");
-        exit(1);
-    }
-    return cpus;
 }
 
 static void parse_memory(VlConfig *cfg, const char *arg)
@@ -497,7 +471,9 @@ static void parse_one(VlConfig *cfg, const OptDef *def, const char *name,
                      "supervisor (systemd, libvirt) instead");
         exit(1);
     case OPT_SMP:
-        cfg->smp_cpus = parse_smp(arg);
+        if (!machine_smp_config_parse(&cfg->smp, arg, &err)) {
+            fatal_err(err);
+        }
         cfg->smp_arg = arg;
         break;
     case OPT_KERNEL:
@@ -832,14 +808,12 @@ int qemu_main(int argc, char **argv)
         ms->ram_size = cfg.ram_size;
         ms->ram_size_set = true;
     }
-    if (cfg.smp_cpus) {
-        if (mc->max_cpus && cfg.smp_cpus > mc->max_cpus) {
-            loc_push_cmdline("-smp", cfg.smp_arg);
-            error_report("Invalid SMP CPUs %u: the machine supports at most "
-                         "%u", cfg.smp_cpus, mc->max_cpus);
-            exit(1);
+    if (cfg.smp_arg) {
+        loc_push_cmdline("-smp", cfg.smp_arg);
+        if (!machine_parse_smp(mc, &cfg.smp, &ms->smp, &err)) {
+            fatal_err(err);
         }
-        ms->smp_cpus = cfg.smp_cpus;
+        loc_pop();
     }
     apply_machine_opts(&cfg, ms);
     if (cfg.kernel) {

@@ -134,14 +134,45 @@ static bool kvm_get_supported_cpuid(KVMState *s, Error **errp)
     return false;
 }
 
+/* log2 of a power of 2. */
+static unsigned kvm_cpuid_shift(unsigned n)
+{
+    return n > 1 ? 32 - __builtin_clz(n - 1) : 0;
+}
+
+/* Leaf 0xB: subleaf 0 the SMT level, 1 the core level, then invalid. */
+static void kvm_cpuid_topology_leaf(struct kvm_cpuid_entry2 *e,
+                                    unsigned threads, unsigned pkg_cpus)
+{
+    switch (e->index) {
+    case 0:
+        e->eax = kvm_cpuid_shift(threads);
+        e->ebx = threads;
+        e->ecx = (1 << 8) | e->index;
+        break;
+    case 1:
+        e->eax = kvm_cpuid_shift(pkg_cpus);
+        e->ebx = pkg_cpus;
+        e->ecx = (2 << 8) | e->index;
+        break;
+    default:
+        e->eax = 0;
+        e->ebx = 0;
+        e->ecx = e->index & 0xff;
+        break;
+    }
+}
+
 /*
  * What a guest may rely on: what KVM supports and the host CPU really
  * executes (nested or paravirtual KVMs can advertise more), minus
  * cmpxchg16b and MONITOR, which some KVM backends cannot run.
  */
 static void kvm_filter_cpuid_entry(struct kvm_cpuid_entry2 *e,
-                                   unsigned index, unsigned nr_vcpus)
+                                   unsigned index, const KVMState *s)
 {
+    unsigned nr_vcpus = s->nr_vcpus;
+
     unsigned a, b, c, d;
 
     switch (e->function) {
@@ -152,8 +183,10 @@ static void kvm_filter_cpuid_entry(struct kvm_cpuid_entry2 *e,
         e->ecx &= ~(CPUID_1_ECX_CX16 | CPUID_1_ECX_MONITOR);
         e->ecx |= CPUID_1_ECX_HYPERVISOR;
         e->edx &= d;
-        /* APIC ID and logical processor count. */
-        e->ebx = (e->ebx & 0xffff) | (MIN(nr_vcpus, 255) << 16) |
+        /* APIC ID and logical processor count (per package if known). */
+        e->ebx = (e->ebx & 0xffff) |
+                 (MIN(s->cpuid_pkg_cpus ? s->cpuid_pkg_cpus : nr_vcpus,
+                      255) << 16) |
                  (index << 24);
         break;
     case 7:
@@ -165,6 +198,16 @@ static void kvm_filter_cpuid_entry(struct kvm_cpuid_entry2 *e,
         }
         break;
     case 0xb:
+        /*
+         * With power-of-2 counts, APIC ID == vCPU index already encodes
+         * the -smp topology, so the levels can describe it; otherwise
+         * only the x2APIC ID is ours.
+         */
+        if (s->cpuid_pkg_cpus) {
+            kvm_cpuid_topology_leaf(e, s->cpuid_threads, s->cpuid_pkg_cpus);
+        }
+        e->edx = index;
+        break;
     case 0x1f:
         e->edx = index;
         break;
@@ -183,7 +226,7 @@ static bool kvm_vcpu_set_cpuid(KVMState *s, KVMVCPU *cpu, Error **errp)
     g_autofree struct kvm_cpuid2 *c = g_memdup2(s->cpuid, size);
 
     for (unsigned i = 0; i < c->nent; i++) {
-        kvm_filter_cpuid_entry(&c->entries[i], cpu->index, s->nr_vcpus);
+        kvm_filter_cpuid_entry(&c->entries[i], cpu->index, s);
     }
     if (ioctl(cpu->fd, KVM_SET_CPUID2, c) < 0) {
         error_setg_errno(errp, errno, "vCPU %d: KVM_SET_CPUID2", cpu->index);
@@ -573,7 +616,15 @@ static bool kvm_start_vcpus(MachineState *ms, Error **errp)
     KVMState *s = kvm_state;
     sigset_t set, old;
 
-    s->nr_vcpus = ms->smp_cpus ? ms->smp_cpus : 1;
+    const CpuTopology *topo = &ms->smp;
+    unsigned pkg_cpus = topo->dies * topo->cores * topo->threads;
+
+    /* vCPUs from cpus up to max_cpus would be hot-plugged: not created. */
+    s->nr_vcpus = topo->cpus ? topo->cpus : 1;
+    if (is_power_of_2(topo->threads) && is_power_of_2(pkg_cpus)) {
+        s->cpuid_threads = topo->threads;
+        s->cpuid_pkg_cpus = pkg_cpus;
+    }
     s->vcpus = g_new0(KVMVCPU, s->nr_vcpus);
     for (unsigned i = 0; i < s->nr_vcpus; i++) {
         s->vcpus[i].index = i;
@@ -632,11 +683,11 @@ static bool kvm_init_machine(MachineState *ms, Error **errp)
         goto fail;
     }
     s->run_size = ret;
-    if (ms && ms->smp_cpus > 1) {
+    if (ms && ms->smp.cpus > 1) {
         int max = ioctl(s->fd, KVM_CHECK_EXTENSION, KVM_CAP_MAX_VCPUS);
-        if (max > 0 && ms->smp_cpus > (unsigned)max) {
+        if (max > 0 && ms->smp.cpus > (unsigned)max) {
             error_setg(errp, "-smp %u exceeds KVM's limit of %d vCPUs",
-                       ms->smp_cpus, max);
+                       ms->smp.cpus, max);
             goto fail;
         }
     }

@@ -51,6 +51,8 @@ typedef struct KVMState {
     bool irqchip;
     KVMVCPU *vcpus;
     unsigned nr_vcpus;
+    /* -smp logical CPUs per core and per package; 0: not a power of 2 */
+    unsigned cpuid_threads, cpuid_pkg_cpus;
     struct kvm_cpuid2 *cpuid;
 } KVMState;
 

@@ -199,8 +199,24 @@ static void machine_class_init(ObjectClass *oc, void *data)
     object_class_property_add_uint(oc, "ram-size",
                                    offsetof(MachineState, ram_size), 8,
                                    false);
+    /* The resolved -smp topology, read-only (no CPU hot-plug). */
     object_class_property_add_uint(oc, "smp-cpus",
-                                   offsetof(MachineState, smp_cpus), 4,
+                                   offsetof(MachineState, smp.cpus), 4,
+                                   false);
+    object_class_property_add_uint(oc, "smp-max-cpus",
+                                   offsetof(MachineState, smp.max_cpus), 4,
+                                   false);
+    object_class_property_add_uint(oc, "smp-sockets",
+                                   offsetof(MachineState, smp.sockets), 4,
+                                   false);
+    object_class_property_add_uint(oc, "smp-dies",
+                                   offsetof(MachineState, smp.dies), 4,
+                                   false);
+    object_class_property_add_uint(oc, "smp-cores",
+                                   offsetof(MachineState, smp.cores), 4,
+                                   false);
+    object_class_property_add_uint(oc, "smp-threads",
+                                   offsetof(MachineState, smp.threads), 4,
                                    false);
 }
 
@@ -209,7 +225,10 @@ static void machine_initfn(Object *obj)
     MachineState *ms = MACHINE(obj);
 
     ms->ram_size = MACHINE_GET_CLASS(obj)->default_ram_size;
-    ms->smp_cpus = 1;
+    ms->smp = (CpuTopology) {
+        .cpus = 1, .max_cpus = 1, .sockets = 1, .dies = 1, .cores = 1,
+        .threads = 1,
+    };
 }
 
 static void machine_finalize(Object *obj)

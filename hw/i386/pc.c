@@ -78,6 +78,7 @@ static void pc_machine_class_init(ObjectClass *oc, void *data)
     mc->is_default = true;
     mc->default_ram_size = 128 * 1024 * 1024;
     mc->max_cpus = 255;
+    mc->smp_dies_supported = true;
     object_class_property_add_uint(oc, "below-4g-mem-size",
                                    offsetof(PCMachineState,
                                             below_4g_mem_size), 8, false);

@@ -19,6 +19,32 @@
 
 typedef struct AccelState AccelState;
 
+/*
+ * The vCPU topology after -smp is resolved.  sockets * dies * cores *
+ * threads == max_cpus; vCPUs [cpus, max_cpus) are only reserved (there is
+ * no CPU hot-plug yet).
+ */
+typedef struct CpuTopology {
+    unsigned cpus;
+    unsigned max_cpus;
+    unsigned sockets;
+    unsigned dies;
+    unsigned cores;
+    unsigned threads;
+} CpuTopology;
+
+/*
+ * -smp as written: has_X says whether X= appeared (last one wins when
+ * -smp is repeated).  clusters/books/drawers exist so that the value 1
+ * that management tools may pass is accepted.
+ */
+typedef struct SmpConfig {
+    bool has_cpus, has_maxcpus, has_sockets, has_dies, has_clusters;
+    bool has_books, has_drawers, has_cores, has_threads;
+    uint64_t cpus, maxcpus, sockets, dies, clusters;
+    uint64_t books, drawers, cores, threads;
+} SmpConfig;
+
 struct MachineClass {
     ObjectClass parent_class;
 
@@ -31,7 +57,9 @@ struct MachineClass {
     void (*reset)(MachineState *ms);
     bool is_default;
     uint64_t default_ram_size;
-    unsigned max_cpus;
+    unsigned max_cpus;          /* 0: no limit of the machine's own */
+    /* Whether -smp dies= may be above 1 (x86 only). */
+    bool smp_dies_supported;
     /* Accelerator to use when neither -accel nor accel= is given. */
     const char *default_accel;
 };
@@ -46,7 +74,7 @@ struct MachineState {
     char *initrd_filename;
     char *kernel_cmdline;
     char *firmware;
-    unsigned smp_cpus;
+    CpuTopology smp;            /* default: one vCPU */
     AccelState *accelerator;
 };
 
@@ -71,6 +99,23 @@ bool machine_print_props(FILE *out, const char *name, Error **errp);
  * not mapped anywhere.  False with errp set if the host refuses.
  */
 bool machine_alloc_ram(MachineState *ms, const char *name, Error **errp);
+
+/*
+ * Merges one -smp argument ("[cpus=]N,sockets=S,...") into *config.
+ * False with errp set on an unknown key or a non-numeric value.
+ */
+bool machine_smp_config_parse(SmpConfig *config, const char *arg,
+                              Error **errp);
+
+/*
+ * Resolves *config into *topo with QEMU 8.2's rules for machine @mc:
+ * omitted values are computed (cores preferred over sockets), maxcpus
+ * defaults to cpus, and the result must be consistent and within
+ * mc->max_cpus.  Zero values are deprecated: warned about and treated as
+ * omitted.  False with errp set (and *topo untouched) otherwise.
+ */
+bool machine_parse_smp(const MachineClass *mc, const SmpConfig *config,
+                       CpuTopology *topo, Error **errp);
 
 /* Callbacks run once the machine and the -device devices are created. */
 typedef void MachineInitDoneFn(void *opaque);
