@@ -219,12 +219,45 @@ static void kvm_filter_cpuid_entry(struct kvm_cpuid_entry2 *e,
     }
 }
 
+/*
+ * KVM may list fewer leaf 0xB subleaves than the levels we describe (a
+ * nested KVM lists only subleaf 0): add the SMT, core and terminating
+ * ones, for the filter to fill in.  c has room for 3 more entries.
+ */
+static void kvm_cpuid_add_topology_subleaves(struct kvm_cpuid2 *c)
+{
+    bool has_leaf = false, has_sub[3] = { false, false, false };
+
+    for (unsigned i = 0; i < c->nent; i++) {
+        if (c->entries[i].function == 0xb) {
+            has_leaf = true;
+            if (c->entries[i].index < 3) {
+                has_sub[c->entries[i].index] = true;
+            }
+        }
+    }
+    for (unsigned sub = 0; has_leaf && sub < 3; sub++) {
+        if (!has_sub[sub]) {
+            c->entries[c->nent++] = (struct kvm_cpuid_entry2) {
+                .function = 0xb,
+                .index = sub,
+                .flags = KVM_CPUID_FLAG_SIGNIFCANT_INDEX,
+            };
+        }
+    }
+}
+
 static bool kvm_vcpu_set_cpuid(KVMState *s, KVMVCPU *cpu, Error **errp)
 {
     size_t size = sizeof(*s->cpuid) +
                   s->cpuid->nent * sizeof(struct kvm_cpuid_entry2);
-    g_autofree struct kvm_cpuid2 *c = g_memdup2(s->cpuid, size);
+    g_autofree struct kvm_cpuid2 *c =
+        g_malloc0(size + 3 * sizeof(struct kvm_cpuid_entry2));
 
+    memcpy(c, s->cpuid, size);
+    if (s->cpuid_pkg_cpus) {
+        kvm_cpuid_add_topology_subleaves(c);
+    }
     for (unsigned i = 0; i < c->nent; i++) {
         kvm_filter_cpuid_entry(&c->entries[i], cpu->index, s);
     }

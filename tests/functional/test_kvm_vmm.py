@@ -320,6 +320,20 @@ class SmpGuests(ConduitTest):
                                             "-device", "pci-testdev")
         self.assert_summary_clean(status, out, err)
 
+    def test_cpuid_describes_libvirt_topology(self):
+        # 2 sockets x 1 die x 2 cores x 2 threads, 4 of 8 vCPUs present.
+        status, out, err = self.run_conduit(
+            self.guest("topology"),
+            "-smp", "4,maxcpus=8,sockets=2,dies=1,cores=2,threads=2",
+            append="threads=2 pkg=4")
+        self.assert_summary_clean(status, out, err)
+
+    def test_cpuid_cores_preferred(self):
+        # -smp 2 means one socket of two single-threaded cores.
+        status, out, err = self.run_conduit(self.guest("topology"), "-smp",
+                                            "2", append="threads=1 pkg=2")
+        self.assert_summary_clean(status, out, err)
+
 
 @unittest.skipUnless(os.environ.get("CONDUIT_TEST_LINUX") == "1",
                      "set CONDUIT_TEST_LINUX=1 to boot Linux (minutes)")
