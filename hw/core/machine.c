@@ -182,6 +182,19 @@ MACHINE_STR_PROP(initrd_filename, "initrd")
 MACHINE_STR_PROP(kernel_cmdline, "append")
 MACHINE_STR_PROP(firmware, "firmware")
 
+/* Read-only views of MachineState.smp, for qom-get on /machine. */
+static const struct {
+    const char *name;
+    size_t offset;
+} machine_smp_props[] = {
+    { "smp-cpus", offsetof(MachineState, smp.cpus) },
+    { "smp-max-cpus", offsetof(MachineState, smp.max_cpus) },
+    { "smp-sockets", offsetof(MachineState, smp.sockets) },
+    { "smp-dies", offsetof(MachineState, smp.dies) },
+    { "smp-cores", offsetof(MachineState, smp.cores) },
+    { "smp-threads", offsetof(MachineState, smp.threads) },
+};
+
 static void machine_class_init(ObjectClass *oc, void *data)
 {
     MachineClass *mc = MACHINE_CLASS(oc);
@@ -200,24 +213,10 @@ static void machine_class_init(ObjectClass *oc, void *data)
                                    offsetof(MachineState, ram_size), 8,
                                    false);
     /* The resolved -smp topology, read-only (no CPU hot-plug). */
-    object_class_property_add_uint(oc, "smp-cpus",
-                                   offsetof(MachineState, smp.cpus), 4,
-                                   false);
-    object_class_property_add_uint(oc, "smp-max-cpus",
-                                   offsetof(MachineState, smp.max_cpus), 4,
-                                   false);
-    object_class_property_add_uint(oc, "smp-sockets",
-                                   offsetof(MachineState, smp.sockets), 4,
-                                   false);
-    object_class_property_add_uint(oc, "smp-dies",
-                                   offsetof(MachineState, smp.dies), 4,
-                                   false);
-    object_class_property_add_uint(oc, "smp-cores",
-                                   offsetof(MachineState, smp.cores), 4,
-                                   false);
-    object_class_property_add_uint(oc, "smp-threads",
-                                   offsetof(MachineState, smp.threads), 4,
-                                   false);
+    for (size_t i = 0; i < ARRAY_SIZE(machine_smp_props); i++) {
+        object_class_property_add_uint(oc, machine_smp_props[i].name,
+                                       machine_smp_props[i].offset, 4, false);
+    }
 }
 
 static void machine_initfn(Object *obj)
