@@ -70,13 +70,14 @@ class GuestRun:
             ' '.join(self.argv), self.returncode, self.output)
 
 
-def boot(argv):
-    """Runs a VMM command line to completion; returns a GuestRun."""
+def boot(argv, timeout=None):
+    """Runs a VMM command line to completion; returns a GuestRun.
+    @timeout (default BOOT_TIMEOUT) only guards against a hung guest."""
     try:
         proc = subprocess.run(argv, stdin=subprocess.DEVNULL,
                               stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT,
-                              timeout=BOOT_TIMEOUT)
+                              timeout=timeout or BOOT_TIMEOUT)
     except subprocess.TimeoutExpired as e:
         out = (e.output or b'').decode('utf-8', 'replace')
         return GuestRun(argv, None, out + '\n(timed out)')

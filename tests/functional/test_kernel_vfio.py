@@ -23,7 +23,6 @@ CONDUIT_BINARY under tests/functional/kvfio-cache.
 """
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import unittest
@@ -124,17 +123,7 @@ class KernelVfioTest(unittest.TestCase):
                 '-kernel', self.kernel, '-initrd', initrd,
                 '-append', 'console=ttyS0 intel_iommu=on panic=-1 '
                            'quiet loglevel=3']
-        try:
-            proc = subprocess.run(argv, stdin=subprocess.DEVNULL,
-                                  stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT, timeout=TIMEOUT)
-            out = proc.stdout.decode('utf-8', 'replace').replace('\r', '')
-            rc = proc.returncode
-        except subprocess.TimeoutExpired as e:
-            out = (e.output or b'').decode('utf-8', 'replace') + \
-                '\n(timed out)'
-            rc = None
-        return guestboot.GuestRun(argv, rc, out)
+        return guestboot.boot(argv, TIMEOUT)
 
     def test_nvme_through_kernel_vfio(self):
         run = self.boot()

@@ -29,7 +29,6 @@ import gzip
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import unittest
@@ -283,18 +282,8 @@ class LinuxNvmeDriverTest(unittest.TestCase):
                 '-nodefaults', '-serial', 'stdio',
                 '-kernel', cls.l1_kernel, '-initrd', cls.l1_initrd,
                 '-append', 'console=ttyS0 panic=-1 quiet loglevel=3']
-        try:
-            proc = subprocess.run(argv, stdin=subprocess.DEVNULL,
-                                  stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT, timeout=TIMEOUT)
-            out = proc.stdout.decode('utf-8', 'replace').replace('\r', '')
-            rc = proc.returncode
-        except subprocess.TimeoutExpired as e:
-            out = (e.output or b'').decode('utf-8', 'replace') + \
-                '\n(timed out)'
-            rc = None
-        cls.l1_run = guestboot.GuestRun(argv, rc, out)
-        cls.out = out
+        cls.l1_run = guestboot.boot(argv, TIMEOUT)
+        cls.out = out = cls.l1_run.output
         if os.environ.get('LINUX_NVME_LOG'):
             with open(os.environ['LINUX_NVME_LOG'], 'w') as f:
                 f.write(out)
