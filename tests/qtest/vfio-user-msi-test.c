@@ -12,7 +12,7 @@
 #include "libqos/pci.h"
 #include "libqos/pci-pc.h"
 #include "qapi/error.h"
-#include "../../contrib/vfio-user/libvfu/libvfu.h"
+#include "libqos/vfu-thread.h"
 
 #define MSI_DEVFN QPCI_DEVFN(4, 0)
 #define MSI_TARGET 0x3800000ULL
@@ -20,10 +20,7 @@
 #define WAIT_US (10 * G_USEC_PER_SEC)
 
 typedef struct MsiServer {
-    VfuCtx *ctx;
-    GThread *thread;
-    char *dir;
-    char *sock;
+    QVfuThread vt;
     int fired;                  /* BAR0 writes that fired the vector */
 } MsiServer;
 
@@ -43,22 +40,6 @@ static int msi_bar_access(VfuCtx *ctx, void *opaque, uint32_t index,
     return 0;
 }
 
-static void msi_reset(VfuCtx *ctx, void *opaque, VfuResetReason reason)
-{
-}
-
-static const VfuDeviceOps msi_ops = {
-    .reset = msi_reset,
-};
-
-static gpointer msi_server_thread(gpointer data)
-{
-    MsiServer *s = data;
-
-    g_assert_true(vfu_run(s->ctx, &error_abort));
-    return NULL;
-}
-
 static void msi_server_start(MsiServer *s)
 {
     const VfuPciIds ids = {
@@ -75,29 +56,19 @@ static void msi_server_start(MsiServer *s)
     };
 
     memset(s, 0, sizeof(*s));
-    s->dir = g_dir_make_tmp("vfio-user-msi-XXXXXX", NULL);
-    g_assert_nonnull(s->dir);
-    s->sock = g_build_filename(s->dir, "msi.sock", NULL);
-    s->ctx = vfu_create_ctx(s->sock, &msi_ops, s, NULL, &error_abort);
-    g_assert_true(vfu_pci_init(s->ctx, &ids, &error_abort));
-    g_assert_cmpint(vfu_pci_add_cap(s->ctx, PCI_CAP_ID_MSI, msi_body,
+    qvfu_thread_init(&s->vt, "msi", &ids, s);
+    g_assert_cmpint(vfu_pci_add_cap(s->vt.ctx, PCI_CAP_ID_MSI, msi_body,
                                     sizeof(msi_body), &error_abort), !=, 0);
-    g_assert_true(vfu_setup_irq(s->ctx, VFIO_PCI_MSI_IRQ_INDEX, 1,
+    g_assert_true(vfu_setup_irq(s->vt.ctx, VFIO_PCI_MSI_IRQ_INDEX, 1,
                                 &error_abort));
-    g_assert_true(vfu_setup_region(s->ctx, VFIO_PCI_BAR0_REGION_INDEX,
+    g_assert_true(vfu_setup_region(s->vt.ctx, VFIO_PCI_BAR0_REGION_INDEX,
                                    &bar0, &error_abort));
-    s->thread = g_thread_new("msi-server", msi_server_thread, s);
+    qvfu_thread_start(&s->vt);
 }
 
 static void msi_server_stop(MsiServer *s)
 {
-    vfu_stop(s->ctx);
-    g_thread_join(s->thread);
-    vfu_destroy_ctx(s->ctx);
-    unlink(s->sock);
-    rmdir(s->dir);
-    g_free(s->sock);
-    g_free(s->dir);
+    qvfu_thread_stop(&s->vt);
 }
 
 /* The server thread applies SET_IRQS in its own time. */
@@ -105,7 +76,7 @@ static bool wait_irq_ready(MsiServer *s, bool ready)
 {
     gint64 deadline = g_get_monotonic_time() + WAIT_US;
 
-    while (vfu_irq_ready(s->ctx, VFIO_PCI_MSI_IRQ_INDEX, 0) != ready) {
+    while (vfu_irq_ready(s->vt.ctx, VFIO_PCI_MSI_IRQ_INDEX, 0) != ready) {
         if (g_get_monotonic_time() > deadline) {
             return false;
         }
@@ -139,7 +110,7 @@ static void test_msi_delivered(void)
 
     msi_server_start(&srv);
     qts = qtest_initf("-M pc -m 64M -device vfio-user-pci,id=msi0,"
-                      "addr=04.0,socket=%s", srv.sock);
+                      "addr=04.0,socket=%s", srv.vt.sock);
     bus = qpci_new_pc(qts);
     dev = qpci_device_find(bus, MSI_DEVFN);
     g_assert_nonnull(dev);
@@ -151,7 +122,7 @@ static void test_msi_delivered(void)
     bar = qpci_bar(dev, 0);
 
     /* Not enabled: the device has no eventfd to fire. */
-    g_assert_false(vfu_irq_ready(srv.ctx, VFIO_PCI_MSI_IRQ_INDEX, 0));
+    g_assert_false(vfu_irq_ready(srv.vt.ctx, VFIO_PCI_MSI_IRQ_INDEX, 0));
 
     qpci_config_writel(dev, cap + PCI_MSI_ADDRESS_LO, MSI_TARGET);
     qpci_config_writew(dev, cap + PCI_MSI_DATA_32, MSI_DATA);

@@ -13,7 +13,7 @@
 #include "libqos/pci-pc.h"
 #include "libqos/nvme.h"
 #include "qapi/error.h"
-#include "../../contrib/vfio-user/libvfu/libvfu.h"
+#include "libqos/vfu-thread.h"
 
 #define ROM_DEVFN QPCI_DEVFN(4, 0)
 /* Inside the PC's 32-bit PCI window, far above what BAR placement uses. */
@@ -23,10 +23,7 @@
 #define ROM_BAR_SIZE 0x1000
 
 typedef struct RomServer {
-    VfuCtx *ctx;
-    GThread *thread;
-    char *dir;
-    char *sock;
+    QVfuThread vt;
     int rom_reads;              /* ROM region reads the client made */
 } RomServer;
 
@@ -68,22 +65,6 @@ static int bar_access(VfuCtx *ctx, void *opaque, uint32_t index,
     return 0;
 }
 
-static void rom_reset(VfuCtx *ctx, void *opaque, VfuResetReason reason)
-{
-}
-
-static const VfuDeviceOps rom_ops = {
-    .reset = rom_reset,
-};
-
-static gpointer rom_server_thread(gpointer data)
-{
-    RomServer *s = data;
-
-    g_assert_true(vfu_run(s->ctx, &error_abort));
-    return NULL;
-}
-
 static void rom_server_start(RomServer *s)
 {
     const VfuPciIds ids = {
@@ -105,27 +86,17 @@ static void rom_server_start(RomServer *s)
     };
 
     memset(s, 0, sizeof(*s));
-    s->dir = g_dir_make_tmp("vfio-user-rom-XXXXXX", NULL);
-    g_assert_nonnull(s->dir);
-    s->sock = g_build_filename(s->dir, "rom.sock", NULL);
-    s->ctx = vfu_create_ctx(s->sock, &rom_ops, s, NULL, &error_abort);
-    g_assert_true(vfu_pci_init(s->ctx, &ids, &error_abort));
-    g_assert_true(vfu_setup_region(s->ctx, VFIO_PCI_BAR0_REGION_INDEX,
+    qvfu_thread_init(&s->vt, "rom", &ids, s);
+    g_assert_true(vfu_setup_region(s->vt.ctx, VFIO_PCI_BAR0_REGION_INDEX,
                                    &bar0, &error_abort));
-    g_assert_true(vfu_setup_region(s->ctx, VFIO_PCI_ROM_REGION_INDEX,
+    g_assert_true(vfu_setup_region(s->vt.ctx, VFIO_PCI_ROM_REGION_INDEX,
                                    &rom, &error_abort));
-    s->thread = g_thread_new("rom-server", rom_server_thread, s);
+    qvfu_thread_start(&s->vt);
 }
 
 static void rom_server_stop(RomServer *s)
 {
-    vfu_stop(s->ctx);
-    g_thread_join(s->thread);
-    vfu_destroy_ctx(s->ctx);
-    unlink(s->sock);
-    rmdir(s->dir);
-    g_free(s->sock);
-    g_free(s->dir);
+    qvfu_thread_stop(&s->vt);
 }
 
 /* The all-ones probe of the ROM BAR; 0 when there is no ROM. */
@@ -162,7 +133,7 @@ static void test_rom_visible(void)
     uint32_t i;
 
     rom_server_start(&srv);
-    qts = rom_qtest_start(srv.sock, "", &bus, &dev);
+    qts = rom_qtest_start(srv.vt.sock, "", &bus, &dev);
     g_assert_cmphex(qpci_config_readw(dev, PCI_VENDOR_ID), ==, 0x1234);
     /* The image was read at realize; the guest's reads must not add any. */
     reads = g_atomic_int_get(&srv.rom_reads);
@@ -213,7 +184,7 @@ static void test_rombar_off(void)
     QPCIDevice *dev;
 
     rom_server_start(&srv);
-    qts = rom_qtest_start(srv.sock, ",rombar=0", &bus, &dev);
+    qts = rom_qtest_start(srv.vt.sock, ",rombar=0", &bus, &dev);
     g_assert_cmphex(qpci_config_readw(dev, PCI_VENDOR_ID), ==, 0x1234);
     g_assert_cmphex(qpci_config_readl(dev, PCI_ROM_ADDRESS), ==, 0);
     g_assert_cmphex(rom_bar_size(dev), ==, 0);
