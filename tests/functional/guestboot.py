@@ -44,6 +44,19 @@ def qemu_binary():
                                        'qemu-system-x86_64'))
 
 
+def require_qemu_and(binaries):
+    """For tests that boot a guest of Debian's QEMU: its path, or
+    unittest.SkipTest when it or one of @binaries ((path, env var name)
+    pairs, built by meson) is missing."""
+    qemu = qemu_binary()
+    if not qemu:
+        raise unittest.SkipTest('qemu-system-x86_64 is not installed')
+    for path, what in binaries:
+        if not path or not os.access(path, os.X_OK):
+            raise unittest.SkipTest('%s is not built (%s)' % (what, path))
+    return qemu
+
+
 class GuestRun:
     def __init__(self, argv, returncode, output):
         self.argv = argv

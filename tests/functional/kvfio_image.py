@@ -177,7 +177,9 @@ def shared_libraries(binary):
     return libs
 
 
-INIT = r'''#!/bin/busybox sh
+# How every /init here starts: busybox's applets and the kernel's file
+# systems.
+INIT_PROLOGUE = r'''#!/bin/busybox sh
 /bin/busybox --install -s /bin
 export PATH=/bin
 mkdir -p /proc /sys /dev /tmp
@@ -185,7 +187,9 @@ mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mount -t tmpfs tmp /tmp
-echo "KVFIO-BOOTED"
+'''
+
+INIT = INIT_PROLOGUE + r'''echo "KVFIO-BOOTED"
 for m in @MODULES@; do
     insmod /lib/modules/$m || echo "KVFIO-ERROR insmod $m"
 done

@@ -69,13 +69,8 @@ def cache_dir():
 class KernelVfioTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.qemu = guestboot.qemu_binary()
-        if not cls.qemu:
-            raise unittest.SkipTest('qemu-system-x86_64 is not installed')
-        for path, what in ((CONDUIT, 'CONDUIT_BINARY'),
-                           (DRIVER, 'KVFIO_DRIVER')):
-            if not path or not os.access(path, os.X_OK):
-                raise unittest.SkipTest('%s is not built (%s)' % (what, path))
+        cls.qemu = guestboot.require_qemu_and([(CONDUIT, 'CONDUIT_BINARY'),
+                                               (DRIVER, 'KVFIO_DRIVER')])
         try:
             ver, bzimage, mods = kvfio_image.find_kernel()
             cache = cache_dir()

@@ -55,14 +55,7 @@ CASES = {
 
 # L2: load the driver, look at what it found, do I/O, report, then wait
 # for L1 to query Conduit and quit.
-L2_INIT = r'''#!/bin/busybox sh
-/bin/busybox --install -s /bin
-export PATH=/bin
-mkdir -p /proc /sys /dev /tmp
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev
-echo "L2-BOOTED"
+L2_INIT = kvfio_image.INIT_PROLOGUE + r'''echo "L2-BOOTED"
 for m in @MODULES@; do
     insmod /lib/modules/$m || echo "L2-ERROR insmod $m"
 done
@@ -99,15 +92,7 @@ sleep 600
 # follow the XCR0 L2 sets, and L2's kernel warns at FPU set-up.  And
 # nosoftlockup: a starved TCG vCPU stops L2 for seconds while its clock
 # runs on, which the soft-lockup watchdog reports as a kernel bug.
-L1_INIT = r'''#!/bin/busybox sh
-/bin/busybox --install -s /bin
-export PATH=/bin
-mkdir -p /proc /sys /dev /tmp
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev
-mount -t tmpfs tmp /tmp
-echo "NESTED-BOOTED"
+L1_INIT = kvfio_image.INIT_PROLOGUE + r'''echo "NESTED-BOOTED"
 for m in @KVM_MODULES@; do
     insmod /lib/modules/$m || echo "NESTED-ERROR insmod $m"
 done
@@ -247,13 +232,8 @@ class CaseResult:
 class LinuxNvmeDriverTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.qemu = guestboot.qemu_binary()
-        if not cls.qemu:
-            raise unittest.SkipTest('qemu-system-x86_64 is not installed')
-        for path, what in ((CONDUIT, 'CONDUIT_BINARY'),
-                           (SERVER, 'VFIO_USER_NVME')):
-            if not path or not os.access(path, os.X_OK):
-                raise unittest.SkipTest('%s is not built (%s)' % (what, path))
+        cls.qemu = guestboot.require_qemu_and([(CONDUIT, 'CONDUIT_BINARY'),
+                                               (SERVER, 'VFIO_USER_NVME')])
         if not os.access('/bin/busybox', os.X_OK):
             raise unittest.SkipTest('busybox-static is not installed')
         try:
