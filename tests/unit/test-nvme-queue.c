@@ -448,6 +448,7 @@ typedef struct Dev {
     NvmeCtrl n;
     uint8_t bar[NVME_BAR0_MIN_SIZE];
     unsigned irqs[NVME_MAX_QUEUES];
+    unsigned fatal_irqs;        /* NVME_IRQ_FATAL notifications */
     uint16_t asq_tail, acq_head;
     bool acq_phase;
     uint16_t iosq_tail, iocq_head, io_qsize;
@@ -459,6 +460,10 @@ static void dev_irq(void *opaque, unsigned vector)
 {
     Dev *d = opaque;
 
+    if (vector == NVME_IRQ_FATAL) {
+        d->fatal_irqs++;
+        return;
+    }
     g_assert_cmpuint(vector, <, NVME_MAX_QUEUES);
     d->irqs[vector]++;
 }
@@ -679,8 +684,11 @@ static void test_ctrl_enable_bad_config(Dev *d, gconstpointer data)
     nvme_ctrl_reg_write(&d->n, NVME_REG_CC, NVME_CC_EN | (15 << 7), 4);
     g_assert_cmphex(nvme_ctrl_reg_read(&d->n, NVME_REG_CSTS, 4), ==,
                     NVME_CSTS_CFS);
+    /* Becoming fatal is announced once, for the error interrupt. */
+    g_assert_cmpuint(d->fatal_irqs, ==, 1);
     nvme_ctrl_reg_write(&d->n, NVME_REG_CC, 0, 4);
     g_assert_cmphex(nvme_ctrl_reg_read(&d->n, NVME_REG_CSTS, 4), ==, 0);
+    g_assert_cmpuint(d->fatal_irqs, ==, 1);
     /* Admin queues outside guest memory are reported when used. */
     dev_enable(d);
 }

@@ -18,10 +18,13 @@ typedef struct VfuRegion {
     VfuRegionInfo info;     /* info.sparse points at sparse below */
     VfuSparseArea *sparse;
     int fd;                 /* our dup of info.fd, or -1 */
+    uint64_t reads;         /* REGION_READ messages served */
+    uint64_t writes;        /* REGION_WRITE messages served */
 } VfuRegion;
 
 typedef struct VfuIrqVector {
-    int fd;
+    int fd;                 /* trigger eventfd, or -1 */
+    int unmask_fd;          /* INTx: the client signals it to unmask */
     bool masked;
     bool pending;
 } VfuIrqVector;
@@ -125,6 +128,12 @@ int vfu_handle_get_irq_info(VfuCtx *ctx, VfuMsg *msg);
 int vfu_handle_set_irqs(VfuCtx *ctx, VfuMsg *msg);
 void vfu_irq_release_all(VfuCtx *ctx);
 void vfu_irq_free(VfuCtx *ctx);
+/* The INTx unmask eventfd to poll (dispatch thread), or -1. */
+int vfu_irq_unmask_poll_fd(VfuCtx *ctx);
+/* The unmask eventfd was signalled: consume it and unmask INTx. */
+void vfu_irq_service_unmask(VfuCtx *ctx);
+/* Is fd an eventfd?  Anything else is refused as an IRQ fd. */
+bool vfu_fd_is_eventfd(int fd);
 
 /* dma.c */
 void vfu_dma_init(VfuCtx *ctx);

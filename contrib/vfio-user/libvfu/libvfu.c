@@ -346,6 +346,13 @@ bool vfu_setup_region(VfuCtx *ctx, uint32_t index, const VfuRegionInfo *info,
     return true;
 }
 
+void vfu_region_stats(VfuCtx *ctx, uint32_t index, uint64_t *reads,
+                      uint64_t *writes)
+{
+    *reads = index < VFIO_PCI_NUM_REGIONS ? ctx->regions[index].reads : 0;
+    *writes = index < VFIO_PCI_NUM_REGIONS ? ctx->regions[index].writes : 0;
+}
+
 static int handle_get_info(VfuCtx *ctx, VfuMsg *msg)
 {
     VFIOUserDeviceInfo info;
@@ -405,6 +412,13 @@ static int handle_get_region_info(VfuCtx *ctx, VfuMsg *msg)
         /* Too small for the chain: tell the size needed, as VFIO does. */
         struct vfio_region_info *info = (void *)buf->data;
 
+        /*
+         * The CAPS flag means "a chain is in this reply": clear it, or a
+         * client that checks cap_offset (QEMU does) fails instead of
+         * retrying with the argsz we return.  (vfio-pci keeps the flag;
+         * that works for ioctls, where nothing more is copied out.)
+         */
+        info->flags &= ~VFIO_REGION_INFO_FLAG_CAPS;
         info->cap_offset = 0;
         g_byte_array_set_size(buf, sizeof(*info));
         trace_vfu_region_info(req.index, info->flags, info->size,
@@ -442,6 +456,11 @@ static int handle_region_rw(VfuCtx *ctx, VfuMsg *msg, bool is_write)
         return -EINVAL;
     }
     r = &ctx->regions[rw->region];
+    if (is_write) {
+        r->writes++;
+    } else {
+        r->reads++;
+    }
     if (!r->present || rw->offset > r->info.size ||
         rw->count > r->info.size - rw->offset) {
         return -EINVAL;
@@ -682,11 +701,12 @@ bool vfu_dispatch(VfuCtx *ctx, Error **errp)
 bool vfu_run(VfuCtx *ctx, Error **errp)
 {
     for (;;) {
-        struct pollfd pfd[2] = {
+        struct pollfd pfd[3] = {
             { .fd = ctx->stop_fd, .events = POLLIN },
             { .fd = vfu_get_poll_fd(ctx), .events = POLLIN },
+            { .fd = vfu_irq_unmask_poll_fd(ctx), .events = POLLIN },
         };
-        int n = poll(pfd, 2, -1);
+        int n = poll(pfd, 3, -1);
 
         if (n < 0) {
             if (errno == EINTR) {
@@ -702,6 +722,9 @@ bool vfu_run(VfuCtx *ctx, Error **errp)
                 /* Nothing to do: the counter is reset or was already. */
             }
             return true;
+        }
+        if (pfd[2].revents) {
+            vfu_irq_service_unmask(ctx);
         }
         if (pfd[1].revents && !vfu_dispatch(ctx, errp)) {
             return false;

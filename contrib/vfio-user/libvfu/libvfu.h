@@ -161,6 +161,13 @@ const VFIOUserCaps *vfu_peer_caps(VfuCtx *ctx);
 bool vfu_setup_region(VfuCtx *ctx, uint32_t index, const VfuRegionInfo *info,
                       Error **errp);
 
+/*
+ * REGION_READ and REGION_WRITE messages region index got since the context
+ * was created (all clients).  Dispatch thread, or after vfu_run() returned.
+ */
+void vfu_region_stats(VfuCtx *ctx, uint32_t index, uint64_t *reads,
+                      uint64_t *writes);
+
 /* ---- PCI config space (region VFIO_PCI_CONFIG_REGION_INDEX) ---- */
 
 #define VFU_PCI_CONFIG_SIZE 256

@@ -142,8 +142,13 @@ static bool nvme_regs_scan(NvmeCtrl *n)
  */
 static void nvme_csts_update(NvmeCtrl *n, uint32_t clear, uint32_t set)
 {
-    __atomic_store_n(&n->csts, (n->csts & ~clear) | set, __ATOMIC_RELAXED);
+    uint32_t old = n->csts;
+
+    __atomic_store_n(&n->csts, (old & ~clear) | set, __ATOMIC_RELAXED);
     nvme_reg_publish(n, NVME_REG_CSTS / 4);
+    if ((set & NVME_CSTS_CFS) && !(old & NVME_CSTS_CFS)) {
+        n->irq_notify(n->irq_opaque, NVME_IRQ_FATAL);
+    }
 }
 
 bool nvme_ctrl_enabled(NvmeCtrl *n)

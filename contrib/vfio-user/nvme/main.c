@@ -110,7 +110,10 @@ static void nvme_irq_notify(void *opaque, unsigned vector)
 {
     NvmeServer *s = opaque;
 
-    if (nvme_msix_enabled(s)) {
+    if (vector == NVME_IRQ_FATAL) {
+        /* Error recovery: as vfio-pci signals an AER fatal error. */
+        vfu_irq_trigger(s->ctx, VFIO_PCI_ERR_IRQ_INDEX, 0);
+    } else if (nvme_msix_enabled(s)) {
         /* Masked vectors are latched by libvfu and sent on unmask. */
         vfu_irq_trigger(s->ctx, VFIO_PCI_MSIX_IRQ_INDEX, vector);
     } else if (!(s->ctrl.intms & 1)) {
@@ -375,8 +378,9 @@ static bool nvme_server_setup(NvmeServer *s, Error **errp)
     s->msix_cap = vfu_pci_add_msix_cap(s->ctx, l->nvectors, l->msix_bar,
                                        l->table_offset, l->msix_bar,
                                        l->pba_offset, errp);
-    if (!s->msix_cap || !vfu_setup_irq(s->ctx, VFIO_PCI_INTX_IRQ_INDEX, 1,
-                                       errp)) {
+    if (!s->msix_cap ||
+        !vfu_setup_irq(s->ctx, VFIO_PCI_INTX_IRQ_INDEX, 1, errp) ||
+        !vfu_setup_irq(s->ctx, VFIO_PCI_ERR_IRQ_INDEX, 1, errp)) {
         return false;
     }
 
@@ -403,6 +407,18 @@ static bool nvme_server_setup(NvmeServer *s, Error **errp)
     return nvme_poller_start(&s->poller, &s->ctrl,
                              l->bar0_mmap,
                              s->opts.poll_max_sleep_us, errp);
+}
+
+/* One line per region that got messages, for tests and interop runs. */
+static void nvme_print_stats(NvmeServer *s)
+{
+    for (uint32_t i = 0; i < VFIO_PCI_NUM_REGIONS; i++) {
+        uint64_t reads, writes;
+
+        vfu_region_stats(s->ctx, i, &reads, &writes);
+        fprintf(stderr, "vfio-user-nvme: stats region %u REGION_READ %"
+                PRIu64 " REGION_WRITE %" PRIu64 "\n", i, reads, writes);
+    }
 }
 
 static void nvme_server_teardown(NvmeServer *s)
@@ -486,6 +502,9 @@ int main(int argc, char **argv)
         ret = 1;
     }
     nvme_signal_ctx = NULL;
+    if (s->opts.stats) {
+        nvme_print_stats(s);
+    }
     nvme_server_teardown(s);
     nvme_options_free(&s->opts);
     return ret;

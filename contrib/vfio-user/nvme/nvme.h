@@ -299,6 +299,7 @@ typedef struct NvmeOptions {
     unsigned poll_max_sleep_us;
     char *serial;
     char *trace;
+    bool stats;             /* --stats: message counts on exit */
     bool help;
 } NvmeOptions;
 
@@ -419,6 +420,11 @@ typedef struct NvmeCQ {
     unsigned nr_sqs;    /* SQs completing here */
 } NvmeCQ;
 
+/*
+ * A CQ's vector has completions to signal, or vector is NVME_IRQ_FATAL:
+ * the controller just became fatal (CSTS.CFS), for an error interrupt.
+ */
+#define NVME_IRQ_FATAL  UINT_MAX
 typedef void NvmeIrqNotify(void *opaque, unsigned vector);
 
 typedef struct NvmeCtrl {

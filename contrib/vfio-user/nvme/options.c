@@ -27,6 +27,7 @@ enum {
     OPT_POLL_MAX_SLEEP,
     OPT_SERIAL,
     OPT_TRACE,
+    OPT_STATS,
     OPT_HELP,
 };
 
@@ -45,6 +46,7 @@ static const struct option nvme_long_options[] = {
     { "poll-max-sleep-us", required_argument, NULL, OPT_POLL_MAX_SLEEP },
     { "serial", required_argument, NULL, OPT_SERIAL },
     { "trace", required_argument, NULL, OPT_TRACE },
+    { "stats", no_argument, NULL, OPT_STATS },
     { "help", no_argument, NULL, OPT_HELP },
     { NULL, 0, NULL, 0 },
 };
@@ -87,6 +89,9 @@ void nvme_options_usage(FILE *out, const char *argv0)
 "                            work it sleeps 1 ms, after 2 s 4 ms\n"
 "  --serial STR              serial number, up to 20 characters\n"
 "  --trace PATTERN           enable trace events matching PATTERN\n"
+"  --stats                   on exit, print how many REGION_READ and\n"
+"                            REGION_WRITE messages each region got (a\n"
+"                            mapped BAR gets none for doorbells)\n"
 "  --help                    show this help and exit\n"
 "\n"
 "BAR0 (16 KiB, or the next power of two the layout needs): registers at\n"
@@ -284,6 +289,9 @@ bool nvme_options_parse(NvmeOptions *o, int argc, char **argv, Error **errp)
             break;
         case OPT_NO_MSIX_MAPPABLE:
             o->msix_mappable = false;
+            break;
+        case OPT_STATS:
+            o->stats = true;
             break;
         case OPT_NO_MMAP:
             o->mmap = false;
