@@ -1185,6 +1185,75 @@ static void test_intx(void)
     server_stop(&s);
 }
 
+/*
+ * INTx the way QEMU 10.2 sets it up under KVM: the trigger eventfd
+ * (SET_IRQS flags 0x24) and an unmask eventfd (flags 0x14, ACTION_UNMASK |
+ * DATA_EVENTFD), which KVM signals as the irqfd resample fd after the
+ * guest's EOI.  INTx is automasked when it fires; completions meanwhile
+ * are latched and delivered when the client unmasks, by the eventfd or by
+ * SET_IRQS UNMASK|DATA_NONE.
+ */
+static void test_intx_unmask_eventfd(void)
+{
+    struct vfio_irq_set set = {
+        .argsz = sizeof(set),
+        .flags = VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_TRIGGER,
+        .index = VFIO_PCI_INTX_IRQ_INDEX,
+        .start = 0,
+        .count = 1,
+    };
+    NvmeSqe cmd = { .opcode = 0x06, .prp1 = htole64(GUEST_IOVA + ID_OFF),
+                    .cdw = { 1 } };
+    struct pollfd pfd;
+    int unmask = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    uint64_t one = 1;
+    Server s;
+    Client c;
+    g_autoptr(GByteArray) bar0 = NULL;
+
+    server_start(&s, "--backend null --msix-bar 2");
+    client_connect(&c, &s);
+    c.mode = DB_TRAPPED;
+    client_map_memory(&c);
+    client_read_config(&c);
+    bar0 = client_map_bar0(&c);
+    c.irq_fd[0] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    g_assert_cmphex(set.flags, ==, 0x24);
+    g_assert_cmpint(vu_call(&c, VFIO_USER_DEVICE_SET_IRQS, &set, sizeof(set),
+                            c.irq_fd, 1, NULL, NULL), ==, 0);
+    set.flags = VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_UNMASK;
+    g_assert_cmphex(set.flags, ==, 0x14);
+    g_assert_cmpint(vu_call(&c, VFIO_USER_DEVICE_SET_IRQS, &set, sizeof(set),
+                            &unmask, 1, NULL, NULL), ==, 0);
+    nvme_enable(&c);
+
+    g_assert_cmphex(admin(&c, &cmd, NULL), ==, 0);
+    g_assert_cmpuint(irq_wait(&c, 0), >=, 1);
+    /* Automasked: the next completion is latched, not signalled... */
+    g_assert_cmphex(admin(&c, &cmd, NULL), ==, 0);
+    pfd = (struct pollfd) { .fd = c.irq_fd[0], .events = POLLIN };
+    g_assert_cmpint(poll(&pfd, 1, 100), ==, 0);
+    /* ...until the resample/unmask eventfd is signalled. */
+    g_assert_cmpint(write(unmask, &one, sizeof(one)), ==, sizeof(one));
+    g_assert_cmpuint(irq_wait(&c, 0), >=, 1);
+
+    /* The same with SET_IRQS UNMASK|DATA_NONE (QEMU without KVM). */
+    g_assert_cmphex(admin(&c, &cmd, NULL), ==, 0);
+    g_assert_cmpint(poll(&pfd, 1, 100), ==, 0);
+    set.flags = VFIO_IRQ_SET_DATA_NONE | VFIO_IRQ_SET_ACTION_UNMASK;
+    g_assert_cmpint(vu_call(&c, VFIO_USER_DEVICE_SET_IRQS, &set, sizeof(set),
+                            NULL, 0, NULL, NULL), ==, 0);
+    g_assert_cmpuint(irq_wait(&c, 0), >=, 1);
+
+    /* QEMU drops the unmask eventfd with fd -1: count 1, no fd. */
+    set.flags = VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_UNMASK;
+    g_assert_cmpint(vu_call(&c, VFIO_USER_DEVICE_SET_IRQS, &set, sizeof(set),
+                            NULL, 0, NULL, NULL), ==, 0);
+    close(unmask);
+    client_close(&c);
+    server_stop(&s);
+}
+
 static void test_bad_options_exit_1(void)
 {
     static const char *const cases[] = {
@@ -1373,6 +1442,8 @@ int main(int argc, char **argv)
                     test_file_queue_depth);
     g_test_add_func("/vfio-user-nvme/device-reset", test_device_reset);
     g_test_add_func("/vfio-user-nvme/intx-without-msix", test_intx);
+    g_test_add_func("/vfio-user-nvme/intx-unmask-eventfd",
+                    test_intx_unmask_eventfd);
     g_test_add_func("/vfio-user-nvme/disconnect-mid-io-recovers",
                     test_disconnect_mid_io);
     g_test_add_func("/vfio-user-nvme/odd-bar0-accesses",
