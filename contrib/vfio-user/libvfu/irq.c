@@ -285,13 +285,15 @@ int vfu_handle_set_irqs(VfuCtx *ctx, VfuMsg *msg)
     }
     /* Validate every fd before changing anything. */
     for (size_t i = 0; i < msg->nfds; i++) {
+        int fl;
+
         if (!vfu_fd_is_eventfd(msg->fds[i])) {
             trace_vfu_irq_fd_refused(index, s->start + i);
             return -EINVAL;
         }
-        if (fcntl(msg->fds[i], F_SETFL,
-                  fcntl(msg->fds[i], F_GETFL) | O_NONBLOCK) < 0) {
-            return -errno;
+        fl = fcntl(msg->fds[i], F_GETFL);
+        if (fl < 0 || fcntl(msg->fds[i], F_SETFL, fl | O_NONBLOCK) < 0) {
+            return -EINVAL;
         }
     }
 
