@@ -45,6 +45,7 @@ typedef struct FakeServer {
     bool flood_on_reset;            /* DMA_WRITEs until released */
     bool stall_first_read;          /* reply to one read late */
     bool wrong_region_index;
+    bool small_clears_caps;         /* short region info: no CAPS flag */
     /* state and observations, under lock */
     GMutex lock;
     GCond cond;
@@ -122,6 +123,10 @@ static void server_region_info(FakeServer *s, VFIOUserHdr *hdr,
 
         small.argsz = s->region_info->len;
         small.cap_offset = 0;
+        if (s->small_clears_caps) {
+            /* As libvfu and libvfio-user answer: no chain, no flag. */
+            small.flags &= ~VFIO_REGION_INFO_FLAG_CAPS;
+        }
         server_send(s, hdr, 0, &small, sizeof(small), -1);
         return;
     }
@@ -691,7 +696,7 @@ static void test_region_fd_unsafe_trapped(void)
     server_free(s);
 }
 
-static void test_region_info_retry_large_chain(void)
+static void region_info_retry(bool small_clears_caps)
 {
     FakeServer *s = server_new();
     VFIOSparseArea areas[40];
@@ -714,6 +719,7 @@ static void test_region_info_retry_large_chain(void)
     g_assert_cmpuint(len, >, 512);      /* more than the first request */
     s->region_info = g_byte_array_new_take((guint8 *)g_steal_pointer(&info),
                                            len);
+    s->small_clears_caps = small_clears_caps;
     device_open(&dev, s, 0);
     g_assert_true(dev.ops->get_region_info(&dev, 0, &info, &fd,
                                            &error_abort));
@@ -726,6 +732,18 @@ static void test_region_info_retry_large_chain(void)
     close(fd);
     device_close(&dev);
     server_free(s);
+}
+
+static void test_region_info_retry_large_chain(void)
+{
+    /* vfio-pci style: the short reply keeps CAPS with cap_offset 0. */
+    region_info_retry(false);
+}
+
+static void test_region_info_retry_no_caps_flag(void)
+{
+    /* vfio-user servers: the short reply has no CAPS flag. */
+    region_info_retry(true);
 }
 
 static void test_region_info_malformed(void)
@@ -1142,6 +1160,8 @@ int main(int argc, char **argv)
                     test_region_fd_unsafe_trapped);
     g_test_add_func("/vfio-user/client/region-info/retry-large-chain",
                     test_region_info_retry_large_chain);
+    g_test_add_func("/vfio-user/client/region-info/retry-without-caps-flag",
+                    test_region_info_retry_no_caps_flag);
     g_test_add_func("/vfio-user/client/region-info/malformed-chain",
                     test_region_info_malformed);
     g_test_add_func("/vfio-user/client/irqs/split-by-max-fds", test_irqs);
