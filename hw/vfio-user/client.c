@@ -1,7 +1,7 @@
 /*
- * vfio-user client: the socket transport and the VFIODeviceOps backend.
+ * vfio-user client: the socket transport and the VFIODeviceIOOps backend.
  *
- * See include/hw/vfio/vfio-user.h for the model: one outstanding request,
+ * See include/hw/vfio-user/vfio-user.h for the model: one outstanding request,
  * server requests served while waiting, every reply validated, framing
  * errors make the client broken for good.
  */
@@ -12,7 +12,7 @@
 #include "qemu/error-report.h"
 #include "qemu/peer-mem.h"
 #include "qemu/sockets.h"
-#include "hw/vfio/vfio-user.h"
+#include "hw/vfio-user/vfio-user.h"
 #include "hw/vfio/region-info.h"
 #include "trace.h"
 
@@ -532,7 +532,7 @@ bool vfio_user_client_process_incoming(VFIOUserClient *c, Error **errp)
     return ok;
 }
 
-/* ---- VFIODeviceOps ---- */
+/* ---- VFIODeviceIOOps ---- */
 
 static VFIOUserClient *dev_client(VFIODevice *vbasedev)
 {
@@ -924,7 +924,7 @@ static void vfio_user_close(VFIODevice *vbasedev)
     vbasedev->backend = NULL;
 }
 
-const VFIODeviceOps vfio_user_device_ops = {
+const VFIODeviceIOOps vfio_user_device_io_ops = {
     .get_device_info = vfio_user_get_device_info,
     .get_region_info = vfio_user_get_region_info,
     .region_read = vfio_user_region_read,
@@ -942,7 +942,7 @@ bool vfio_user_device_attach(VFIODevice *vbasedev, VFIOUserClient *client,
 {
     struct vfio_device_info info;
 
-    vbasedev->ops = &vfio_user_device_ops;
+    vbasedev->ops = &vfio_user_device_io_ops;
     vbasedev->backend = client;
     vbasedev->fd = -1;
     if (!vfio_user_get_device_info(vbasedev, &info, errp)) {

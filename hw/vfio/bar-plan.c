@@ -1,5 +1,5 @@
 /*
- * vfio_plan_bar(): the pure BAR mapping decision (see hw/vfio/bar-plan.h
+ * vfio_bar_plan(): the pure BAR mapping decision (see hw/vfio/bar-plan.h
  * for the rules).  Everything here is arithmetic on ranges.
  */
 #include "qemu/osdep.h"
@@ -186,7 +186,7 @@ static void plan_compute_trapped(VFIOBarPlan *plan)
                                                  false);
 }
 
-VFIOBarPlan *vfio_plan_bar(const VFIOBarPlanInput *in, Error **errp)
+VFIOBarPlan *vfio_bar_plan(const VFIOBarPlanInput *in, Error **errp)
 {
     g_autoptr(VFIOBarPlan) plan = NULL;
     g_autoptr(GArray) areas = NULL;
@@ -250,9 +250,9 @@ VFIOBarPlan *vfio_plan_bar(const VFIOBarPlanInput *in, Error **errp)
                              plan->areas[0].size == plan->size;
     plan_compute_trapped(plan);
 
-    if (trace_event_is_enabled("vfio_plan_bar")) {
-        g_autofree char *desc = vfio_plan_bar_describe(plan);
-        trace_vfio_plan_bar(desc);
+    if (trace_event_is_enabled("vfio_bar_plan")) {
+        g_autofree char *desc = vfio_bar_plan_describe(plan);
+        trace_vfio_bar_plan(desc);
     }
     return g_steal_pointer(&plan);
 }
@@ -309,7 +309,7 @@ static void describe_ranges(GString *s, const char *what,
     g_string_append_c(s, ']');
 }
 
-char *vfio_plan_bar_describe(const VFIOBarPlan *plan)
+char *vfio_bar_plan_describe(const VFIOBarPlan *plan)
 {
     GString *s = g_string_new(NULL);
     uint32_t i;

@@ -1,5 +1,5 @@
 /*
- * The BAR mechanism: executes a vfio_plan_bar() plan with MemoryRegions.
+ * The BAR mechanism: executes a vfio_bar_plan() plan with MemoryRegions.
  *
  * A BAR is a container holding, from bottom to top:
  *   forward   (priority -1) an I/O region forwarding to the backend; it

@@ -5,7 +5,7 @@
  * (BARs, ROM BAR, interrupt line, MSI and MSI-X capabilities, memory and
  * I/O decode) overlaid from our own copy; writes go to the device (except
  * BAR addresses) and to our copy.  The MSI-X capability is parsed before
- * the BARs are built so that vfio_plan_bar() knows where the table is.
+ * the BARs are built so that vfio_bar_plan() knows where the table is.
  * Interrupts reach Conduit through eventfds the backend signals; MSI-X
  * vectors may be handed to a fast path (KVM irqfd) while deliverable.
  */
@@ -19,7 +19,7 @@
 #include "hw/pci/msix.h"
 #include "hw/vfio/pci.h"
 #include "hw/vfio/vfio-kernel.h"
-#include "hw/vfio/vfio-user.h"
+#include "hw/vfio-user/vfio-user.h"
 #include "trace.h"
 
 #define VFIO_CAP_TTL 48
@@ -834,7 +834,7 @@ static bool vfio_pci_build_bar(VFIOPCIDevice *vdev, VFIOBar *bar,
             .enabled = !vdev->lazy_pba,
         };
     }
-    plan = vfio_plan_bar(&in, errp);
+    plan = vfio_bar_plan(&in, errp);
     if (!plan) {
         error_prepend(errp, "vfio %s: ", vdev->vbasedev.name);
         return false;

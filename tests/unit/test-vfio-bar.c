@@ -43,7 +43,7 @@ static bool fake_write(VFIODevice *vbasedev, uint32_t index, uint64_t off,
     return true;
 }
 
-static const VFIODeviceOps fake_ops = {
+static const VFIODeviceIOOps fake_ops = {
     .region_read = fake_read,
     .region_write = fake_write,
 };
@@ -92,7 +92,7 @@ static void rig_start(Rig *r, bool cap, uint64_t page, uint64_t table_off,
                      r->fd, 0);
     g_assert_true(r->shadow != MAP_FAILED);
     r->bar->region.mmap_fd = dup(r->fd);
-    plan = vfio_plan_bar(&in, &error_abort);
+    plan = vfio_bar_plan(&in, &error_abort);
     memory_region_init(&r->bar->container, NULL, "bar0", BAR_SIZE);
     vfio_bar_init_forward(r->bar);
     g_assert_true(vfio_bar_setup(r->bar, g_steal_pointer(&plan),

@@ -1,5 +1,5 @@
 /*
- * vfio_plan_bar(): how a device BAR is mapped into the guest.
+ * vfio_bar_plan(): how a device BAR is mapped into the guest.
  *
  * A pure decision (no I/O, no global state): from the region's flags and
  * capabilities, the MSI-X table/PBA location, the host page size, the
@@ -117,7 +117,7 @@ typedef struct VFIOBarPlan {
  * BAR that holds the table but lacks the capability.  Free the result
  * with vfio_bar_plan_free() (or g_autoptr(VFIOBarPlan)).
  */
-VFIOBarPlan *vfio_plan_bar(const VFIOBarPlanInput *in, Error **errp);
+VFIOBarPlan *vfio_bar_plan(const VFIOBarPlanInput *in, Error **errp);
 void vfio_bar_plan_free(VFIOBarPlan *plan);
 
 /*
@@ -137,7 +137,7 @@ bool vfio_bar_plan_is_trapped(const VFIOBarPlan *plan, uint64_t offset);
  *  mmap [0x0+0x4000] trapped [0x0+0x4000] table 0x3000+0x100 on
  *  pba 0x3800+0x8 off".  g_free the result.
  */
-char *vfio_plan_bar_describe(const VFIOBarPlan *plan);
+char *vfio_bar_plan_describe(const VFIOBarPlan *plan);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(VFIOBarPlan, vfio_bar_plan_free)
 

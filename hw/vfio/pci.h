@@ -3,7 +3,7 @@
  *
  * One device model, two drivers differing only in how the VFIODevice is
  * opened.  Files, one concern each:
- *   hw/vfio/bar.c     BAR mechanism: executes vfio_plan_bar() with
+ *   hw/vfio/bar.c     BAR mechanism: executes vfio_bar_plan() with
  *                     MemoryRegions and keeps the trap telemetry
  *   hw/vfio/dma.c     DMA listener: guest RAM -> backend dma_map
  *   hw/vfio/pci.c     config space, MSI-X/MSI/INTx, reset, the drivers
