@@ -296,6 +296,60 @@ bool vfio_bar_plan_is_trapped(const VFIOBarPlan *plan, uint64_t offset)
     return false;
 }
 
+const char *vfio_bar_plan_explain(const VFIOBarPlanInput *in,
+                                  const VFIOBarPlan *plan, uint64_t page)
+{
+    bool has_cap = in->caps && in->caps->msix_mappable;
+    bool mapped = false, table = false;
+    uint32_t i;
+
+    for (i = 0; i < plan->nr_areas; i++) {
+        if (page >= plan->areas[i].offset &&
+            page - plan->areas[i].offset < plan->areas[i].size) {
+            mapped = true;
+        }
+    }
+    for (i = 0; i < plan->nr_overlays; i++) {
+        const VFIOBarOverlay *ov = &plan->overlays[i];
+        uint64_t start = QEMU_ALIGN_DOWN(ov->offset, plan->page_size);
+
+        if (!ov->enabled || page < start ||
+            page >= ov->offset + ov->size) {
+            continue;
+        }
+        if (ov->kind == VFIO_BAR_OVERLAY_MSIX_TABLE) {
+            table = true;
+        }
+        /* Lifting an overlay only helps a page the mapping covers. */
+        if (!mapped) {
+            continue;
+        }
+        if (ov->kind == VFIO_BAR_OVERLAY_MSIX_TABLE) {
+            return "x-msix-relocation=auto moves the emulated MSI-X table "
+                   "off this page";
+        }
+        if (!in->lazy_pba) {
+            return "x-lazy-pba=on maps the PBA page while nothing is "
+                   "pending";
+        }
+    }
+    if (mapped) {
+        return NULL;
+    }
+    if (in->no_mmap && (in->flags & VFIO_REGION_INFO_FLAG_MMAP)) {
+        return "x-no-mmap=off maps the BAR";
+    }
+    if (has_cap && in->msix_mappable == VFIO_MSIX_MAPPABLE_OFF) {
+        return "x-msix-mappable=auto maps the MSI-X table page";
+    }
+    if (table && !has_cap) {
+        return "the device does not advertise MSIX_MAPPABLE, so the page "
+               "holding the MSI-X table cannot be mapped (no option helps; "
+               "Linux's vfio-pci advertises it since 4.16)";
+    }
+    return NULL;
+}
+
 static void describe_ranges(GString *s, const char *what,
                             const VFIOBarRange *r, uint32_t n)
 {

@@ -145,7 +145,7 @@ static void vfio_intx_handler(EventNotifier *e)
  * guest servicing it: lower the line, let the device raise it again and
  * give the mappings back.
  */
-void vfio_pci_intx_eoi(VFIOPCIDevice *vdev)
+static void vfio_pci_intx_eoi(VFIOPCIDevice *vdev)
 {
     Error *err = NULL;
 
@@ -223,7 +223,7 @@ static void vfio_pci_sync_pba(VFIOPCIDevice *vdev)
     PCIDevice *pdev = PCI_DEVICE(vdev);
 
     if (vdev->msix.cap && !vdev->msix.relocated && vdev->realized) {
-        vfio_bar_sync_pba(&vdev->bars[vdev->msix.pba_bar],
+        vfio_bar_set_pba_view(&vdev->bars[vdev->msix.pba_bar],
                           msix_pba_enabled(pdev));
     }
 }
@@ -554,6 +554,21 @@ static bool vfio_pci_read_phys_config(VFIOPCIDevice *vdev, Error **errp)
 
 /* ---- BARs ---- */
 
+static void vfio_pci_bar_access_done(void *opaque)
+{
+    vfio_pci_intx_eoi(opaque);
+}
+
+static void vfio_pci_backend_failed(void *opaque)
+{
+    vfio_pci_check_broken(opaque);
+}
+
+static const VFIOBarHooks vfio_pci_bar_hooks = {
+    .access_done = vfio_pci_bar_access_done,
+    .backend_failed = vfio_pci_backend_failed,
+};
+
 static bool vfio_pci_get_regions(VFIOPCIDevice *vdev, Error **errp)
 {
     PCIDevice *pdev = PCI_DEVICE(vdev);
@@ -561,59 +576,17 @@ static bool vfio_pci_get_regions(VFIOPCIDevice *vdev, Error **errp)
 
     for (i = 0; i < PCI_ROM_SLOT; i++) {
         VFIOBar *bar = &vdev->bars[i];
-        g_autofree struct vfio_region_info *info = NULL;
-        uint32_t reg = pci_get_long(pdev->config + pci_bar_reg(i));
-        int fd = -1;
 
-        bar->vdev = vdev;
-        bar->nr = i;
-        bar->region.vbasedev = &vdev->vbasedev;
-        bar->region.index = VFIO_PCI_BAR0_REGION_INDEX + i;
-        bar->region.mmap_fd = -1;
+        vfio_bar_init(bar, OBJECT(vdev), &vdev->vbasedev, i,
+                      &vfio_pci_bar_hooks, vdev);
         if (i && vdev->bars[i - 1].mem64) {
             continue;   /* upper half of the previous BAR */
         }
-        if (!vfio_device_get_region_info(&vdev->vbasedev, bar->region.index,
-                                         &info, &fd, errp)) {
+        if (!vfio_bar_get_info(bar,
+                               pci_get_long(pdev->config + pci_bar_reg(i)),
+                               errp)) {
             return false;
         }
-        bar->region.mmap_fd = fd;
-        if (!info->size) {
-            continue;
-        }
-        if (!vfio_region_info_parse_caps(info, info->argsz, &bar->caps,
-                                         errp)) {
-            error_prepend(errp, "vfio %s: BAR%d: ", vdev->vbasedev.name, i);
-            return false;
-        }
-        if (!is_power_of_2(info->size) || info->size < 4 ||
-            info->size > (1ULL << 40)) {
-            error_setg(errp, "vfio %s: BAR%d size 0x%llx is not a power of"
-                       " two between 4 bytes and 1 TiB", vdev->vbasedev.name,
-                       i, (unsigned long long)info->size);
-            return false;
-        }
-        bar->region.flags = info->flags;
-        bar->region.size = info->size;
-        bar->region.fd_offset = info->offset;
-        if (reg & PCI_BASE_ADDRESS_SPACE_IO) {
-            bar->type = PCI_BASE_ADDRESS_SPACE_IO;
-            bar->region.flags &= ~VFIO_REGION_INFO_FLAG_MMAP;
-        } else {
-            bar->type = reg & (PCI_BASE_ADDRESS_MEM_TYPE_MASK |
-                               PCI_BASE_ADDRESS_MEM_PREFETCH);
-            bar->mem64 = (reg & PCI_BASE_ADDRESS_MEM_TYPE_MASK) ==
-                         PCI_BASE_ADDRESS_MEM_TYPE_64;
-            if (bar->mem64 && i == PCI_ROM_SLOT - 1) {
-                error_setg(errp, "vfio %s: BAR5 cannot be 64-bit",
-                           vdev->vbasedev.name);
-                return false;
-            }
-        }
-        if (bar->region.mmap_fd < 0 && vdev->vbasedev.fd >= 0) {
-            bar->region.mmap_fd = dup(vdev->vbasedev.fd);
-        }
-        bar->bar_size = bar->region.size;
     }
     return true;
 }
@@ -794,30 +767,15 @@ static bool vfio_pci_build_bar(VFIOPCIDevice *vdev, VFIOBar *bar,
                                Error **errp)
 {
     VFIOMsixInfo *m = &vdev->msix;
-    g_autofree char *name = NULL;
-    VFIOBarPlan *plan;
     VFIOBarPlanInput in = {
-        .bar = bar->nr,
-        .size = bar->region.size,
-        .flags = bar->region.flags,
-        .caps = &bar->caps,
         .host_page_size = vdev->host_page_size,
         .page_size_override = vdev->page_size_override,
-        .no_mmap = vdev->no_mmap || bar->region.mmap_fd < 0,
+        .no_mmap = vdev->no_mmap,
         .msix_mappable = vdev->msix_mappable,
         .no_msix_emulation = vdev->no_msix_emulation,
+        .lazy_pba = vdev->lazy_pba,
     };
 
-    if (!bar->bar_size) {
-        return true;
-    }
-    name = g_strdup_printf("%s BAR%u container", vdev->vbasedev.name,
-                           bar->nr);
-    memory_region_init(&bar->container, OBJECT(vdev), name, bar->bar_size);
-    if (!bar->region.size) {
-        return true;    /* a new BAR holding only the relocated MSI-X */
-    }
-    vfio_bar_init_forward(bar);
     if (m->cap && m->table_bar == bar->nr) {
         in.table = (VFIOBarPlanMsixPart) {
             .present = true,
@@ -834,12 +792,7 @@ static bool vfio_pci_build_bar(VFIOPCIDevice *vdev, VFIOBar *bar,
             .enabled = !vdev->lazy_pba,
         };
     }
-    plan = vfio_bar_plan(&in, errp);
-    if (!plan) {
-        error_prepend(errp, "vfio %s: ", vdev->vbasedev.name);
-        return false;
-    }
-    return vfio_bar_setup(bar, plan, errp);
+    return vfio_bar_realize(bar, &in, errp);
 }
 
 /* ---- realize / exit ---- */
@@ -989,7 +942,6 @@ static bool vfio_pci_realize_common(VFIOPCIDevice *vdev, Error **errp)
 
         if (bar->bar_size) {
             pci_register_bar(pdev, i, bar->type, &bar->container);
-            bar->registered = true;
         }
     }
     vfio_pci_setup_rom(vdev);
@@ -999,7 +951,8 @@ static bool vfio_pci_realize_common(VFIOPCIDevice *vdev, Error **errp)
     if (!vfio_intx_enable(vdev, errp)) {
         return false;
     }
-    if (!vfio_dma_listener_start(vdev, errp)) {
+    if (!vfio_dma_listener_start(&vdev->dma, &vdev->vbasedev,
+                                 vfio_pci_backend_failed, vdev, errp)) {
         return false;
     }
     vdev->overlay_listener = (MemoryListener) {
@@ -1027,7 +980,7 @@ static void vfio_pci_teardown(VFIOPCIDevice *vdev)
         memory_listener_unregister(&vdev->overlay_listener);
         vdev->overlay_listener_registered = false;
     }
-    vfio_dma_listener_stop(vdev);
+    vfio_dma_listener_stop(&vdev->dma);
     vfio_intx_disable(vdev);
     if (msix_present(pdev)) {
         msix_unset_vector_notifiers(pdev);

@@ -516,6 +516,69 @@ static void test_lazy_pba(void)
     expect_plan(&in, "0x0+0x3000", "0x1000+0x1000 0x3000+0x1000");
 }
 
+/*
+ * vfio_bar_plan_explain(): the hot-page hint names the option that would
+ * stop a page from trapping, or says that none can.
+ */
+static const char *explain(const VFIOBarPlanInput *in, uint64_t page)
+{
+    g_autoptr(VFIOBarPlan) plan = vfio_bar_plan(in, &error_abort);
+
+    /* The hint is a static string: it outlives the plan. */
+    return vfio_bar_plan_explain(in, plan, page);
+}
+
+static void test_explain(void)
+{
+    VFIOBarPlanInput in = plain_bar(0x4000, PAGE_4K);
+    g_autoptr(VFIOBarPlan) plan = NULL;
+
+    /* Table on a mapped page (capability): relocation moves it away. */
+    with_table(&in, 0x3000, 0x100);
+    in.caps = &cap_msix;
+    g_assert_nonnull(strstr(explain(&in, 0x3000), "x-msix-relocation=auto"));
+    /* An untrapped page has nothing to explain. */
+    g_assert_null(explain(&in, 0x0));
+
+    /* Without the capability no option helps, and the hint says so. */
+    in.caps = NULL;
+    g_assert_nonnull(strstr(explain(&in, 0x3000),
+                            "does not advertise MSIX_MAPPABLE"));
+
+    /* x-msix-mappable=off while the region advertises it. */
+    in.caps = &cap_msix;
+    in.msix_mappable = VFIO_MSIX_MAPPABLE_OFF;
+    g_assert_cmpstr(explain(&in, 0x3000), ==,
+                    "x-msix-mappable=auto maps the MSI-X table page");
+    in.msix_mappable = VFIO_MSIX_MAPPABLE_AUTO;
+
+    /* x-no-mmap on a mappable region; not on one without the flag. */
+    in.no_mmap = true;
+    g_assert_cmpstr(explain(&in, 0x1000), ==, "x-no-mmap=off maps the BAR");
+    in.flags &= ~VFIO_REGION_INFO_FLAG_MMAP;
+    g_assert_null(explain(&in, 0x1000));
+    in.flags |= VFIO_REGION_INFO_FLAG_MMAP;
+    in.no_mmap = false;
+
+    /* A PBA shown all the time on a mapped page: x-lazy-pba=on. */
+    with_pba(&in, 0x1c00, 0x8, true);
+    in.lazy_pba = false;
+    g_assert_cmpstr(explain(&in, 0x1000), ==,
+                    "x-lazy-pba=on maps the PBA page while nothing is "
+                    "pending");
+    /* Lazy already: the PBA traps only while a vector is pending. */
+    in.lazy_pba = true;
+    g_assert_null(explain(&in, 0x1000));
+
+    /* The hint follows the plan's current PBA state. */
+    in.lazy_pba = false;
+    in.pba.enabled = false;
+    plan = vfio_bar_plan(&in, &error_abort);
+    g_assert_null(vfio_bar_plan_explain(&in, plan, 0x1000));
+    vfio_bar_plan_set_overlay_enabled(plan, VFIO_BAR_OVERLAY_MSIX_PBA, true);
+    g_assert_nonnull(vfio_bar_plan_explain(&in, plan, 0x1000));
+}
+
 static void test_overlay_toggle_missing(void)
 {
     VFIOBarPlanInput in = plain_bar(0x4000, PAGE_4K);
@@ -714,6 +777,7 @@ int main(int argc, char **argv)
     g_test_add_func("/vfio/bar-plan/nvme/table-on-doorbell-page",
                     test_nvme_doorbell_page);
     g_test_add_func("/vfio/bar-plan/lazy-pba/toggle", test_lazy_pba);
+    g_test_add_func("/vfio/bar-plan/explain/hints", test_explain);
     g_test_add_func("/vfio/bar-plan/lazy-pba/no-pba-overlay",
                     test_overlay_toggle_missing);
     g_test_add_func("/vfio/bar-plan/spapr/no-msix-emulation",

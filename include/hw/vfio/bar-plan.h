@@ -76,6 +76,12 @@ typedef struct VFIOBarPlanInput {
     VFIOMsixMappableMode msix_mappable;   /* x-msix-mappable */
     /* Machine policy vfio-no-msix-emulation (spapr): table overlay off. */
     bool no_msix_emulation;
+    /*
+     * x-lazy-pba: the PBA overlay shows only while a vector is pending
+     * (pba.enabled is its state now).  Only vfio_bar_plan_explain() reads
+     * it: the plan holds both PBA states whatever it says.
+     */
+    bool lazy_pba;
 } VFIOBarPlanInput;
 
 typedef struct VFIOBarRange {
@@ -130,6 +136,15 @@ bool vfio_bar_plan_set_overlay_enabled(VFIOBarPlan *plan,
 
 /* Whether BAR offset @offset lies on a trapped page. */
 bool vfio_bar_plan_is_trapped(const VFIOBarPlan *plan, uint64_t offset);
+
+/*
+ * Why host page @page of the BAR traps, as a hint naming the option that
+ * would stop it (or saying that none can), or NULL when no option helps
+ * or the page does not trap because of the plan.  @in is what @plan was
+ * made from.  The hot-page warning of hw/vfio/bar.c prints it.
+ */
+const char *vfio_bar_plan_explain(const VFIOBarPlanInput *in,
+                                  const VFIOBarPlan *plan, uint64_t page);
 
 /*
  * One line for the trace event and x-query-vfio, e.g.
