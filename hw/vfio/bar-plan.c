@@ -159,8 +159,12 @@ static void overlay_pages(const VFIOBarPlan *plan, const VFIOBarOverlay *ov,
     *end = page_end(ov->offset + ov->size, plan->page_size, plan->size);
 }
 
-/* trapped = [0, size) minus the areas, plus pages under enabled overlays */
-static void plan_compute_trapped(VFIOBarPlan *plan)
+/*
+ * trapped = [0, size) minus the areas, plus pages under enabled overlays;
+ * @pba_on stands for the PBA overlay's state.
+ */
+static void plan_compute_trapped(const VFIOBarPlan *plan, bool pba_on,
+                                 VFIOBarRange **out, uint32_t *nr_out)
 {
     g_autoptr(GArray) trapped = g_array_new(false, false,
                                             sizeof(VFIOBarRange));
@@ -172,18 +176,54 @@ static void plan_compute_trapped(VFIOBarPlan *plan)
                         plan->areas[i].offset + plan->areas[i].size);
     }
     for (i = 0; i < plan->nr_overlays; i++) {
+        const VFIOBarOverlay *ov = &plan->overlays[i];
+        bool on = ov->kind == VFIO_BAR_OVERLAY_MSIX_PBA ? pba_on
+                                                         : ov->enabled;
         uint64_t start, end;
 
-        if (plan->overlays[i].enabled) {
-            overlay_pages(plan, &plan->overlays[i], &start, &end);
+        if (on) {
+            overlay_pages(plan, ov, &start, &end);
             range_add(trapped, start, end);
         }
     }
     ranges_normalize(trapped);
-    g_free(plan->trapped);
-    plan->nr_trapped = trapped->len;
-    plan->trapped = (VFIOBarRange *)g_array_free(g_steal_pointer(&trapped),
-                                                 false);
+    *nr_out = trapped->len;
+    *out = (VFIOBarRange *)g_array_free(g_steal_pointer(&trapped), false);
+}
+
+static const VFIOBarOverlay *plan_overlay(const VFIOBarPlan *plan,
+                                          VFIOBarOverlayKind kind)
+{
+    uint32_t i;
+
+    for (i = 0; i < plan->nr_overlays; i++) {
+        if (plan->overlays[i].kind == kind) {
+            return &plan->overlays[i];
+        }
+    }
+    return NULL;
+}
+
+/* Makes plan->trapped the view for the PBA overlay's current state. */
+static void plan_select_view(VFIOBarPlan *plan)
+{
+    const VFIOBarOverlay *pba = plan_overlay(plan, VFIO_BAR_OVERLAY_MSIX_PBA);
+    int v = pba && pba->enabled;
+
+    plan->trapped = plan->trapped_view[v];
+    plan->nr_trapped = plan->nr_trapped_view[v];
+}
+
+static void plan_compute_views(VFIOBarPlan *plan)
+{
+    int v;
+
+    for (v = 0; v < 2; v++) {
+        g_free(plan->trapped_view[v]);
+        plan_compute_trapped(plan, v, &plan->trapped_view[v],
+                             &plan->nr_trapped_view[v]);
+    }
+    plan_select_view(plan);
 }
 
 VFIOBarPlan *vfio_bar_plan(const VFIOBarPlanInput *in, Error **errp)
@@ -248,7 +288,7 @@ VFIOBarPlan *vfio_bar_plan(const VFIOBarPlanInput *in, Error **errp)
     plan->whole_bar_mapped = plan->nr_areas == 1 &&
                              plan->areas[0].offset == 0 &&
                              plan->areas[0].size == plan->size;
-    plan_compute_trapped(plan);
+    plan_compute_views(plan);
 
     if (trace_event_is_enabled("vfio_bar_plan")) {
         g_autofree char *desc = vfio_bar_plan_describe(plan);
@@ -261,7 +301,8 @@ void vfio_bar_plan_free(VFIOBarPlan *plan)
 {
     if (plan) {
         g_free(plan->areas);
-        g_free(plan->trapped);
+        g_free(plan->trapped_view[0]);
+        g_free(plan->trapped_view[1]);
         g_free(plan);
     }
 }
@@ -269,18 +310,20 @@ void vfio_bar_plan_free(VFIOBarPlan *plan)
 bool vfio_bar_plan_set_overlay_enabled(VFIOBarPlan *plan,
                                        VFIOBarOverlayKind kind, bool enabled)
 {
-    uint32_t i;
+    VFIOBarOverlay *ov = (VFIOBarOverlay *)plan_overlay(plan, kind);
 
-    for (i = 0; i < plan->nr_overlays; i++) {
-        if (plan->overlays[i].kind == kind) {
-            if (plan->overlays[i].enabled != enabled) {
-                plan->overlays[i].enabled = enabled;
-                plan_compute_trapped(plan);
-            }
-            return true;
+    if (!ov) {
+        return false;
+    }
+    if (ov->enabled != enabled) {
+        ov->enabled = enabled;
+        if (kind == VFIO_BAR_OVERLAY_MSIX_PBA) {
+            plan_select_view(plan);
+        } else {
+            plan_compute_views(plan);
         }
     }
-    return false;
+    return true;
 }
 
 bool vfio_bar_plan_is_trapped(const VFIOBarPlan *plan, uint64_t offset)

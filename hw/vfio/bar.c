@@ -203,8 +203,10 @@ static void vfio_bar_add_part(VFIOBar *bar, uint64_t offset, uint64_t size,
     trace_vfio_bar_part(bar->nr, offset, size, served, view);
 }
 
-/* Adds the parts of every mmap area for the plan's current trapped set. */
-static void vfio_bar_render_view(VFIOBar *bar, uint8_t view, bool enabled)
+/* Adds the parts of every mmap area for one of the plan's trapped sets. */
+static void vfio_bar_render_view(VFIOBar *bar, uint8_t view,
+                                 const VFIOBarRange *trapped,
+                                 uint32_t nr_trapped, bool enabled)
 {
     VFIOBarPlan *plan = bar->plan;
     uint32_t i, t;
@@ -216,14 +218,14 @@ static void vfio_bar_render_view(VFIOBar *bar, uint8_t view, bool enabled)
 
         while (pos < end) {
             uint64_t seg_end = end;
-            bool trapped = false;
+            bool served = false;
 
-            for (t = 0; t < plan->nr_trapped; t++) {
-                uint64_t ts = plan->trapped[t].offset;
-                uint64_t te = ts + plan->trapped[t].size;
+            for (t = 0; t < nr_trapped; t++) {
+                uint64_t ts = trapped[t].offset;
+                uint64_t te = ts + trapped[t].size;
 
                 if (pos >= ts && pos < te) {
-                    trapped = true;
+                    served = true;
                     seg_end = MIN(end, te);
                     break;
                 }
@@ -233,7 +235,7 @@ static void vfio_bar_render_view(VFIOBar *bar, uint8_t view, bool enabled)
                 }
             }
             vfio_bar_add_part(bar, pos, seg_end - pos,
-                              base + (pos - plan->areas[i].offset), trapped,
+                              base + (pos - plan->areas[i].offset), served,
                               view, enabled);
             pos = seg_end;
         }
@@ -307,17 +309,16 @@ static bool vfio_bar_render(VFIOBar *bar, VFIOBarPlan *plan, Error **errp)
     }
     memory_region_transaction_begin();
     if (!vfio_bar_plan_has_pba(plan, &pba_enabled)) {
-        vfio_bar_render_view(bar, VFIO_BAR_VIEW_ALWAYS, true);
+        vfio_bar_render_view(bar, VFIO_BAR_VIEW_ALWAYS, plan->trapped,
+                             plan->nr_trapped, true);
     } else {
         /* Both renderings; the plan's current state is the enabled one. */
-        vfio_bar_plan_set_overlay_enabled(plan, VFIO_BAR_OVERLAY_MSIX_PBA,
-                                          false);
-        vfio_bar_render_view(bar, VFIO_BAR_VIEW_PBA_OFF, !pba_enabled);
-        vfio_bar_plan_set_overlay_enabled(plan, VFIO_BAR_OVERLAY_MSIX_PBA,
-                                          true);
-        vfio_bar_render_view(bar, VFIO_BAR_VIEW_PBA_ON, pba_enabled);
-        vfio_bar_plan_set_overlay_enabled(plan, VFIO_BAR_OVERLAY_MSIX_PBA,
-                                          pba_enabled);
+        vfio_bar_render_view(bar, VFIO_BAR_VIEW_PBA_OFF,
+                             plan->trapped_view[0], plan->nr_trapped_view[0],
+                             !pba_enabled);
+        vfio_bar_render_view(bar, VFIO_BAR_VIEW_PBA_ON,
+                             plan->trapped_view[1], plan->nr_trapped_view[1],
+                             pba_enabled);
     }
     memory_region_transaction_commit();
     bar->pba_view = pba_enabled;

@@ -218,13 +218,13 @@ static void vfio_intx_disable(VFIOPCIDevice *vdev)
 
 /* ---- MSI-X and MSI vectors ---- */
 
-static void vfio_pci_sync_pba(VFIOPCIDevice *vdev)
+/* msix.c announces the lazy PBA: show the BAR view that matches it. */
+static void vfio_msix_pba_changed(PCIDevice *pdev, bool enabled)
 {
-    PCIDevice *pdev = PCI_DEVICE(vdev);
+    VFIOPCIDevice *vdev = VFIO_PCI(pdev);
 
-    if (vdev->msix.cap && !vdev->msix.relocated && vdev->realized) {
-        vfio_bar_set_pba_view(&vdev->bars[vdev->msix.pba_bar],
-                          msix_pba_enabled(pdev));
+    if (!vdev->msix.relocated) {
+        vfio_bar_set_pba_view(&vdev->bars[vdev->msix.pba_bar], enabled);
     }
 }
 
@@ -240,7 +240,6 @@ static void vfio_msix_vector_handler(EventNotifier *e)
     vdev->msix_slow_path_irqs++;
     /* Delivers, or sets the pending bit (and enables a lazy PBA). */
     msix_notify(PCI_DEVICE(vdev), v->nr);
-    vfio_pci_sync_pba(vdev);
 }
 
 static void vfio_msi_vector_handler(EventNotifier *e)
@@ -380,7 +379,6 @@ static void vfio_msix_vector_release(PCIDevice *pdev, unsigned int vector)
     if (event_notifier_test_and_clear(&v->notifier)) {
         vdev->msix_slow_path_irqs++;
         msix_notify(pdev, vector);
-        vfio_pci_sync_pba(vdev);
     }
 }
 
@@ -496,7 +494,6 @@ static void vfio_pci_write_config(PCIDevice *pdev, uint32_t addr,
     /* Our copy tracks BARs, decode and the MSI/MSI-X state machines. */
     pci_default_write_config(pdev, addr, val, len);
     vfio_pci_update_irqs(vdev);
-    vfio_pci_sync_pba(vdev);
 }
 
 static void vfio_pci_emulate(PCIDevice *pdev, uint32_t off, uint32_t len)
@@ -820,15 +817,6 @@ static bool vfio_user_pci_dma_rw(void *opaque, uint64_t addr, void *buf,
     return true;
 }
 
-static void vfio_pci_overlay_commit(MemoryListener *listener)
-{
-    VFIOPCIDevice *vdev = container_of(listener, VFIOPCIDevice,
-                                       overlay_listener);
-
-    /* A guest unmask cleared the last pending bit: the PBA went away. */
-    vfio_pci_sync_pba(vdev);
-}
-
 static void vfio_pci_fix_cap_link(PCIDevice *pdev, const uint8_t *phys,
                                   uint8_t pos)
 {
@@ -854,6 +842,7 @@ static bool vfio_pci_setup_caps(VFIOPCIDevice *vdev, const uint8_t *phys,
         }
         vfio_pci_fix_cap_link(pdev, phys, m->cap);
         vfio_pci_emulate(pdev, m->cap, VFIO_MSIX_CAP_SIZE);
+        msix_set_pba_notifier(pdev, vfio_msix_pba_changed);
         msix_set_lazy_pba(pdev, vdev->lazy_pba);
         if (vdev->no_msix_emulation) {
             msix_set_table_emulated(pdev, false);
@@ -955,15 +944,7 @@ static bool vfio_pci_realize_common(VFIOPCIDevice *vdev, Error **errp)
                                  vfio_pci_backend_failed, vdev, errp)) {
         return false;
     }
-    vdev->overlay_listener = (MemoryListener) {
-        .commit = vfio_pci_overlay_commit,
-        .name = "vfio-pba",
-        .priority = 20,
-    };
-    memory_listener_register(&vdev->overlay_listener, &address_space_memory);
-    vdev->overlay_listener_registered = true;
     vdev->realized = true;
-    vfio_pci_sync_pba(vdev);
     vfio_pci_device_list = g_list_append(vfio_pci_device_list, vdev);
     return true;
 }
@@ -976,10 +957,6 @@ static void vfio_pci_teardown(VFIOPCIDevice *vdev)
     vfio_pci_device_list = g_list_remove(vfio_pci_device_list, vdev);
     vdev->realized = false;
     vfio_pci_socket_handler_off(vdev);
-    if (vdev->overlay_listener_registered) {
-        memory_listener_unregister(&vdev->overlay_listener);
-        vdev->overlay_listener_registered = false;
-    }
     vfio_dma_listener_stop(&vdev->dma);
     vfio_intx_disable(vdev);
     if (msix_present(pdev)) {
@@ -1109,7 +1086,6 @@ static void vfio_pci_reset(PCIDevice *pdev)
         warn_report_err(err);
         vfio_pci_check_broken(vdev);
     }
-    vfio_pci_sync_pba(vdev);
 }
 
 static void vfio_pci_instance_init(Object *obj)

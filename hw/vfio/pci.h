@@ -84,8 +84,6 @@ struct VFIOPCIDevice {
     bool intx_pending;
 
     VFIODma dma;
-    MemoryListener overlay_listener;
-    bool overlay_listener_registered;
 
     bool broken_reported;
     struct QEMUBH *mmap_bh;     /* re-evaluates hidden mappings */

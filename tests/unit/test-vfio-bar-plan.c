@@ -491,10 +491,30 @@ static void test_lazy_pba(void)
     in.pba.enabled = true;
     expect_plan(&in, "0x0+0x4000", "0x1000+0x1000 0x3000+0x1000");
 
-    /* Toggling the overlay recomputes the trapped pages only. */
+    /* Toggling the overlay changes the trapped pages only. */
     in.pba.enabled = false;
     plan = vfio_bar_plan(&in, &error_abort);
     areas_before = ranges_str(plan->areas, plan->nr_areas);
+    /* Both trapped sets are there from the start; a toggle selects one. */
+    {
+        g_autofree char *off = ranges_str(plan->trapped_view[0],
+                                          plan->nr_trapped_view[0]);
+        g_autofree char *on = ranges_str(plan->trapped_view[1],
+                                         plan->nr_trapped_view[1]);
+        VFIOBarRange *views[2] = { plan->trapped_view[0],
+                                   plan->trapped_view[1] };
+
+        g_assert_cmpstr(off, ==, "0x3000+0x1000");
+        g_assert_cmpstr(on, ==, "0x1000+0x1000 0x3000+0x1000");
+        g_assert_true(plan->trapped == views[0]);
+        vfio_bar_plan_set_overlay_enabled(plan, VFIO_BAR_OVERLAY_MSIX_PBA,
+                                          true);
+        g_assert_true(plan->trapped == views[1]);
+        vfio_bar_plan_set_overlay_enabled(plan, VFIO_BAR_OVERLAY_MSIX_PBA,
+                                          false);
+        g_assert_true(plan->trapped == views[0]);
+        g_assert_true(plan->trapped_view[1] == views[1]);
+    }
     g_assert_false(vfio_bar_plan_is_trapped(plan, 0x1000));
     g_assert_true(vfio_bar_plan_set_overlay_enabled(
                       plan, VFIO_BAR_OVERLAY_MSIX_PBA, true));

@@ -111,8 +111,16 @@ typedef struct VFIOBarPlan {
     VFIOBarRange *areas;
     uint32_t nr_overlays;       /* table first if present, then PBA */
     VFIOBarOverlay overlays[2];
-    uint32_t nr_trapped;        /* pages exiting under KVM, merged */
+    /* Pages exiting under KVM, merged: the view for the PBA's state. */
+    uint32_t nr_trapped;
     VFIOBarRange *trapped;
+    /*
+     * Both trapped sets, precomputed: [0] with the PBA overlay disabled,
+     * [1] with it enabled (the same when there is no PBA overlay), so
+     * that lazy PBA only selects one.
+     */
+    uint32_t nr_trapped_view[2];
+    VFIOBarRange *trapped_view[2];
 } VFIOBarPlan;
 
 /*
@@ -127,9 +135,9 @@ VFIOBarPlan *vfio_bar_plan(const VFIOBarPlanInput *in, Error **errp);
 void vfio_bar_plan_free(VFIOBarPlan *plan);
 
 /*
- * Enables or disables an overlay (lazy PBA) and recomputes the trapped
- * pages; the areas do not change.  Returns false if the plan has no such
- * overlay.
+ * Enables or disables an overlay and updates the trapped pages; the
+ * areas do not change.  For the PBA (lazy PBA) that only selects the
+ * precomputed view.  Returns false if the plan has no such overlay.
  */
 bool vfio_bar_plan_set_overlay_enabled(VFIOBarPlan *plan,
                                        VFIOBarOverlayKind kind, bool enabled);
