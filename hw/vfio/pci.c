@@ -1,5 +1,6 @@
 /*
- * vfio-pci / vfio-user-pci: the device model.
+ * vfio-pci-base and vfio-pci: the device model, and its kernel driver.
+ * vfio-user-pci is a subclass in hw/vfio-user/pci.c.
  *
  * Config space is read from the device with the bits Conduit emulates
  * (BARs, ROM BAR, interrupt line, MSI and MSI-X capabilities, memory and
@@ -19,7 +20,6 @@
 #include "hw/pci/msix.h"
 #include "hw/vfio/pci.h"
 #include "hw/vfio/vfio-kernel.h"
-#include "hw/vfio-user/vfio-user.h"
 #include "trace.h"
 
 #define VFIO_CAP_TTL 48
@@ -44,14 +44,6 @@ static uint32_t all_ones32(int len)
 }
 
 /* ---- broken backend ---- */
-
-static void vfio_pci_socket_handler_off(VFIOPCIDevice *vdev)
-{
-    if (vdev->socket_fd >= 0) {
-        qemu_set_fd_handler(vdev->socket_fd, NULL, NULL, NULL);
-        vdev->socket_fd = -1;
-    }
-}
 
 static void vfio_pci_update_mmaps(VFIOPCIDevice *vdev)
 {
@@ -91,7 +83,6 @@ void vfio_pci_check_broken(VFIOPCIDevice *vdev)
     error_report("vfio %s: device lost (backend closed or failed); its "
                  "BARs now read all-ones and drop writes",
                  vdev->vbasedev.name);
-    vfio_pci_socket_handler_off(vdev);
     vfio_pci_update_mmaps_later(vdev);
 }
 
@@ -794,29 +785,6 @@ static bool vfio_pci_build_bar(VFIOPCIDevice *vdev, VFIOBar *bar,
 
 /* ---- realize / exit ---- */
 
-static void vfio_pci_socket_read(void *opaque)
-{
-    VFIOPCIDevice *vdev = opaque;
-    Error *err = NULL;
-
-    if (!vfio_user_client_process_incoming(vdev->vbasedev.backend, &err)) {
-        error_free(err);
-        vdev->vbasedev.broken = true;
-        vfio_pci_check_broken(vdev);
-    }
-}
-
-static bool vfio_user_pci_dma_rw(void *opaque, uint64_t addr, void *buf,
-                                 uint64_t len, bool is_write, Error **errp)
-{
-    if (address_space_rw(&address_space_memory, addr, buf, len, is_write)) {
-        error_setg(errp, "guest memory [0x%" PRIx64 " + 0x%" PRIx64 "] is "
-                   "not accessible", addr, len);
-        return false;
-    }
-    return true;
-}
-
 static void vfio_pci_fix_cap_link(PCIDevice *pdev, const uint8_t *phys,
                                   uint8_t pos)
 {
@@ -956,7 +924,6 @@ static void vfio_pci_teardown(VFIOPCIDevice *vdev)
 
     vfio_pci_device_list = g_list_remove(vfio_pci_device_list, vdev);
     vdev->realized = false;
-    vfio_pci_socket_handler_off(vdev);
     vfio_dma_listener_stop(&vdev->dma);
     vfio_intx_disable(vdev);
     if (msix_present(pdev)) {
@@ -982,51 +949,13 @@ static void vfio_pci_teardown(VFIOPCIDevice *vdev)
     }
 }
 
-static bool vfio_pci_realize_finish(VFIOPCIDevice *vdev, Error **errp)
+bool vfio_pci_realize_device(VFIOPCIDevice *vdev, Error **errp)
 {
     if (!vfio_pci_realize_common(vdev, errp)) {
         vfio_pci_teardown(vdev);
         return false;
     }
     trace_vfio_pci_realize(vdev->vbasedev.name);
-    return true;
-}
-
-static bool vfio_user_pci_realize(PCIDevice *pdev, Error **errp)
-{
-    VFIOPCIDevice *vdev = VFIO_PCI(pdev);
-    const char *path = vdev->socket_path;
-    VFIOUserClient *client;
-
-    if (vdev->socket_json_type && strcmp(vdev->socket_json_type, "unix")) {
-        error_setg(errp, "vfio-user-pci: socket.type '%s' is not supported"
-                   " (only 'unix')", vdev->socket_json_type);
-        return false;
-    }
-    if (!path || !path[0]) {
-        path = vdev->socket_json_path;
-    }
-    if (!path || !path[0]) {
-        error_setg(errp, "vfio-user-pci: 'socket' (the server's UNIX socket"
-                   " path) is required");
-        return false;
-    }
-    vdev->vbasedev.name = g_strdup(path);
-    vdev->vbasedev.fd = -1;
-    client = vfio_user_client_connect(path, vdev->msg_timeout_ms, errp);
-    if (!client) {
-        return false;
-    }
-    vfio_user_client_set_dma_handler(client, vfio_user_pci_dma_rw, vdev);
-    if (!vfio_user_device_attach(&vdev->vbasedev, client, errp)) {
-        vfio_device_close(&vdev->vbasedev);
-        return false;
-    }
-    if (!vfio_pci_realize_finish(vdev, errp)) {
-        return false;
-    }
-    vdev->socket_fd = vfio_user_client_get_fd(client);
-    qemu_set_fd_handler(vdev->socket_fd, vfio_pci_socket_read, NULL, vdev);
     return true;
 }
 
@@ -1055,7 +984,7 @@ static bool vfio_kernel_pci_realize(PCIDevice *pdev, Error **errp)
     if (!vfio_kernel_device_attach(&vdev->vbasedev, sysfsdev, errp)) {
         return false;
     }
-    return vfio_pci_realize_finish(vdev, errp);
+    return vfio_pci_realize_device(vdev, errp);
 }
 
 static void vfio_pci_exit(PCIDevice *pdev)
@@ -1092,7 +1021,6 @@ static void vfio_pci_instance_init(Object *obj)
 {
     VFIOPCIDevice *vdev = VFIO_PCI(obj);
 
-    vdev->socket_fd = -1;
     vdev->vbasedev.fd = -1;
     vdev->host.domain = ~0u;
     /* Teardown closes what a failed realize may not have reached. */
@@ -1159,21 +1087,6 @@ static const Property vfio_kernel_pci_props[] = {
     DEFINE_PROP_END_OF_LIST(),
 };
 
-static const Property vfio_user_pci_props[] = {
-    DEFINE_PROP_STRING("socket", VFIOPCIDevice, socket_path,
-                       .description = "vfio-user server UNIX socket path"),
-    DEFINE_PROP_STRING("socket.path", VFIOPCIDevice, socket_json_path,
-                       .description = "socket path (JSON socket "
-                                      "address form)"),
-    DEFINE_PROP_STRING("socket.type", VFIOPCIDevice, socket_json_type,
-                       .description = "socket type (JSON socket address "
-                                      "form): unix"),
-    DEFINE_PROP_UINT32("x-msg-timeout", VFIOPCIDevice, msg_timeout_ms,
-                       VFIO_USER_DEFAULT_MSG_TIMEOUT_MS,
-                       .description = "reply timeout in milliseconds"),
-    DEFINE_PROP_END_OF_LIST(),
-};
-
 static void vfio_pci_base_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
@@ -1198,18 +1111,6 @@ static void vfio_kernel_pci_class_init(ObjectClass *klass, void *data)
     pc->realize = vfio_kernel_pci_realize;
 }
 
-static void vfio_user_pci_class_init(ObjectClass *klass, void *data)
-{
-    DeviceClass *dc = DEVICE_CLASS(klass);
-    PCIDeviceClass *pc = PCI_DEVICE_CLASS(klass);
-
-    dc->desc = "vfio-user PCI device";
-    dc->user_creatable = true;
-    dc->hotpluggable = true;
-    device_class_set_props(dc, vfio_user_pci_props);
-    pc->realize = vfio_user_pci_realize;
-}
-
 static const TypeInfo vfio_pci_types[] = {
     {
         .name = TYPE_VFIO_PCI_BASE,
@@ -1223,10 +1124,6 @@ static const TypeInfo vfio_pci_types[] = {
         .name = TYPE_VFIO_PCI,
         .parent = TYPE_VFIO_PCI_BASE,
         .class_init = vfio_kernel_pci_class_init,
-    }, {
-        .name = TYPE_VFIO_USER_PCI,
-        .parent = TYPE_VFIO_PCI_BASE,
-        .class_init = vfio_user_pci_class_init,
     },
 };
 

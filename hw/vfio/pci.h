@@ -1,13 +1,16 @@
 /*
- * vfio-pci and vfio-user-pci: a PCI function passed through a VFIODevice.
+ * vfio-pci-base: a PCI function passed through a VFIODevice.  Private to
+ * hw/vfio and the drivers that subclass it.
  *
  * One device model, two drivers differing only in how the VFIODevice is
- * opened.  Files, one concern each:
+ * opened: vfio-pci (kernel VFIO, hw/vfio/pci.c, properties host and
+ * sysfsdev) and vfio-user-pci (hw/vfio-user/pci.c, its own instance
+ * struct with socket and x-msg-timeout).  Files, one concern each:
  *   hw/vfio/bar.c     BAR mechanism (hw/vfio/bar.h): executes
  *                     vfio_bar_plan() with MemoryRegions and keeps the
  *                     trap telemetry; tells the device through hooks
- *   hw/vfio/dma.c     DMA listener: guest RAM -> backend dma_map
- *   hw/vfio/pci.c     config space, MSI-X/MSI/INTx, reset, the drivers
+ *   hw/vfio/dma.c     DMA listener (hw/vfio/dma.h): guest RAM -> backend
+ *   hw/vfio/pci.c     config space, MSI-X/MSI/INTx, reset, vfio-pci
  *   hw/vfio/query.c   QMP x-query-vfio
  */
 #ifndef HW_VFIO_PCI_H
@@ -28,7 +31,6 @@
 
 #define TYPE_VFIO_PCI_BASE "vfio-pci-base"
 #define TYPE_VFIO_PCI "vfio-pci"
-#define TYPE_VFIO_USER_PCI "vfio-user-pci"
 
 #define VFIO_PCI(obj) OBJECT_CHECK(VFIOPCIDevice, (obj), TYPE_VFIO_PCI_BASE)
 
@@ -87,16 +89,12 @@ struct VFIOPCIDevice {
 
     bool broken_reported;
     struct QEMUBH *mmap_bh;     /* re-evaluates hidden mappings */
-    int socket_fd;              /* vfio-user fd handler, -1: none */
     bool realized;
 
-    /* Properties */
+    /* Properties of vfio-pci (the kernel driver) */
     PCIHostDeviceAddress host;
     char *sysfsdev;
-    char *socket_path;
-    char *socket_json_path;     /* socket.path */
-    char *socket_json_type;     /* socket.type */
-    uint32_t msg_timeout_ms;
+    /* Properties of every driver */
     bool no_mmap;
     int msix_mappable;          /* VFIOMsixMappableMode */
     OnOffAuto msix_mappable_prop;
@@ -122,6 +120,13 @@ typedef struct VFIOPCIIrqBypassOps {
 void vfio_pci_set_irq_bypass_ops(const VFIOPCIIrqBypassOps *ops);
 
 /* ---- hw/vfio/pci.c ---- */
+
+/*
+ * The realize every driver shares, once it attached vdev->vbasedev to
+ * its backend: config space, BARs, interrupts, DMA.  Undoes all of it
+ * (and closes the backend) on failure.
+ */
+bool vfio_pci_realize_device(VFIOPCIDevice *vdev, Error **errp);
 
 /* Marks the device broken after its backend failed; reports once. */
 void vfio_pci_check_broken(VFIOPCIDevice *vdev);

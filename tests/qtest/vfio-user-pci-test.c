@@ -827,9 +827,38 @@ static void test_help_lists_props(void)
     }
 }
 
+/*
+ * Each driver declares its own backend's properties: vfio-user-pci has
+ * socket and x-msg-timeout, vfio-pci has host and sysfsdev, and both
+ * share the device model's.
+ */
+static void test_driver_properties(void)
+{
+    g_autofree char *uout = NULL, *uerr = NULL, *kout = NULL, *kerr = NULL;
+    int status;
+
+    status = qtest_run_expect_fail("-device vfio-user-pci,help", &uout,
+                                   &uerr);
+    g_assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    status = qtest_run_expect_fail("-device vfio-pci,help", &kout, &kerr);
+    g_assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    g_assert_nonnull(strstr(uout, "socket="));
+    g_assert_nonnull(strstr(uout, "x-msg-timeout="));
+    g_assert_null(strstr(uout, "host="));
+    g_assert_null(strstr(uout, "sysfsdev="));
+    g_assert_nonnull(strstr(kout, "host="));
+    g_assert_nonnull(strstr(kout, "sysfsdev="));
+    g_assert_null(strstr(kout, "socket"));
+    g_assert_null(strstr(kout, "x-msg-timeout"));
+    g_assert_nonnull(strstr(uout, "x-lazy-pba="));
+    g_assert_nonnull(strstr(kout, "x-lazy-pba="));
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/vfio-user-pci/qdev/own-properties",
+                    test_driver_properties);
     g_test_add_func("/vfio-user-pci/nvme/end-to-end", test_end_to_end);
     g_test_add_func("/vfio-user-pci/msix-mappable/doorbell-page-mmap-served",
                    test_db_page_mmap_served);
