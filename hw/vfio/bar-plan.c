@@ -8,6 +8,8 @@
 #include "trace.h"
 
 #define MIN_PAGE_SIZE 4096
+/* The largest page a pfnmap may be backed with (x86 and arm64 PUD). */
+#define MAX_MMAP_ALIGN (1ULL << 30)
 /* x-host-page-size reproduces 64 KiB-page hosts; 1 GiB is far beyond any. */
 #define MAX_PAGE_SIZE_OVERRIDE (1ULL << 30)
 
@@ -391,6 +393,20 @@ const char *vfio_bar_plan_explain(const VFIOBarPlanInput *in,
                "Linux's vfio-pci advertises it since 4.16)";
     }
     return NULL;
+}
+
+int vfio_bar_plan_mmap_prot(uint32_t region_flags)
+{
+    return (region_flags & VFIO_REGION_INFO_FLAG_READ ? PROT_READ : 0) |
+           (region_flags & VFIO_REGION_INFO_FLAG_WRITE ? PROT_WRITE : 0);
+}
+
+uint64_t vfio_bar_plan_mmap_align(uint64_t region_size, uint64_t page_size)
+{
+    uint64_t align = region_size ? 1ULL << (63 - __builtin_clzll(region_size))
+                                 : 0;
+
+    return MAX(MIN(align, MAX_MMAP_ALIGN), page_size);
 }
 
 static void describe_ranges(GString *s, const char *what,

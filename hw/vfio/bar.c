@@ -160,7 +160,10 @@ static void vfio_bar_served_write(void *opaque, hwaddr addr, uint64_t data,
         return;
     }
     vfio_bar_count_page(part->bar, part->offset + addr);
-    volatile_stn_le(p, size, data);
+    /* A read-only region is mapped read-only: the write is dropped. */
+    if (part->bar->region.flags & VFIO_REGION_INFO_FLAG_WRITE) {
+        volatile_stn_le(p, size, data);
+    }
     vfio_bar_access_done(part->bar);
 }
 
@@ -195,6 +198,9 @@ static void vfio_bar_add_part(VFIOBar *bar, uint64_t offset, uint64_t size,
     } else {
         memory_region_init_ram_device_ptr(&part->mr, bar->owner, name,
                                           size, ptr);
+        /* Mapped without PROT_WRITE: writes are ignored, as to a ROM. */
+        memory_region_set_readonly(&part->mr, !(bar->region.flags &
+                                                VFIO_REGION_INFO_FLAG_WRITE));
     }
     memory_region_set_enabled(&part->mr, enabled);
     memory_region_add_subregion_overlap(&bar->container, offset, &part->mr,
@@ -255,10 +261,50 @@ static bool vfio_bar_plan_has_pba(VFIOBarPlan *plan, bool *enabled)
     return false;
 }
 
+/*
+ * Maps @size bytes of @fd at @fd_offset so that the address is congruent
+ * to @offset (the area's offset in the BAR) modulo @align: the BAR's
+ * physical address is aligned to its size, so huge pages can back the
+ * mapping only if the virtual one is aligned alike.  A PROT_NONE
+ * reservation @align larger is made first and trimmed around the result.
+ */
+static void *vfio_bar_mmap_aligned(uint64_t size, int prot, int fd,
+                                   uint64_t fd_offset, uint64_t offset,
+                                   uint64_t align, uint64_t page)
+{
+    uint8_t *base, *want;
+    void *p;
+
+    if (align <= page) {
+        return mmap(NULL, size, prot, MAP_SHARED, fd, fd_offset);
+    }
+    base = mmap(NULL, size + align, PROT_NONE,
+                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (base == MAP_FAILED) {
+        return MAP_FAILED;
+    }
+    want = base + ((offset - (uintptr_t)base) & (align - 1));
+    p = mmap(want, size, prot, MAP_SHARED | MAP_FIXED, fd, fd_offset);
+    if (p == MAP_FAILED) {
+        munmap(base, size + align);
+        return MAP_FAILED;
+    }
+    if (want > base) {
+        munmap(base, want - base);
+    }
+    if (base + size + align > want + size) {
+        munmap(want + size, base + size + align - (want + size));
+    }
+    return p;
+}
+
 static bool vfio_bar_mmap_areas(VFIOBar *bar, Error **errp)
 {
     VFIOBarPlan *plan = bar->plan;
     VFIORegion *region = &bar->region;
+    int prot = vfio_bar_plan_mmap_prot(region->flags);
+    uint64_t align = vfio_bar_plan_mmap_align(region->size,
+                                              plan->page_size);
     uint32_t i;
 
     region->nr_mmaps = plan->nr_areas;
@@ -269,8 +315,9 @@ static bool vfio_bar_mmap_areas(VFIOBar *bar, Error **errp)
 
         m->offset = plan->areas[i].offset;
         m->size = plan->areas[i].size;
-        p = mmap(NULL, m->size, PROT_READ | PROT_WRITE, MAP_SHARED,
-                 region->mmap_fd, region->fd_offset + m->offset);
+        p = vfio_bar_mmap_aligned(m->size, prot, region->mmap_fd,
+                                  region->fd_offset + m->offset, m->offset,
+                                  align, plan->page_size);
         if (p == MAP_FAILED) {
             error_setg_errno(errp, errno, "vfio %s: cannot mmap BAR%u "
                              "[0x%" PRIx64 " + 0x%" PRIx64 "]",
@@ -516,8 +563,9 @@ bool vfio_bar_realize(VFIOBar *bar, const VFIOBarPlanInput *in,
     bar->plan_in.bar = bar->nr;
     bar->plan_in.size = bar->region.size;
     bar->plan_in.flags = bar->region.flags;
-    if (bar->region.mmap_fd < 0) {
-        /* Nothing to mmap through, whatever the flags say. */
+    if (bar->region.mmap_fd < 0 ||
+        !(bar->region.flags & VFIO_REGION_INFO_FLAG_READ)) {
+        /* Nothing to mmap through, or nothing a mapping could serve. */
         bar->plan_in.flags &= ~VFIO_REGION_INFO_FLAG_MMAP;
     }
     bar->plan_in.caps = &bar->caps;

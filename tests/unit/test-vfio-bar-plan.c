@@ -599,6 +599,31 @@ static void test_explain(void)
     g_assert_nonnull(vfio_bar_plan_explain(&in, plan, 0x1000));
 }
 
+/* Protection from the region's flags; alignment for huge pfnmaps. */
+static void test_mmap_prot_and_align(void)
+{
+    g_assert_cmpint(vfio_bar_plan_mmap_prot(RW_MMAP), ==,
+                    PROT_READ | PROT_WRITE);
+    g_assert_cmpint(vfio_bar_plan_mmap_prot(VFIO_REGION_INFO_FLAG_READ |
+                                            VFIO_REGION_INFO_FLAG_MMAP), ==,
+                    PROT_READ);
+    g_assert_cmpint(vfio_bar_plan_mmap_prot(VFIO_REGION_INFO_FLAG_WRITE), ==,
+                    PROT_WRITE);
+    g_assert_cmpint(vfio_bar_plan_mmap_prot(VFIO_REGION_INFO_FLAG_MMAP), ==,
+                    PROT_NONE);
+
+    g_assert_cmpuint(vfio_bar_plan_mmap_align(0x4000, PAGE_4K), ==, 0x4000);
+    g_assert_cmpuint(vfio_bar_plan_mmap_align(2ULL << 20, PAGE_4K), ==,
+                     2ULL << 20);
+    g_assert_cmpuint(vfio_bar_plan_mmap_align(16ULL << 30, PAGE_4K), ==,
+                     1ULL << 30);
+    /* Never below a page; a size that is not a power of two rounds down. */
+    g_assert_cmpuint(vfio_bar_plan_mmap_align(0x100, PAGE_4K), ==, PAGE_4K);
+    g_assert_cmpuint(vfio_bar_plan_mmap_align(0x4000, PAGE_64K), ==,
+                     PAGE_64K);
+    g_assert_cmpuint(vfio_bar_plan_mmap_align(0x3000, PAGE_4K), ==, 0x2000);
+}
+
 static void test_overlay_toggle_missing(void)
 {
     VFIOBarPlanInput in = plain_bar(0x4000, PAGE_4K);
@@ -798,6 +823,8 @@ int main(int argc, char **argv)
                     test_nvme_doorbell_page);
     g_test_add_func("/vfio/bar-plan/lazy-pba/toggle", test_lazy_pba);
     g_test_add_func("/vfio/bar-plan/explain/hints", test_explain);
+    g_test_add_func("/vfio/bar-plan/mmap/prot-and-align",
+                    test_mmap_prot_and_align);
     g_test_add_func("/vfio/bar-plan/lazy-pba/no-pba-overlay",
                     test_overlay_toggle_missing);
     g_test_add_func("/vfio/bar-plan/spapr/no-msix-emulation",

@@ -86,8 +86,14 @@ typedef struct Rig {
     int fd;
 } Rig;
 
-static void rig_start(Rig *r, bool cap, uint64_t page, uint64_t table_off,
-                      uint64_t pba_off, bool pba_on)
+/*
+ * @flags: the region's VFIO_REGION_INFO_FLAG_*; @ro_fd: the BAR is
+ * mmapped through a read-only fd, as the kernel gives for a region
+ * without VFIO_REGION_INFO_FLAG_WRITE.
+ */
+static void rig_start_flags(Rig *r, bool cap, uint64_t page,
+                            uint64_t table_off, uint64_t pba_off,
+                            bool pba_on, uint32_t flags, bool ro_fd)
 {
     VFIOBarPlanInput in = {
         .host_page_size = 4096,
@@ -108,7 +114,7 @@ static void rig_start(Rig *r, bool cap, uint64_t page, uint64_t table_off,
     /* What vfio_bar_get_info() would have read from the region info. */
     r->bar->caps = (VFIORegionCaps) { .msix_mappable = cap };
     r->bar->region.size = BAR_SIZE;
-    r->bar->region.flags = RW_MMAP;
+    r->bar->region.flags = flags;
     r->bar->bar_size = BAR_SIZE;
     r->fd = memfd_create("fake-bar", 0);
     g_assert_cmpint(r->fd, >=, 0);
@@ -116,9 +122,22 @@ static void rig_start(Rig *r, bool cap, uint64_t page, uint64_t table_off,
     r->shadow = mmap(NULL, BAR_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
                      r->fd, 0);
     g_assert_true(r->shadow != MAP_FAILED);
-    r->bar->region.mmap_fd = dup(r->fd);
+    if (ro_fd) {
+        g_autofree char *path = g_strdup_printf("/proc/self/fd/%d", r->fd);
+
+        r->bar->region.mmap_fd = open(path, O_RDONLY);
+    } else {
+        r->bar->region.mmap_fd = dup(r->fd);
+    }
+    g_assert_cmpint(r->bar->region.mmap_fd, >=, 0);
     g_assert_true(vfio_bar_realize(r->bar, &in, &error_abort));
     address_space_init(&r->as, &r->bar->container, "fake-bar");
+}
+
+static void rig_start(Rig *r, bool cap, uint64_t page, uint64_t table_off,
+                      uint64_t pba_off, bool pba_on)
+{
+    rig_start_flags(r, cap, page, table_off, pba_off, pba_on, RW_MMAP, false);
 }
 
 static void rig_stop(Rig *r)
@@ -292,6 +311,59 @@ static void test_hooks_backend_failed(void)
     rig_stop(&r);
 }
 
+/*
+ * A region without VFIO_REGION_INFO_FLAG_WRITE is mapped PROT_READ (the
+ * kernel's fd refuses PROT_WRITE); guest writes to it are dropped.
+ */
+static void test_readonly_region(void)
+{
+    Rig r;
+    uint64_t fr, fw, sr, sw;
+
+    rig_start_flags(&r, true, 4096, 0x1800, 0, false,
+                    VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_MMAP,
+                    true);
+    g_assert_cmpuint(r.bar->region.nr_mmaps, ==, 1);
+    r.shadow[0x2000] = 0x42;
+    r.shadow[0x1008] = 0x43;
+    g_assert_cmphex(address_space_ldub(&r.as, 0x2000, NULL), ==, 0x42);
+    g_assert_cmphex(address_space_ldub(&r.as, 0x1008, NULL), ==, 0x43);
+    /* RAM-device page and mmap-served (table) page: both dropped. */
+    address_space_stl_le(&r.as, 0x2000, 0x1234, NULL);
+    address_space_stl_le(&r.as, 0x1004, 0x1234, NULL);
+    g_assert_cmphex(r.shadow[0x2000], ==, 0x42);
+    g_assert_cmphex(ldl_le_p(r.shadow + 0x1004), ==, 0);
+    counts(&r, &fr, &fw, &sr, &sw);
+    g_assert_cmpuint(fw + fake.writes, ==, 0);
+    rig_stop(&r);
+}
+
+/*
+ * Every mapping is aligned like the BAR's physical address would be:
+ * congruent to its offset modulo min(region size, 1 GiB), so the kernel
+ * may back it with huge pages.
+ */
+static void test_mmap_alignment(void)
+{
+    Rig r;
+    uint64_t align = vfio_bar_plan_mmap_align(BAR_SIZE, 4096);
+    uint32_t i;
+
+    g_assert_cmpuint(align, ==, BAR_SIZE);
+    /* No capability: two areas around the table page. */
+    rig_start(&r, false, 4096, 0x1800, 0, false);
+    g_assert_cmpuint(r.bar->region.nr_mmaps, ==, 2);
+    for (i = 0; i < r.bar->region.nr_mmaps; i++) {
+        VFIOMmap *m = &r.bar->region.mmaps[i];
+
+        g_assert_cmpuint(((uintptr_t)m->mmap - m->offset) % align, ==, 0);
+    }
+    /* The mapping is the device memory at that offset. */
+    r.shadow[0x2004] = 0x99;
+    g_assert_cmphex(((uint8_t *)r.bar->region.mmaps[1].mmap)[4], ==, 0x99);
+    rig_stop(&r);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -305,6 +377,9 @@ int main(int argc, char **argv)
     g_test_add_func("/vfio/bar/hidden-mappings-forward",
                     test_hidden_mappings_forward);
     g_test_add_func("/vfio/bar/hooks/access-done", test_hooks_access_done);
+    g_test_add_func("/vfio/bar/mmap/read-only-region", test_readonly_region);
+    g_test_add_func("/vfio/bar/mmap/huge-page-alignment",
+                    test_mmap_alignment);
     g_test_add_func("/vfio/bar/hooks/backend-failed",
                     test_hooks_backend_failed);
     return g_test_run();

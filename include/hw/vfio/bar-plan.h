@@ -155,6 +155,17 @@ const char *vfio_bar_plan_explain(const VFIOBarPlanInput *in,
                                   const VFIOBarPlan *plan, uint64_t page);
 
 /*
+ * How the mechanism maps a region, as the kernel allows (pure too):
+ * the mmap protection its VFIO_REGION_INFO_FLAG_READ/WRITE flags grant
+ * (a read-only region mapped read-write fails on a real kernel), and the
+ * address alignment that lets the kernel back a pfnmap with huge pages:
+ * the region's size rounded down to a power of two, at most 1 GiB, and
+ * at least @page_size.
+ */
+int vfio_bar_plan_mmap_prot(uint32_t region_flags);
+uint64_t vfio_bar_plan_mmap_align(uint64_t region_size, uint64_t page_size);
+
+/*
  * One line for the trace event and x-query-vfio, e.g.
  * "bar0 size 0x4000 page 0x10000 msix-mappable whole-bar
  *  mmap [0x0+0x4000] trapped [0x0+0x4000] table 0x3000+0x100 on
