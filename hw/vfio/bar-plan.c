@@ -294,7 +294,7 @@ VFIOBarPlan *vfio_bar_plan(const VFIOBarPlanInput *in, Error **errp)
 
     if (trace_event_is_enabled("vfio_bar_plan")) {
         g_autofree char *desc = vfio_bar_plan_describe(plan);
-        trace_vfio_bar_plan(desc);
+        trace_vfio_bar_plan(in->name ? in->name : "-", desc);
     }
     return g_steal_pointer(&plan);
 }

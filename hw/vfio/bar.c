@@ -96,7 +96,7 @@ static uint64_t vfio_bar_forward_read(void *opaque, hwaddr addr,
         return all_ones(size);
     }
     vfio_bar_access_done(bar);
-    trace_vfio_bar_forward_read(bar->nr, addr, size);
+    trace_vfio_bar_forward_read(bar->vbasedev->name, bar->nr, addr, size);
     return ldn_le_p(buf, size);
 }
 
@@ -112,7 +112,8 @@ static void vfio_bar_forward_write(void *opaque, hwaddr addr, uint64_t data,
     }
     vfio_bar_count_page(bar, addr);
     stn_le_p(buf, size, data);
-    trace_vfio_bar_forward_write(bar->nr, addr, data, size);
+    trace_vfio_bar_forward_write(bar->vbasedev->name, bar->nr, addr, data,
+                                 size);
     if (!vfio_device_region_write(bar->vbasedev, bar->region.index, addr,
                                   size, buf, true, &err)) {
         qemu_log_guest_error("vfio %s: BAR%u write 0x%" HWADDR_PRIx
@@ -206,7 +207,8 @@ static void vfio_bar_add_part(VFIOBar *bar, uint64_t offset, uint64_t size,
     memory_region_add_subregion_overlap(&bar->container, offset, &part->mr,
                                         0);
     g_ptr_array_add(bar->parts, part);
-    trace_vfio_bar_part(bar->nr, offset, size, served, view);
+    trace_vfio_bar_part(bar->vbasedev->name, bar->nr, offset, size, served,
+                        view);
 }
 
 /* Adds the parts of every mmap area for one of the plan's trapped sets. */
@@ -401,7 +403,7 @@ void vfio_bar_set_pba_view(VFIOBar *bar, bool pba_enabled)
     vfio_bar_plan_set_overlay_enabled(bar->plan, VFIO_BAR_OVERLAY_MSIX_PBA,
                                       pba_enabled);
     bar->pba_view = pba_enabled;
-    trace_vfio_bar_pba_view(bar->nr, pba_enabled);
+    trace_vfio_bar_pba_view(bar->vbasedev->name, bar->nr, pba_enabled);
     vfio_bar_show(bar);
 }
 
@@ -569,6 +571,7 @@ bool vfio_bar_realize(VFIOBar *bar, const VFIOBarPlanInput *in,
         bar->plan_in.flags &= ~VFIO_REGION_INFO_FLAG_MMAP;
     }
     bar->plan_in.caps = &bar->caps;
+    bar->plan_in.name = bar->vbasedev->name;
     plan = vfio_bar_plan(&bar->plan_in, errp);
     if (!plan) {
         error_prepend(errp, "vfio %s: ", bar->vbasedev->name);

@@ -82,6 +82,8 @@ typedef struct VFIOBarPlanInput {
      * it: the plan holds both PBA states whatever it says.
      */
     bool lazy_pba;
+    /* The device, for the trace event (may be NULL). */
+    const char *name;
 } VFIOBarPlanInput;
 
 typedef struct VFIOBarRange {
