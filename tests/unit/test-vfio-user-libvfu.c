@@ -1,8 +1,11 @@
 /*
- * The vfio-user client against our own server library (libvfu) in a
- * thread of this process: the two ends of the protocol must agree on
- * every message, and the region info they exchange must feed
- * vfio_bar_plan() the way the qtests expect.
+ * Conduit's vfio-user client (hw/vfio-user/client.c + device.c) against
+ * our own server library (libvfu) in a thread of this process: the two
+ * ends of the protocol must agree on every message, and the region info
+ * they exchange must feed vfio_bar_plan() the way the qtests expect.
+ *
+ * Its pair, test-libvfu.c, tests the server alone with a hand-written
+ * client; see there for which test goes where.
  */
 #include "qemu/osdep.h"
 #include <sys/eventfd.h>
