@@ -129,6 +129,9 @@ static void msix_update_pba_region(PCIDevice *dev)
     if (memory_region_is_enabled(&dev->msix_pba_mmio) != enable) {
         trace_msix_pba_region_enable(dev->name, enable);
         memory_region_set_enabled(&dev->msix_pba_mmio, enable);
+        if (dev->msix_pba_notifier) {
+            dev->msix_pba_notifier(dev, enable);
+        }
     }
 }
 
@@ -176,6 +179,17 @@ void msix_set_lazy_pba(PCIDevice *dev, bool lazy)
 bool msix_pba_enabled(PCIDevice *dev)
 {
     return msix_present(dev) && memory_region_is_enabled(&dev->msix_pba_mmio);
+}
+
+void msix_set_pba_notifier(PCIDevice *dev, MSIXPbaNotifier notifier)
+{
+    if (!msix_present(dev)) {
+        return;
+    }
+    dev->msix_pba_notifier = notifier;
+    if (notifier) {
+        notifier(dev, msix_pba_enabled(dev));
+    }
 }
 
 void msix_set_table_emulated(PCIDevice *dev, bool emulated)
@@ -595,6 +609,7 @@ void msix_uninit(PCIDevice *dev, MemoryRegion *table_bar,
         return;
     }
     msix_unset_vector_notifiers(dev);
+    dev->msix_pba_notifier = NULL;
     memory_region_transaction_begin();
     memory_region_del_subregion(dev->msix_table_bar, &dev->msix_table_mmio);
     memory_region_del_subregion(dev->msix_pba_bar, &dev->msix_pba_mmio);

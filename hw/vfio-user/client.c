@@ -1,7 +1,8 @@
 /*
- * vfio-user client: the socket transport and the VFIODeviceOps backend.
+ * vfio-user client: the socket transport (hw/vfio-user/device.c builds
+ * the VFIODeviceIOOps backend on it).
  *
- * See include/hw/vfio/vfio-user.h for the model: one outstanding request,
+ * See include/hw/vfio-user/vfio-user.h for the model: one outstanding request,
  * server requests served while waiting, every reply validated, framing
  * errors make the client broken for good.
  */
@@ -12,41 +13,10 @@
 #include "qemu/error-report.h"
 #include "qemu/peer-mem.h"
 #include "qemu/sockets.h"
-#include "hw/vfio/vfio-user.h"
+#include "hw/vfio-user/client.h"
 #include "hw/vfio/region-info.h"
 #include "trace.h"
 
-/* What we accept from the server. */
-#define CLIENT_MAX_RECV_FDS     4
-#define CLIENT_MAX_SEND_FDS     VFIO_USER_LIMIT_MAX_FDS
-/* A region info reply (with its chain) larger than this is refused. */
-#define REGION_INFO_MAX_LEN     (64 * 1024)
-#define REGION_INFO_FIRST_LEN   512
-/* Sanity bounds on what a device may report. */
-#define DEVICE_MAX_REGIONS      64
-#define DEVICE_MAX_IRQ_INDEXES  64
-#define IRQ_MAX_COUNT           4096
-
-struct VFIOUserClient {
-    char *name;
-    int fd;
-    uint32_t timeout_ms;
-    uint16_t next_id;
-    bool broken;
-    VFIOUserCaps ours;          /* what we offered */
-    VFIOUserCaps caps;          /* negotiated */
-    GMutex lock;                /* one request or incoming pass at a time */
-    VFIOUserDMAHandler dma_handler;
-    void *dma_opaque;
-};
-
-typedef struct VFIOUserMsg {
-    VFIOUserHdr hdr;
-    uint8_t *payload;
-    size_t len;
-    int fds[CLIENT_MAX_RECV_FDS];
-    size_t nfds;
-} VFIOUserMsg;
 
 static void msg_close_fds(VFIOUserMsg *msg)
 {
@@ -60,7 +30,7 @@ static void msg_close_fds(VFIOUserMsg *msg)
     msg->nfds = 0;
 }
 
-static void msg_clear(VFIOUserMsg *msg)
+void vfio_user_msg_clear(VFIOUserMsg *msg)
 {
     msg_close_fds(msg);
     g_free(msg->payload);
@@ -172,7 +142,7 @@ static int client_recv(VFIOUserClient *c, VFIOUserMsg *msg, int64_t deadline,
         if (!msg->payload) {
             error_setg(errp, "vfio-user %s: cannot allocate %zu bytes for a"
                        " message", c->name, msg->len);
-            msg_clear(msg);
+            vfio_user_msg_clear(msg);
             client_set_broken(c, "out of memory");
             return -1;
         }
@@ -186,7 +156,7 @@ static int client_recv(VFIOUserClient *c, VFIOUserMsg *msg, int64_t deadline,
             } else {
                 error_prepend(errp, "vfio-user %s: ", c->name);
             }
-            msg_clear(msg);
+            vfio_user_msg_clear(msg);
             client_set_broken(c, "truncated message");
             return -1;
         }
@@ -319,7 +289,7 @@ static bool client_request_locked(VFIOUserClient *c, uint16_t command,
         if ((msg.hdr.flags & VFIO_USER_F_TYPE_MASK) ==
             VFIO_USER_F_TYPE_COMMAND) {
             client_serve_request(c, &msg);
-            msg_clear(&msg);
+            vfio_user_msg_clear(&msg);
             continue;
         }
         if (msg.hdr.id != id || msg.hdr.command != command) {
@@ -327,7 +297,7 @@ static bool client_request_locked(VFIOUserClient *c, uint16_t command,
             trace_vfio_user_stale_reply(c->name, msg.hdr.id,
                                         vfio_user_command_name(
                                             msg.hdr.command));
-            msg_clear(&msg);
+            vfio_user_msg_clear(&msg);
             continue;
         }
         if (msg.hdr.flags & VFIO_USER_F_ERROR) {
@@ -338,22 +308,22 @@ static bool client_request_locked(VFIOUserClient *c, uint16_t command,
             }
             error_setg_errno(errp, err_no, "vfio-user %s: %s failed",
                              c->name, vfio_user_command_name(command));
-            msg_clear(&msg);
+            vfio_user_msg_clear(&msg);
             return false;
         }
         if (reply) {
             *reply = msg;
         } else {
-            msg_clear(&msg);
+            vfio_user_msg_clear(&msg);
         }
         return true;
     }
 }
 
-static bool client_request(VFIOUserClient *c, uint16_t command,
-                           const void *payload, size_t len, const int *fds,
-                           size_t nfds, bool no_reply, VFIOUserMsg *reply,
-                           Error **errp)
+bool vfio_user_client_request(VFIOUserClient *c, uint16_t command,
+                              const void *payload, size_t len, const int *fds,
+                              size_t nfds, bool no_reply, VFIOUserMsg *reply,
+                              Error **errp)
 {
     bool ok;
 
@@ -365,8 +335,8 @@ static bool client_request(VFIOUserClient *c, uint16_t command,
 }
 
 /* A reply that must carry no fds and exactly @want bytes. */
-static bool reply_check(VFIOUserClient *c, VFIOUserMsg *reply,
-                        const char *what, size_t want, Error **errp)
+bool vfio_user_reply_check(VFIOUserClient *c, VFIOUserMsg *reply,
+                           const char *what, size_t want, Error **errp)
 {
     if (reply->nfds) {
         error_setg(errp, "vfio-user %s: %s reply carries %zu unexpected fds",
@@ -394,14 +364,14 @@ static bool client_negotiate(VFIOUserClient *c, Error **errp)
 
     payload = vfio_user_version_build(VFIO_USER_MAJOR, VFIO_USER_MINOR,
                                       &c->ours, &len);
-    if (!client_request(c, VFIO_USER_VERSION, payload, len, NULL, 0, false,
-                        &reply, errp)) {
+    if (!vfio_user_client_request(c, VFIO_USER_VERSION, payload, len, NULL, 0,
+                                  false, &reply, errp)) {
         return false;
     }
-    ok = reply_check(c, &reply, "VERSION", reply.len, errp) &&
+    ok = vfio_user_reply_check(c, &reply, "VERSION", reply.len, errp) &&
          vfio_user_version_parse(reply.payload, reply.len, &major, &minor,
                                  &peer, errp);
-    msg_clear(&reply);
+    vfio_user_msg_clear(&reply);
     if (!ok) {
         error_prepend(errp, "vfio-user %s: ", c->name);
         return false;
@@ -523,433 +493,11 @@ bool vfio_user_client_process_incoming(VFIOUserClient *c, Error **errp)
                                         vfio_user_command_name(
                                             msg.hdr.command));
         }
-        msg_clear(&msg);
+        vfio_user_msg_clear(&msg);
     }
     if (ok && c->broken) {
         ok = client_check(c, errp);
     }
     g_mutex_unlock(&c->lock);
     return ok;
-}
-
-/* ---- VFIODeviceOps ---- */
-
-static VFIOUserClient *dev_client(VFIODevice *vbasedev)
-{
-    return vbasedev->backend;
-}
-
-/* Mirrors a lost connection into the device. */
-static bool dev_done(VFIODevice *vbasedev, bool ok)
-{
-    if (dev_client(vbasedev)->broken) {
-        vbasedev->broken = true;
-    }
-    return ok;
-}
-
-static bool vfio_user_get_device_info(VFIODevice *vbasedev,
-                                      struct vfio_device_info *info,
-                                      Error **errp)
-{
-    VFIOUserClient *c = dev_client(vbasedev);
-    VFIOUserDeviceInfo req = { .argsz = sizeof(req) }, rep;
-    VFIOUserMsg reply;
-
-    if (!client_request(c, VFIO_USER_DEVICE_GET_INFO, &req, sizeof(req),
-                        NULL, 0, false, &reply, errp)) {
-        return dev_done(vbasedev, false);
-    }
-    if (!reply_check(c, &reply, "DEVICE_GET_INFO", sizeof(rep), errp)) {
-        msg_clear(&reply);
-        return dev_done(vbasedev, false);
-    }
-    memcpy(&rep, reply.payload, sizeof(rep));
-    msg_clear(&reply);
-    if (rep.argsz < sizeof(rep) || rep.num_regions > DEVICE_MAX_REGIONS ||
-        rep.num_irqs > DEVICE_MAX_IRQ_INDEXES) {
-        error_setg(errp, "vfio-user %s: implausible device info (argsz %u,"
-                   " %u regions, %u irq indexes)", c->name, rep.argsz,
-                   rep.num_regions, rep.num_irqs);
-        return dev_done(vbasedev, false);
-    }
-    *info = (struct vfio_device_info) {
-        .argsz = sizeof(*info),
-        .flags = rep.flags,
-        .num_regions = rep.num_regions,
-        .num_irqs = rep.num_irqs,
-    };
-    return dev_done(vbasedev, true);
-}
-
-/*
- * Whether we may mmap a region fd from the server.  The server keeps the
- * fd and could shrink it under our mapping (and under KVM's memslot of
- * it), so we only map an fd that is sealed against shrinking and covers
- * the region; otherwise the region is trapped, which is slower but safe.
- */
-static bool client_region_fd_safe(VFIOUserClient *c, uint32_t index,
-                                  const struct vfio_region_info *info, int fd)
-{
-    const char *why = NULL;
-    struct stat st;
-
-    if (!qemu_peer_fd_seal_shrink(fd)) {
-        why = "cannot be sealed against shrinking";
-    } else if (fstat(fd, &st) < 0 || info->offset > (uint64_t)st.st_size ||
-               info->size > (uint64_t)st.st_size - info->offset) {
-        why = "is smaller than the region";
-    }
-    trace_vfio_user_region_fd(c->name, index, why ? why : "sealed");
-    if (why) {
-        warn_report("vfio-user %s: region %u: the server's fd %s; the region"
-                    " is trapped instead of mapped", c->name, index, why);
-        return false;
-    }
-    return true;
-}
-
-static bool vfio_user_get_region_info(VFIODevice *vbasedev, uint32_t index,
-                                      struct vfio_region_info **info,
-                                      int *fd, Error **errp)
-{
-    VFIOUserClient *c = dev_client(vbasedev);
-    uint32_t argsz = REGION_INFO_FIRST_LEN;
-    struct vfio_region_info req, hdr;
-    VFIOUserMsg reply;
-    int attempt;
-
-    for (attempt = 0; attempt < 2; attempt++) {
-        req = (struct vfio_region_info) { .argsz = argsz, .index = index };
-        if (!client_request(c, VFIO_USER_DEVICE_GET_REGION_INFO, &req,
-                            sizeof(req), NULL, 0, false, &reply, errp)) {
-            return dev_done(vbasedev, false);
-        }
-        if (reply.nfds > 1 || reply.len < sizeof(hdr)) {
-            error_setg(errp, "vfio-user %s: region %u info reply of %zu"
-                       " bytes with %zu fds", c->name, index, reply.len,
-                       reply.nfds);
-            msg_clear(&reply);
-            return dev_done(vbasedev, false);
-        }
-        memcpy(&hdr, reply.payload, sizeof(hdr));
-        if (hdr.index != index) {
-            error_setg(errp, "vfio-user %s: asked for region %u info, got"
-                       " region %u", c->name, index, hdr.index);
-            msg_clear(&reply);
-            return dev_done(vbasedev, false);
-        }
-        if (hdr.argsz <= reply.len) {
-            break;
-        }
-        /* Our buffer was too small for the chain: ask again, once. */
-        msg_clear(&reply);
-        if (hdr.argsz > REGION_INFO_MAX_LEN || attempt) {
-            error_setg(errp, "vfio-user %s: region %u info needs %u bytes"
-                       " (limit %u)", c->name, index, hdr.argsz,
-                       hdr.argsz > REGION_INFO_MAX_LEN ? REGION_INFO_MAX_LEN
-                                                       : argsz);
-            return dev_done(vbasedev, false);
-        }
-        argsz = hdr.argsz;
-    }
-    /* Bytes past argsz are not part of the info. */
-    reply.len = MIN(reply.len, (size_t)MAX(hdr.argsz, sizeof(hdr)));
-    if (!vfio_region_info_check((void *)reply.payload, reply.len, errp)) {
-        error_prepend(errp, "vfio-user %s: ", c->name);
-        msg_clear(&reply);
-        return dev_done(vbasedev, false);
-    }
-    *info = (struct vfio_region_info *)g_steal_pointer(&reply.payload);
-    if (reply.nfds && ((*info)->flags & VFIO_REGION_INFO_FLAG_MMAP) &&
-        client_region_fd_safe(c, index, *info, reply.fds[0])) {
-        *fd = reply.fds[0];
-        reply.nfds = 0;
-    } else {
-        /* Nothing to mmap through: the region can only be trapped. */
-        (*info)->flags &= ~VFIO_REGION_INFO_FLAG_MMAP;
-        *fd = -1;
-    }
-    msg_clear(&reply);
-    trace_vfio_user_region_info(c->name, index, (*info)->flags,
-                                (*info)->size, *fd);
-    return dev_done(vbasedev, true);
-}
-
-static bool vfio_user_region_read(VFIODevice *vbasedev, uint32_t index,
-                                  uint64_t off, uint32_t size, void *buf,
-                                  Error **errp)
-{
-    VFIOUserClient *c = dev_client(vbasedev);
-    uint64_t max = c->caps.max_data_xfer_size;
-    uint32_t done = 0;
-
-    while (done < size) {
-        uint32_t count = MIN(size - done, max);
-        VFIOUserRegionRW req = {
-            .offset = off + done, .region = index, .count = count,
-        };
-        VFIOUserMsg reply;
-        bool ok;
-
-        if (!client_request(c, VFIO_USER_REGION_READ, &req, sizeof(req),
-                            NULL, 0, false, &reply, errp)) {
-            return dev_done(vbasedev, false);
-        }
-        ok = reply_check(c, &reply, "REGION_READ", sizeof(req) + count,
-                         errp) &&
-             vfio_user_region_rw_reply_check(reply.payload, reply.len, false,
-                                             index, req.offset, count, errp);
-        if (ok) {
-            memcpy((uint8_t *)buf + done, reply.payload + sizeof(req), count);
-        }
-        msg_clear(&reply);
-        if (!ok) {
-            return dev_done(vbasedev, false);
-        }
-        done += count;
-    }
-    return dev_done(vbasedev, true);
-}
-
-static bool vfio_user_region_write(VFIODevice *vbasedev, uint32_t index,
-                                   uint64_t off, uint32_t size,
-                                   const void *buf, bool post, Error **errp)
-{
-    VFIOUserClient *c = dev_client(vbasedev);
-    uint64_t max = c->caps.max_data_xfer_size;
-    uint32_t done = 0;
-
-    while (done < size) {
-        uint32_t count = MIN(size - done, max);
-        g_autofree VFIOUserRegionRW *req = g_malloc(sizeof(*req) + count);
-        VFIOUserMsg reply;
-        bool ok;
-
-        *req = (VFIOUserRegionRW) {
-            .offset = off + done, .region = index, .count = count,
-        };
-        memcpy(req->data, (const uint8_t *)buf + done, count);
-        if (!client_request(c, VFIO_USER_REGION_WRITE, req,
-                            sizeof(*req) + count, NULL, 0, post, &reply,
-                            errp)) {
-            return dev_done(vbasedev, false);
-        }
-        if (!post) {
-            ok = reply_check(c, &reply, "REGION_WRITE", sizeof(*req), errp) &&
-                 vfio_user_region_rw_reply_check(reply.payload, reply.len,
-                                                 true, index, req->offset,
-                                                 count, errp);
-            msg_clear(&reply);
-            if (!ok) {
-                return dev_done(vbasedev, false);
-            }
-        }
-        done += count;
-    }
-    return dev_done(vbasedev, true);
-}
-
-static bool vfio_user_get_irq_info(VFIODevice *vbasedev,
-                                   struct vfio_irq_info *info, Error **errp)
-{
-    VFIOUserClient *c = dev_client(vbasedev);
-    struct vfio_irq_info req = { .argsz = sizeof(req), .index = info->index };
-    struct vfio_irq_info rep;
-    VFIOUserMsg reply;
-
-    if (!client_request(c, VFIO_USER_DEVICE_GET_IRQ_INFO, &req, sizeof(req),
-                        NULL, 0, false, &reply, errp)) {
-        return dev_done(vbasedev, false);
-    }
-    if (!reply_check(c, &reply, "DEVICE_GET_IRQ_INFO", sizeof(rep), errp)) {
-        msg_clear(&reply);
-        return dev_done(vbasedev, false);
-    }
-    memcpy(&rep, reply.payload, sizeof(rep));
-    msg_clear(&reply);
-    if (rep.index != req.index || rep.argsz < sizeof(rep) ||
-        rep.count > IRQ_MAX_COUNT) {
-        error_setg(errp, "vfio-user %s: implausible irq info for index %u"
-                   " (index %u, argsz %u, count %u)", c->name, req.index,
-                   rep.index, rep.argsz, rep.count);
-        return dev_done(vbasedev, false);
-    }
-    info->argsz = sizeof(*info);
-    info->flags = rep.flags;
-    info->count = rep.count;
-    return dev_done(vbasedev, true);
-}
-
-/* One SET_IRQS message; @fds NULL for no fds. */
-static bool set_irqs_one(VFIOUserClient *c, const struct vfio_irq_set *tmpl,
-                         uint32_t start, uint32_t count, const void *data,
-                         size_t data_len, const int *fds, size_t nfds,
-                         Error **errp)
-{
-    g_autofree struct vfio_irq_set *req = g_malloc0(sizeof(*req) + data_len);
-
-    req->argsz = sizeof(*req) + data_len;
-    req->flags = tmpl->flags;
-    req->index = tmpl->index;
-    req->start = start;
-    req->count = count;
-    if (data_len) {
-        memcpy(req->data, data, data_len);
-    }
-    return client_request(c, VFIO_USER_DEVICE_SET_IRQS, req,
-                          sizeof(*req) + data_len, fds, nfds, false, NULL,
-                          errp);
-}
-
-static bool vfio_user_set_irqs(VFIODevice *vbasedev,
-                               const struct vfio_irq_set *irq_set,
-                               const int *fds, Error **errp)
-{
-    VFIOUserClient *c = dev_client(vbasedev);
-    uint32_t data_type = irq_set->flags & VFIO_IRQ_SET_DATA_TYPE_MASK;
-    uint32_t i, n, max_fds;
-
-    if (data_type == VFIO_IRQ_SET_DATA_BOOL) {
-        if (irq_set->argsz < sizeof(*irq_set) + (uint64_t)irq_set->count) {
-            error_setg(errp, "vfio-user %s: SET_IRQS DATA_BOOL without its"
-                       " %u bytes", c->name, irq_set->count);
-            return false;
-        }
-        return dev_done(vbasedev,
-                        set_irqs_one(c, irq_set, irq_set->start,
-                                     irq_set->count, irq_set->data,
-                                     irq_set->count, NULL, 0, errp));
-    }
-    if (data_type != VFIO_IRQ_SET_DATA_EVENTFD || !irq_set->count) {
-        return dev_done(vbasedev,
-                        set_irqs_one(c, irq_set, irq_set->start,
-                                     irq_set->count, NULL, 0, NULL, 0,
-                                     errp));
-    }
-    if (!fds) {
-        error_setg(errp, "vfio-user %s: SET_IRQS DATA_EVENTFD without fds",
-                   c->name);
-        return false;
-    }
-    /*
-     * Runs of valid fds go out at most max_msg_fds at a time; runs of -1
-     * go out without fds, which de-assigns those vectors.
-     */
-    max_fds = MAX(MIN(c->caps.max_msg_fds, CLIENT_MAX_SEND_FDS), 1);
-    for (i = 0; i < irq_set->count; i += n) {
-        bool assign = fds[i] >= 0;
-
-        for (n = 1; i + n < irq_set->count &&
-                    (fds[i + n] >= 0) == assign &&
-                    (!assign || n < max_fds); n++) {
-            /* extend the run */
-        }
-        if (!set_irqs_one(c, irq_set, irq_set->start + i, n, NULL, 0,
-                          assign ? fds + i : NULL, assign ? n : 0, errp)) {
-            return dev_done(vbasedev, false);
-        }
-    }
-    return dev_done(vbasedev, true);
-}
-
-static bool vfio_user_reset(VFIODevice *vbasedev, Error **errp)
-{
-    VFIOUserClient *c = dev_client(vbasedev);
-    VFIOUserMsg reply;
-    bool ok;
-
-    if (!client_request(c, VFIO_USER_DEVICE_RESET, NULL, 0, NULL, 0, false,
-                        &reply, errp)) {
-        return dev_done(vbasedev, false);
-    }
-    ok = reply_check(c, &reply, "DEVICE_RESET", 0, errp);
-    msg_clear(&reply);
-    return dev_done(vbasedev, ok);
-}
-
-static bool vfio_user_dma_map(VFIODevice *vbasedev, uint64_t iova,
-                              uint64_t size, int fd, uint64_t fd_offset,
-                              void *vaddr, bool readonly, Error **errp)
-{
-    VFIOUserClient *c = dev_client(vbasedev);
-    VFIOUserDMAMap req = {
-        .argsz = sizeof(req),
-        .flags = VFIO_USER_DMA_MAP_FLAG_READ |
-                 (readonly ? 0 : VFIO_USER_DMA_MAP_FLAG_WRITE),
-        .offset = fd >= 0 ? fd_offset : 0,
-        .address = iova,
-        .size = size,
-    };
-    VFIOUserMsg reply;
-    bool ok;
-
-    trace_vfio_user_dma_map(c->name, iova, size, fd, readonly);
-    if (!client_request(c, VFIO_USER_DMA_MAP, &req, sizeof(req),
-                        fd >= 0 ? &fd : NULL, fd >= 0 ? 1 : 0, false, &reply,
-                        errp)) {
-        return dev_done(vbasedev, false);
-    }
-    /* No payload, or the request echoed back. */
-    ok = reply_check(c, &reply, "DMA_MAP", reply.len ? sizeof(req) : 0,
-                     errp);
-    msg_clear(&reply);
-    return dev_done(vbasedev, ok);
-}
-
-static bool vfio_user_dma_unmap(VFIODevice *vbasedev, uint64_t iova,
-                                uint64_t size, Error **errp)
-{
-    VFIOUserClient *c = dev_client(vbasedev);
-    VFIOUserDMAUnmap req = {
-        .argsz = sizeof(req), .address = iova, .size = size,
-    };
-    VFIOUserMsg reply;
-    bool ok;
-
-    trace_vfio_user_dma_unmap(c->name, iova, size);
-    if (!client_request(c, VFIO_USER_DMA_UNMAP, &req, sizeof(req), NULL, 0,
-                        false, &reply, errp)) {
-        return dev_done(vbasedev, false);
-    }
-    ok = reply_check(c, &reply, "DMA_UNMAP", reply.len ? sizeof(req) : 0,
-                     errp);
-    msg_clear(&reply);
-    return dev_done(vbasedev, ok);
-}
-
-static void vfio_user_close(VFIODevice *vbasedev)
-{
-    vfio_user_client_free(vbasedev->backend);
-    vbasedev->backend = NULL;
-}
-
-const VFIODeviceOps vfio_user_device_ops = {
-    .get_device_info = vfio_user_get_device_info,
-    .get_region_info = vfio_user_get_region_info,
-    .region_read = vfio_user_region_read,
-    .region_write = vfio_user_region_write,
-    .get_irq_info = vfio_user_get_irq_info,
-    .set_irqs = vfio_user_set_irqs,
-    .reset = vfio_user_reset,
-    .dma_map = vfio_user_dma_map,
-    .dma_unmap = vfio_user_dma_unmap,
-    .close = vfio_user_close,
-};
-
-bool vfio_user_device_attach(VFIODevice *vbasedev, VFIOUserClient *client,
-                             Error **errp)
-{
-    struct vfio_device_info info;
-
-    vbasedev->ops = &vfio_user_device_ops;
-    vbasedev->backend = client;
-    vbasedev->fd = -1;
-    if (!vfio_user_get_device_info(vbasedev, &info, errp)) {
-        return false;
-    }
-    vbasedev->flags = info.flags;
-    vbasedev->num_regions = info.num_regions;
-    vbasedev->num_irqs = info.num_irqs;
-    return true;
 }

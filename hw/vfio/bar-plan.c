@@ -1,5 +1,5 @@
 /*
- * vfio_plan_bar(): the pure BAR mapping decision (see hw/vfio/bar-plan.h
+ * vfio_bar_plan(): the pure BAR mapping decision (see hw/vfio/bar-plan.h
  * for the rules).  Everything here is arithmetic on ranges.
  */
 #include "qemu/osdep.h"
@@ -8,6 +8,8 @@
 #include "trace.h"
 
 #define MIN_PAGE_SIZE 4096
+/* The largest page a pfnmap may be backed with (x86 and arm64 PUD). */
+#define MAX_MMAP_ALIGN (1ULL << 30)
 /* x-host-page-size reproduces 64 KiB-page hosts; 1 GiB is far beyond any. */
 #define MAX_PAGE_SIZE_OVERRIDE (1ULL << 30)
 
@@ -159,8 +161,12 @@ static void overlay_pages(const VFIOBarPlan *plan, const VFIOBarOverlay *ov,
     *end = page_end(ov->offset + ov->size, plan->page_size, plan->size);
 }
 
-/* trapped = [0, size) minus the areas, plus pages under enabled overlays */
-static void plan_compute_trapped(VFIOBarPlan *plan)
+/*
+ * trapped = [0, size) minus the areas, plus pages under enabled overlays;
+ * @pba_on stands for the PBA overlay's state.
+ */
+static void plan_compute_trapped(const VFIOBarPlan *plan, bool pba_on,
+                                 VFIOBarRange **out, uint32_t *nr_out)
 {
     g_autoptr(GArray) trapped = g_array_new(false, false,
                                             sizeof(VFIOBarRange));
@@ -172,21 +178,57 @@ static void plan_compute_trapped(VFIOBarPlan *plan)
                         plan->areas[i].offset + plan->areas[i].size);
     }
     for (i = 0; i < plan->nr_overlays; i++) {
+        const VFIOBarOverlay *ov = &plan->overlays[i];
+        bool on = ov->kind == VFIO_BAR_OVERLAY_MSIX_PBA ? pba_on
+                                                         : ov->enabled;
         uint64_t start, end;
 
-        if (plan->overlays[i].enabled) {
-            overlay_pages(plan, &plan->overlays[i], &start, &end);
+        if (on) {
+            overlay_pages(plan, ov, &start, &end);
             range_add(trapped, start, end);
         }
     }
     ranges_normalize(trapped);
-    g_free(plan->trapped);
-    plan->nr_trapped = trapped->len;
-    plan->trapped = (VFIOBarRange *)g_array_free(g_steal_pointer(&trapped),
-                                                 false);
+    *nr_out = trapped->len;
+    *out = (VFIOBarRange *)g_array_free(g_steal_pointer(&trapped), false);
 }
 
-VFIOBarPlan *vfio_plan_bar(const VFIOBarPlanInput *in, Error **errp)
+static const VFIOBarOverlay *plan_overlay(const VFIOBarPlan *plan,
+                                          VFIOBarOverlayKind kind)
+{
+    uint32_t i;
+
+    for (i = 0; i < plan->nr_overlays; i++) {
+        if (plan->overlays[i].kind == kind) {
+            return &plan->overlays[i];
+        }
+    }
+    return NULL;
+}
+
+/* Makes plan->trapped the view for the PBA overlay's current state. */
+static void plan_select_view(VFIOBarPlan *plan)
+{
+    const VFIOBarOverlay *pba = plan_overlay(plan, VFIO_BAR_OVERLAY_MSIX_PBA);
+    int v = pba && pba->enabled;
+
+    plan->trapped = plan->trapped_view[v];
+    plan->nr_trapped = plan->nr_trapped_view[v];
+}
+
+static void plan_compute_views(VFIOBarPlan *plan)
+{
+    int v;
+
+    for (v = 0; v < 2; v++) {
+        g_free(plan->trapped_view[v]);
+        plan_compute_trapped(plan, v, &plan->trapped_view[v],
+                             &plan->nr_trapped_view[v]);
+    }
+    plan_select_view(plan);
+}
+
+VFIOBarPlan *vfio_bar_plan(const VFIOBarPlanInput *in, Error **errp)
 {
     g_autoptr(VFIOBarPlan) plan = NULL;
     g_autoptr(GArray) areas = NULL;
@@ -248,11 +290,11 @@ VFIOBarPlan *vfio_plan_bar(const VFIOBarPlanInput *in, Error **errp)
     plan->whole_bar_mapped = plan->nr_areas == 1 &&
                              plan->areas[0].offset == 0 &&
                              plan->areas[0].size == plan->size;
-    plan_compute_trapped(plan);
+    plan_compute_views(plan);
 
-    if (trace_event_is_enabled("vfio_plan_bar")) {
-        g_autofree char *desc = vfio_plan_bar_describe(plan);
-        trace_vfio_plan_bar(desc);
+    if (trace_event_is_enabled("vfio_bar_plan")) {
+        g_autofree char *desc = vfio_bar_plan_describe(plan);
+        trace_vfio_bar_plan(in->name ? in->name : "-", desc);
     }
     return g_steal_pointer(&plan);
 }
@@ -261,7 +303,8 @@ void vfio_bar_plan_free(VFIOBarPlan *plan)
 {
     if (plan) {
         g_free(plan->areas);
-        g_free(plan->trapped);
+        g_free(plan->trapped_view[0]);
+        g_free(plan->trapped_view[1]);
         g_free(plan);
     }
 }
@@ -269,18 +312,20 @@ void vfio_bar_plan_free(VFIOBarPlan *plan)
 bool vfio_bar_plan_set_overlay_enabled(VFIOBarPlan *plan,
                                        VFIOBarOverlayKind kind, bool enabled)
 {
-    uint32_t i;
+    VFIOBarOverlay *ov = (VFIOBarOverlay *)plan_overlay(plan, kind);
 
-    for (i = 0; i < plan->nr_overlays; i++) {
-        if (plan->overlays[i].kind == kind) {
-            if (plan->overlays[i].enabled != enabled) {
-                plan->overlays[i].enabled = enabled;
-                plan_compute_trapped(plan);
-            }
-            return true;
+    if (!ov) {
+        return false;
+    }
+    if (ov->enabled != enabled) {
+        ov->enabled = enabled;
+        if (kind == VFIO_BAR_OVERLAY_MSIX_PBA) {
+            plan_select_view(plan);
+        } else {
+            plan_compute_views(plan);
         }
     }
-    return false;
+    return true;
 }
 
 bool vfio_bar_plan_is_trapped(const VFIOBarPlan *plan, uint64_t offset)
@@ -296,6 +341,74 @@ bool vfio_bar_plan_is_trapped(const VFIOBarPlan *plan, uint64_t offset)
     return false;
 }
 
+const char *vfio_bar_plan_explain(const VFIOBarPlanInput *in,
+                                  const VFIOBarPlan *plan, uint64_t page)
+{
+    bool has_cap = in->caps && in->caps->msix_mappable;
+    bool mapped = false, table = false;
+    uint32_t i;
+
+    for (i = 0; i < plan->nr_areas; i++) {
+        if (page >= plan->areas[i].offset &&
+            page - plan->areas[i].offset < plan->areas[i].size) {
+            mapped = true;
+        }
+    }
+    for (i = 0; i < plan->nr_overlays; i++) {
+        const VFIOBarOverlay *ov = &plan->overlays[i];
+        uint64_t start = QEMU_ALIGN_DOWN(ov->offset, plan->page_size);
+
+        if (!ov->enabled || page < start ||
+            page >= ov->offset + ov->size) {
+            continue;
+        }
+        if (ov->kind == VFIO_BAR_OVERLAY_MSIX_TABLE) {
+            table = true;
+        }
+        /* Lifting an overlay only helps a page the mapping covers. */
+        if (!mapped) {
+            continue;
+        }
+        if (ov->kind == VFIO_BAR_OVERLAY_MSIX_TABLE) {
+            return "x-msix-relocation=auto moves the emulated MSI-X table "
+                   "off this page";
+        }
+        if (!in->lazy_pba) {
+            return "x-lazy-pba=on maps the PBA page while nothing is "
+                   "pending";
+        }
+    }
+    if (mapped) {
+        return NULL;
+    }
+    if (in->no_mmap && (in->flags & VFIO_REGION_INFO_FLAG_MMAP)) {
+        return "x-no-mmap=off maps the BAR";
+    }
+    if (has_cap && in->msix_mappable == VFIO_MSIX_MAPPABLE_OFF) {
+        return "x-msix-mappable=auto maps the MSI-X table page";
+    }
+    if (table && !has_cap) {
+        return "the device does not advertise MSIX_MAPPABLE, so the page "
+               "holding the MSI-X table cannot be mapped (no option helps; "
+               "Linux's vfio-pci advertises it since 4.16)";
+    }
+    return NULL;
+}
+
+int vfio_bar_plan_mmap_prot(uint32_t region_flags)
+{
+    return (region_flags & VFIO_REGION_INFO_FLAG_READ ? PROT_READ : 0) |
+           (region_flags & VFIO_REGION_INFO_FLAG_WRITE ? PROT_WRITE : 0);
+}
+
+uint64_t vfio_bar_plan_mmap_align(uint64_t region_size, uint64_t page_size)
+{
+    uint64_t align = region_size ? 1ULL << (63 - __builtin_clzll(region_size))
+                                 : 0;
+
+    return MAX(MIN(align, MAX_MMAP_ALIGN), page_size);
+}
+
 static void describe_ranges(GString *s, const char *what,
                             const VFIOBarRange *r, uint32_t n)
 {
@@ -309,7 +422,7 @@ static void describe_ranges(GString *s, const char *what,
     g_string_append_c(s, ']');
 }
 
-char *vfio_plan_bar_describe(const VFIOBarPlan *plan)
+char *vfio_bar_plan_describe(const VFIOBarPlan *plan)
 {
     GString *s = g_string_new(NULL);
     uint32_t i;

@@ -1,5 +1,5 @@
 /*
- * The BAR mechanism: executes a vfio_plan_bar() plan with MemoryRegions.
+ * The BAR mechanism: executes a vfio_bar_plan() plan with MemoryRegions.
  *
  * A BAR is a container holding, from bottom to top:
  *   forward   (priority -1) an I/O region forwarding to the backend; it
@@ -21,7 +21,8 @@
 #include "qapi/error.h"
 #include "qemu/error-report.h"
 #include "qemu/ldst-volatile.h"
-#include "hw/vfio/pci.h"
+#include "hw/pci/pci.h"
+#include "hw/vfio/bar.h"
 #include "trace.h"
 
 /* Accesses to one trapped page before we suggest an option. */
@@ -32,64 +33,23 @@ static uint64_t all_ones(unsigned size)
     return size >= 8 ? ~0ULL : (1ULL << (size * 8)) - 1;
 }
 
-static const char *vfio_bar_overlay_hint(VFIOBar *bar, uint64_t page)
+static void vfio_bar_access_done(VFIOBar *bar)
 {
-    VFIOPCIDevice *vdev = bar->vdev;
-    VFIOBarPlan *plan = bar->plan;
-    bool mapped = false, table = false;
-    uint32_t i;
-
-    for (i = 0; i < plan->nr_areas; i++) {
-        if (page >= plan->areas[i].offset &&
-            page - plan->areas[i].offset < plan->areas[i].size) {
-            mapped = true;
-        }
+    if (bar->hooks && bar->hooks->access_done) {
+        bar->hooks->access_done(bar->opaque);
     }
-    for (i = 0; i < plan->nr_overlays; i++) {
-        const VFIOBarOverlay *ov = &plan->overlays[i];
-        uint64_t start = QEMU_ALIGN_DOWN(ov->offset, plan->page_size);
-
-        if (!ov->enabled || page < start ||
-            page >= ov->offset + ov->size) {
-            continue;
-        }
-        if (ov->kind == VFIO_BAR_OVERLAY_MSIX_TABLE) {
-            table = true;
-        }
-        /* Lifting an overlay only helps a page the mapping covers. */
-        if (!mapped) {
-            continue;
-        }
-        if (ov->kind == VFIO_BAR_OVERLAY_MSIX_TABLE) {
-            return "x-msix-relocation=auto moves the emulated MSI-X table "
-                   "off this page";
-        }
-        if (!vdev->lazy_pba) {
-            return "x-lazy-pba=on maps the PBA page while nothing is "
-                   "pending";
-        }
-    }
-    if (mapped) {
-        return NULL;
-    }
-    if (vdev->no_mmap && (bar->region.flags & VFIO_REGION_INFO_FLAG_MMAP)) {
-        return "x-no-mmap=off maps the BAR";
-    }
-    if (bar->caps.msix_mappable &&
-        vdev->msix_mappable == VFIO_MSIX_MAPPABLE_OFF) {
-        return "x-msix-mappable=auto maps the MSI-X table page";
-    }
-    if (table && !bar->caps.msix_mappable) {
-        return "the device does not advertise MSIX_MAPPABLE, so the page "
-               "holding the MSI-X table cannot be mapped (no option helps; "
-               "Linux's vfio-pci advertises it since 4.16)";
-    }
-    return NULL;
 }
 
-void vfio_bar_count_page(VFIOBar *bar, uint64_t offset)
+static void vfio_bar_backend_failed(VFIOBar *bar)
 {
-    VFIOPCIDevice *vdev = bar->vdev;
+    if (bar->hooks && bar->hooks->backend_failed) {
+        bar->hooks->backend_failed(bar->opaque);
+    }
+}
+
+/* Called on every counted access: per-page counts, hot-page warning. */
+static void vfio_bar_count_page(VFIOBar *bar, uint64_t offset)
+{
     uint64_t page, hits;
     const char *hint;
 
@@ -101,14 +61,14 @@ void vfio_bar_count_page(VFIOBar *bar, uint64_t offset)
                                                 GSIZE_TO_POINTER(page))) + 1;
     g_hash_table_insert(bar->page_hits, GSIZE_TO_POINTER(page),
                         GSIZE_TO_POINTER(hits));
-    if (hits != VFIO_HOT_PAGE_THRESHOLD || vdev->hot_page_warned) {
+    if (hits != VFIO_HOT_PAGE_THRESHOLD || bar->hot_page_warned) {
         return;
     }
-    hint = vfio_bar_overlay_hint(bar, page);
+    hint = vfio_bar_plan_explain(&bar->plan_in, bar->plan, page);
     if (hint) {
-        vdev->hot_page_warned = true;
+        bar->hot_page_warned = true;
         warn_report("vfio %s: BAR%u page 0x%" PRIx64 " traps on every "
-                    "access (%" PRIu64 " so far); %s", vdev->vbasedev.name,
+                    "access (%" PRIu64 " so far); %s", bar->vbasedev->name,
                     bar->nr, page, hits, hint);
     }
 }
@@ -119,25 +79,24 @@ static uint64_t vfio_bar_forward_read(void *opaque, hwaddr addr,
                                       unsigned size)
 {
     VFIOBar *bar = opaque;
-    VFIOPCIDevice *vdev = bar->vdev;
     uint8_t buf[8];
     Error *err = NULL;
 
-    if (vdev->vbasedev.broken) {
+    if (bar->vbasedev->broken) {
         return all_ones(size);
     }
     vfio_bar_count_page(bar, addr);
-    if (!vfio_device_region_read(&vdev->vbasedev, bar->region.index, addr,
+    if (!vfio_device_region_read(bar->vbasedev, bar->region.index, addr,
                                  size, buf, &err)) {
         qemu_log_guest_error("vfio %s: BAR%u read 0x%" HWADDR_PRIx
-                             " size %u failed: %s\n", vdev->vbasedev.name,
+                             " size %u failed: %s\n", bar->vbasedev->name,
                              bar->nr, addr, size, error_get_pretty(err));
         error_free(err);
-        vfio_pci_check_broken(vdev);
+        vfio_bar_backend_failed(bar);
         return all_ones(size);
     }
-    vfio_pci_intx_eoi(vdev);
-    trace_vfio_bar_forward_read(bar->nr, addr, size);
+    vfio_bar_access_done(bar);
+    trace_vfio_bar_forward_read(bar->vbasedev->name, bar->nr, addr, size);
     return ldn_le_p(buf, size);
 }
 
@@ -145,26 +104,26 @@ static void vfio_bar_forward_write(void *opaque, hwaddr addr, uint64_t data,
                                    unsigned size)
 {
     VFIOBar *bar = opaque;
-    VFIOPCIDevice *vdev = bar->vdev;
     uint8_t buf[8];
     Error *err = NULL;
 
-    if (vdev->vbasedev.broken) {
+    if (bar->vbasedev->broken) {
         return;
     }
     vfio_bar_count_page(bar, addr);
     stn_le_p(buf, size, data);
-    trace_vfio_bar_forward_write(bar->nr, addr, data, size);
-    if (!vfio_device_region_write(&vdev->vbasedev, bar->region.index, addr,
+    trace_vfio_bar_forward_write(bar->vbasedev->name, bar->nr, addr, data,
+                                 size);
+    if (!vfio_device_region_write(bar->vbasedev, bar->region.index, addr,
                                   size, buf, true, &err)) {
         qemu_log_guest_error("vfio %s: BAR%u write 0x%" HWADDR_PRIx
-                             " size %u failed: %s\n", vdev->vbasedev.name,
+                             " size %u failed: %s\n", bar->vbasedev->name,
                              bar->nr, addr, size, error_get_pretty(err));
         error_free(err);
-        vfio_pci_check_broken(vdev);
+        vfio_bar_backend_failed(bar);
         return;
     }
-    vfio_pci_intx_eoi(vdev);
+    vfio_bar_access_done(bar);
 }
 
 static const MemoryRegionOps vfio_bar_forward_ops = {
@@ -183,12 +142,12 @@ static uint64_t vfio_bar_served_read(void *opaque, hwaddr addr,
     uint8_t *p = part->ptr + addr;
     uint64_t val;
 
-    if (part->bar->vdev->vbasedev.broken) {
+    if (part->bar->vbasedev->broken) {
         return all_ones(size);
     }
     vfio_bar_count_page(part->bar, part->offset + addr);
     val = volatile_ldn_le(p, size);
-    vfio_pci_intx_eoi(part->bar->vdev);
+    vfio_bar_access_done(part->bar);
     return val;
 }
 
@@ -198,12 +157,15 @@ static void vfio_bar_served_write(void *opaque, hwaddr addr, uint64_t data,
     VFIOBarPart *part = opaque;
     uint8_t *p = part->ptr + addr;
 
-    if (part->bar->vdev->vbasedev.broken) {
+    if (part->bar->vbasedev->broken) {
         return;
     }
     vfio_bar_count_page(part->bar, part->offset + addr);
-    volatile_stn_le(p, size, data);
-    vfio_pci_intx_eoi(part->bar->vdev);
+    /* A read-only region is mapped read-only: the write is dropped. */
+    if (part->bar->region.flags & VFIO_REGION_INFO_FLAG_WRITE) {
+        volatile_stn_le(p, size, data);
+    }
+    vfio_bar_access_done(part->bar);
 }
 
 static const MemoryRegionOps vfio_bar_served_ops = {
@@ -220,10 +182,9 @@ static void vfio_bar_add_part(VFIOBar *bar, uint64_t offset, uint64_t size,
                               uint8_t *ptr, bool served, uint8_t view,
                               bool enabled)
 {
-    VFIOPCIDevice *vdev = bar->vdev;
     VFIOBarPart *part = g_new0(VFIOBarPart, 1);
     g_autofree char *name = g_strdup_printf("%s BAR%u %s 0x%" PRIx64,
-                                            vdev->vbasedev.name, bar->nr,
+                                            bar->vbasedev->name, bar->nr,
                                             served ? "mmap-served" : "mmap",
                                             offset);
 
@@ -233,21 +194,27 @@ static void vfio_bar_add_part(VFIOBar *bar, uint64_t offset, uint64_t size,
     part->served = served;
     part->view = view;
     if (served) {
-        memory_region_init_io(&part->mr, OBJECT(vdev), &vfio_bar_served_ops,
+        memory_region_init_io(&part->mr, bar->owner, &vfio_bar_served_ops,
                               part, name, size);
     } else {
-        memory_region_init_ram_device_ptr(&part->mr, OBJECT(vdev), name,
+        memory_region_init_ram_device_ptr(&part->mr, bar->owner, name,
                                           size, ptr);
+        /* Mapped without PROT_WRITE: writes are ignored, as to a ROM. */
+        memory_region_set_readonly(&part->mr, !(bar->region.flags &
+                                                VFIO_REGION_INFO_FLAG_WRITE));
     }
     memory_region_set_enabled(&part->mr, enabled);
     memory_region_add_subregion_overlap(&bar->container, offset, &part->mr,
                                         0);
     g_ptr_array_add(bar->parts, part);
-    trace_vfio_bar_part(bar->nr, offset, size, served, view);
+    trace_vfio_bar_part(bar->vbasedev->name, bar->nr, offset, size, served,
+                        view);
 }
 
-/* Adds the parts of every mmap area for the plan's current trapped set. */
-static void vfio_bar_render_view(VFIOBar *bar, uint8_t view, bool enabled)
+/* Adds the parts of every mmap area for one of the plan's trapped sets. */
+static void vfio_bar_render_view(VFIOBar *bar, uint8_t view,
+                                 const VFIOBarRange *trapped,
+                                 uint32_t nr_trapped, bool enabled)
 {
     VFIOBarPlan *plan = bar->plan;
     uint32_t i, t;
@@ -259,14 +226,14 @@ static void vfio_bar_render_view(VFIOBar *bar, uint8_t view, bool enabled)
 
         while (pos < end) {
             uint64_t seg_end = end;
-            bool trapped = false;
+            bool served = false;
 
-            for (t = 0; t < plan->nr_trapped; t++) {
-                uint64_t ts = plan->trapped[t].offset;
-                uint64_t te = ts + plan->trapped[t].size;
+            for (t = 0; t < nr_trapped; t++) {
+                uint64_t ts = trapped[t].offset;
+                uint64_t te = ts + trapped[t].size;
 
                 if (pos >= ts && pos < te) {
-                    trapped = true;
+                    served = true;
                     seg_end = MIN(end, te);
                     break;
                 }
@@ -276,7 +243,7 @@ static void vfio_bar_render_view(VFIOBar *bar, uint8_t view, bool enabled)
                 }
             }
             vfio_bar_add_part(bar, pos, seg_end - pos,
-                              base + (pos - plan->areas[i].offset), trapped,
+                              base + (pos - plan->areas[i].offset), served,
                               view, enabled);
             pos = seg_end;
         }
@@ -296,10 +263,50 @@ static bool vfio_bar_plan_has_pba(VFIOBarPlan *plan, bool *enabled)
     return false;
 }
 
+/*
+ * Maps @size bytes of @fd at @fd_offset so that the address is congruent
+ * to @offset (the area's offset in the BAR) modulo @align: the BAR's
+ * physical address is aligned to its size, so huge pages can back the
+ * mapping only if the virtual one is aligned alike.  A PROT_NONE
+ * reservation @align larger is made first and trimmed around the result.
+ */
+static void *vfio_bar_mmap_aligned(uint64_t size, int prot, int fd,
+                                   uint64_t fd_offset, uint64_t offset,
+                                   uint64_t align, uint64_t page)
+{
+    uint8_t *base, *want;
+    void *p;
+
+    if (align <= page) {
+        return mmap(NULL, size, prot, MAP_SHARED, fd, fd_offset);
+    }
+    base = mmap(NULL, size + align, PROT_NONE,
+                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (base == MAP_FAILED) {
+        return MAP_FAILED;
+    }
+    want = base + ((offset - (uintptr_t)base) & (align - 1));
+    p = mmap(want, size, prot, MAP_SHARED | MAP_FIXED, fd, fd_offset);
+    if (p == MAP_FAILED) {
+        munmap(base, size + align);
+        return MAP_FAILED;
+    }
+    if (want > base) {
+        munmap(base, want - base);
+    }
+    if (base + size + align > want + size) {
+        munmap(want + size, base + size + align - (want + size));
+    }
+    return p;
+}
+
 static bool vfio_bar_mmap_areas(VFIOBar *bar, Error **errp)
 {
     VFIOBarPlan *plan = bar->plan;
     VFIORegion *region = &bar->region;
+    int prot = vfio_bar_plan_mmap_prot(region->flags);
+    uint64_t align = vfio_bar_plan_mmap_align(region->size,
+                                              plan->page_size);
     uint32_t i;
 
     region->nr_mmaps = plan->nr_areas;
@@ -310,12 +317,13 @@ static bool vfio_bar_mmap_areas(VFIOBar *bar, Error **errp)
 
         m->offset = plan->areas[i].offset;
         m->size = plan->areas[i].size;
-        p = mmap(NULL, m->size, PROT_READ | PROT_WRITE, MAP_SHARED,
-                 region->mmap_fd, region->fd_offset + m->offset);
+        p = vfio_bar_mmap_aligned(m->size, prot, region->mmap_fd,
+                                  region->fd_offset + m->offset, m->offset,
+                                  align, plan->page_size);
         if (p == MAP_FAILED) {
             error_setg_errno(errp, errno, "vfio %s: cannot mmap BAR%u "
                              "[0x%" PRIx64 " + 0x%" PRIx64 "]",
-                             bar->vdev->vbasedev.name, bar->nr, m->offset,
+                             bar->vbasedev->name, bar->nr, m->offset,
                              m->size);
             return false;
         }
@@ -324,7 +332,21 @@ static bool vfio_bar_mmap_areas(VFIOBar *bar, Error **errp)
     return true;
 }
 
-bool vfio_bar_setup(VFIOBar *bar, VFIOBarPlan *plan, Error **errp)
+/* The region forwarding trapped accesses to the backend, below the rest. */
+static void vfio_bar_init_forward(VFIOBar *bar)
+{
+    g_autofree char *name = g_strdup_printf("%s BAR%u",
+                                            bar->vbasedev->name, bar->nr);
+
+    memory_region_init_io(&bar->forward, bar->owner, &vfio_bar_forward_ops,
+                          bar, name, bar->region.size);
+    memory_region_add_subregion_overlap(&bar->container, 0, &bar->forward,
+                                        -1);
+    bar->forward_init = true;
+}
+
+/* Mmaps the plan's areas and renders the BAR. */
+static bool vfio_bar_render(VFIOBar *bar, VFIOBarPlan *plan, Error **errp)
 {
     bool pba_enabled = false;
 
@@ -336,17 +358,16 @@ bool vfio_bar_setup(VFIOBar *bar, VFIOBarPlan *plan, Error **errp)
     }
     memory_region_transaction_begin();
     if (!vfio_bar_plan_has_pba(plan, &pba_enabled)) {
-        vfio_bar_render_view(bar, VFIO_BAR_VIEW_ALWAYS, true);
+        vfio_bar_render_view(bar, VFIO_BAR_VIEW_ALWAYS, plan->trapped,
+                             plan->nr_trapped, true);
     } else {
         /* Both renderings; the plan's current state is the enabled one. */
-        vfio_bar_plan_set_overlay_enabled(plan, VFIO_BAR_OVERLAY_MSIX_PBA,
-                                          false);
-        vfio_bar_render_view(bar, VFIO_BAR_VIEW_PBA_OFF, !pba_enabled);
-        vfio_bar_plan_set_overlay_enabled(plan, VFIO_BAR_OVERLAY_MSIX_PBA,
-                                          true);
-        vfio_bar_render_view(bar, VFIO_BAR_VIEW_PBA_ON, pba_enabled);
-        vfio_bar_plan_set_overlay_enabled(plan, VFIO_BAR_OVERLAY_MSIX_PBA,
-                                          pba_enabled);
+        vfio_bar_render_view(bar, VFIO_BAR_VIEW_PBA_OFF,
+                             plan->trapped_view[0], plan->nr_trapped_view[0],
+                             !pba_enabled);
+        vfio_bar_render_view(bar, VFIO_BAR_VIEW_PBA_ON,
+                             plan->trapped_view[1], plan->nr_trapped_view[1],
+                             pba_enabled);
     }
     memory_region_transaction_commit();
     bar->pba_view = pba_enabled;
@@ -371,7 +392,7 @@ static void vfio_bar_show(VFIOBar *bar)
     memory_region_transaction_commit();
 }
 
-void vfio_bar_sync_pba(VFIOBar *bar, bool pba_enabled)
+void vfio_bar_set_pba_view(VFIOBar *bar, bool pba_enabled)
 {
     bool cur;
 
@@ -382,7 +403,7 @@ void vfio_bar_sync_pba(VFIOBar *bar, bool pba_enabled)
     vfio_bar_plan_set_overlay_enabled(bar->plan, VFIO_BAR_OVERLAY_MSIX_PBA,
                                       pba_enabled);
     bar->pba_view = pba_enabled;
-    trace_vfio_bar_pba_view(bar->nr, pba_enabled);
+    trace_vfio_bar_pba_view(bar->vbasedev->name, bar->nr, pba_enabled);
     vfio_bar_show(bar);
 }
 
@@ -449,25 +470,112 @@ void vfio_bar_teardown(VFIOBar *bar)
         memory_region_finalize(&bar->forward);
         bar->forward_init = false;
     }
-    if (memory_region_size(&bar->container)) {
+    if (bar->container_init) {
         memory_region_finalize(&bar->container);
         memset(&bar->container, 0, sizeof(bar->container));
+        bar->container_init = false;
     }
     g_clear_pointer(&bar->plan, vfio_bar_plan_free);
     g_clear_pointer(&bar->page_hits, g_hash_table_destroy);
     vfio_region_caps_clear(&bar->caps);
 }
 
-void vfio_bar_init_forward(VFIOBar *bar)
-{
-    g_autofree char *name = g_strdup_printf("%s BAR%u",
-                                            bar->vdev->vbasedev.name,
-                                            bar->nr);
+/* ---- setup ---- */
 
-    memory_region_init_io(&bar->forward, OBJECT(bar->vdev),
-                          &vfio_bar_forward_ops, bar, name,
-                          bar->region.size);
-    memory_region_add_subregion_overlap(&bar->container, 0, &bar->forward,
-                                        -1);
-    bar->forward_init = true;
+void vfio_bar_init(VFIOBar *bar, Object *owner, VFIODevice *vbasedev,
+                   uint32_t nr, const VFIOBarHooks *hooks, void *opaque)
+{
+    bar->owner = owner;
+    bar->vbasedev = vbasedev;
+    bar->nr = nr;
+    bar->hooks = hooks;
+    bar->opaque = opaque;
+    bar->region.vbasedev = vbasedev;
+    bar->region.index = VFIO_PCI_BAR0_REGION_INDEX + nr;
+    bar->region.mmap_fd = -1;
+}
+
+bool vfio_bar_get_info(VFIOBar *bar, uint32_t bar_reg, Error **errp)
+{
+    g_autofree struct vfio_region_info *info = NULL;
+    VFIODevice *vbasedev = bar->vbasedev;
+    int fd = -1;
+
+    if (!vfio_device_get_region_info(vbasedev, bar->region.index, &info,
+                                     &fd, errp)) {
+        return false;
+    }
+    bar->region.mmap_fd = fd;
+    if (!info->size) {
+        return true;
+    }
+    if (!vfio_region_info_parse_caps(info, info->argsz, &bar->caps, errp)) {
+        error_prepend(errp, "vfio %s: BAR%u: ", vbasedev->name, bar->nr);
+        return false;
+    }
+    if (!is_power_of_2(info->size) || info->size < 4 ||
+        info->size > (1ULL << 40)) {
+        error_setg(errp, "vfio %s: BAR%u size 0x%llx is not a power of"
+                   " two between 4 bytes and 1 TiB", vbasedev->name,
+                   bar->nr, (unsigned long long)info->size);
+        return false;
+    }
+    bar->region.flags = info->flags;
+    bar->region.size = info->size;
+    bar->region.fd_offset = info->offset;
+    if (bar_reg & PCI_BASE_ADDRESS_SPACE_IO) {
+        bar->type = PCI_BASE_ADDRESS_SPACE_IO;
+        bar->region.flags &= ~VFIO_REGION_INFO_FLAG_MMAP;
+    } else {
+        bar->type = bar_reg & (PCI_BASE_ADDRESS_MEM_TYPE_MASK |
+                               PCI_BASE_ADDRESS_MEM_PREFETCH);
+        bar->mem64 = (bar_reg & PCI_BASE_ADDRESS_MEM_TYPE_MASK) ==
+                     PCI_BASE_ADDRESS_MEM_TYPE_64;
+        if (bar->mem64 && bar->nr == PCI_ROM_SLOT - 1) {
+            error_setg(errp, "vfio %s: BAR5 cannot be 64-bit",
+                       vbasedev->name);
+            return false;
+        }
+    }
+    if (bar->region.mmap_fd < 0 && vbasedev->fd >= 0) {
+        bar->region.mmap_fd = dup(vbasedev->fd);
+    }
+    bar->bar_size = bar->region.size;
+    return true;
+}
+
+bool vfio_bar_realize(VFIOBar *bar, const VFIOBarPlanInput *in,
+                      Error **errp)
+{
+    g_autofree char *name = NULL;
+    VFIOBarPlan *plan;
+
+    if (!bar->bar_size) {
+        return true;
+    }
+    name = g_strdup_printf("%s BAR%u container", bar->vbasedev->name,
+                           bar->nr);
+    memory_region_init(&bar->container, bar->owner, name, bar->bar_size);
+    bar->container_init = true;
+    if (!bar->region.size) {
+        return true;    /* a new BAR holding only the relocated MSI-X */
+    }
+    vfio_bar_init_forward(bar);
+    bar->plan_in = *in;
+    bar->plan_in.bar = bar->nr;
+    bar->plan_in.size = bar->region.size;
+    bar->plan_in.flags = bar->region.flags;
+    if (bar->region.mmap_fd < 0 ||
+        !(bar->region.flags & VFIO_REGION_INFO_FLAG_READ)) {
+        /* Nothing to mmap through, or nothing a mapping could serve. */
+        bar->plan_in.flags &= ~VFIO_REGION_INFO_FLAG_MMAP;
+    }
+    bar->plan_in.caps = &bar->caps;
+    bar->plan_in.name = bar->vbasedev->name;
+    plan = vfio_bar_plan(&bar->plan_in, errp);
+    if (!plan) {
+        error_prepend(errp, "vfio %s: ", bar->vbasedev->name);
+        return false;
+    }
+    return vfio_bar_render(bar, plan, errp);
 }

@@ -703,7 +703,7 @@ static void kernel_close(VFIODevice *vbasedev)
     vbasedev->fd = -1;
 }
 
-const VFIODeviceOps vfio_kernel_device_ops = {
+const VFIODeviceIOOps vfio_kernel_device_io_ops = {
     .get_device_info = kernel_get_device_info,
     .get_region_info = kernel_get_region_info,
     .region_read = kernel_region_read,
@@ -764,7 +764,7 @@ bool vfio_kernel_device_attach(VFIODevice *vbasedev, const char *sysfsdev,
     }
 
     probe.backend = d;
-    probe.ops = &vfio_kernel_device_ops;
+    probe.ops = &vfio_kernel_device_io_ops;
     if (!kernel_get_device_info(&probe, &info, errp)) {
         goto fail;
     }
@@ -791,7 +791,7 @@ bool vfio_kernel_device_attach(VFIODevice *vbasedev, const char *sysfsdev,
     if (!vbasedev->name) {
         vbasedev->name = g_strdup(d->name);
     }
-    vbasedev->ops = &vfio_kernel_device_ops;
+    vbasedev->ops = &vfio_kernel_device_io_ops;
     vbasedev->backend = d;
     vbasedev->fd = d->fd;
     vbasedev->flags = info.flags;

@@ -11,7 +11,7 @@
 #include "qapi/error.h"
 #include "qemu/error-report.h"
 #include "exec/address-spaces.h"
-#include "hw/vfio/pci.h"
+#include "hw/vfio/dma.h"
 #include "trace.h"
 
 typedef struct VFIODmaMap {
@@ -19,9 +19,11 @@ typedef struct VFIODmaMap {
     uint64_t size;
 } VFIODmaMap;
 
-static VFIOPCIDevice *dma_vdev(MemoryListener *listener)
+static void vfio_dma_backend_failed(VFIODma *dma)
 {
-    return container_of(listener, VFIOPCIDevice, dma_listener);
+    if (dma->backend_failed) {
+        dma->backend_failed(dma->opaque);
+    }
 }
 
 static bool vfio_dma_section_wanted(MemoryRegionSection *section)
@@ -33,7 +35,8 @@ static bool vfio_dma_section_wanted(MemoryRegionSection *section)
 static void vfio_dma_region_add(MemoryListener *listener,
                                 MemoryRegionSection *section)
 {
-    VFIOPCIDevice *vdev = dma_vdev(listener);
+    VFIODma *dma = container_of(listener, VFIODma, listener);
+    VFIODevice *vbasedev = dma->vbasedev;
     MemoryRegion *mr = section->mr;
     VFIODmaMap map = {
         .iova = section->offset_within_address_space,
@@ -43,13 +46,13 @@ static void vfio_dma_region_add(MemoryListener *listener,
     int fd;
     Error *err = NULL;
 
-    if (!vfio_dma_section_wanted(section) || vdev->vbasedev.broken) {
+    if (!vfio_dma_section_wanted(section) || vbasedev->broken) {
         return;
     }
     fd = memory_region_get_fd(mr);
     ptr = memory_region_get_ram_ptr(mr);
-    trace_vfio_pci_dma_map(vdev->vbasedev.name, map.iova, map.size, fd);
-    if (!vfio_device_dma_map(&vdev->vbasedev, map.iova, map.size, fd,
+    trace_vfio_pci_dma_map(vbasedev->name, map.iova, map.size, fd);
+    if (!vfio_device_dma_map(vbasedev, map.iova, map.size, fd,
                              fd >= 0 ? memory_region_get_fd_offset(mr) +
                                        section->offset_within_region : 0,
                              ptr ? ptr + section->offset_within_region
@@ -57,19 +60,20 @@ static void vfio_dma_region_add(MemoryListener *listener,
                              section->readonly, &err)) {
         /* The device cannot reach this RAM; it still works elsewhere. */
         warn_report("vfio %s: DMA map [0x%" PRIx64 " + 0x%" PRIx64 "]: %s",
-                    vdev->vbasedev.name, map.iova, map.size,
+                    vbasedev->name, map.iova, map.size,
                     error_get_pretty(err));
         error_free(err);
-        vfio_pci_check_broken(vdev);
+        vfio_dma_backend_failed(dma);
         return;
     }
-    g_array_append_val(vdev->dma_maps, map);
+    g_array_append_val(dma->maps, map);
 }
 
 static void vfio_dma_region_del(MemoryListener *listener,
                                 MemoryRegionSection *section)
 {
-    VFIOPCIDevice *vdev = dma_vdev(listener);
+    VFIODma *dma = container_of(listener, VFIODma, listener);
+    VFIODevice *vbasedev = dma->vbasedev;
     uint64_t iova = section->offset_within_address_space;
     Error *err = NULL;
     guint i;
@@ -77,52 +81,57 @@ static void vfio_dma_region_del(MemoryListener *listener,
     if (!vfio_dma_section_wanted(section)) {
         return;
     }
-    for (i = 0; i < vdev->dma_maps->len; i++) {
-        VFIODmaMap *map = &g_array_index(vdev->dma_maps, VFIODmaMap, i);
+    for (i = 0; i < dma->maps->len; i++) {
+        VFIODmaMap *map = &g_array_index(dma->maps, VFIODmaMap, i);
 
         if (map->iova != iova || map->size != section->size) {
             continue;
         }
-        g_array_remove_index_fast(vdev->dma_maps, i);
-        trace_vfio_pci_dma_unmap(vdev->vbasedev.name, iova, section->size);
-        if (!vdev->vbasedev.broken &&
-            !vfio_device_dma_unmap(&vdev->vbasedev, iova, section->size,
+        g_array_remove_index_fast(dma->maps, i);
+        trace_vfio_pci_dma_unmap(vbasedev->name, iova, section->size);
+        if (!vbasedev->broken &&
+            !vfio_device_dma_unmap(vbasedev, iova, section->size,
                                    &err)) {
             warn_report("vfio %s: DMA unmap [0x%" PRIx64 " + 0x%" PRIx64
-                        "]: %s", vdev->vbasedev.name, iova, section->size,
+                        "]: %s", vbasedev->name, iova, section->size,
                         error_get_pretty(err));
             error_free(err);
-            vfio_pci_check_broken(vdev);
+            vfio_dma_backend_failed(dma);
         }
         return;
     }
 }
 
-bool vfio_dma_listener_start(VFIOPCIDevice *vdev, Error **errp)
+bool vfio_dma_listener_start(VFIODma *dma, VFIODevice *vbasedev,
+                             void (*backend_failed)(void *opaque),
+                             void *opaque, Error **errp)
 {
-    vdev->dma_maps = g_array_new(false, false, sizeof(VFIODmaMap));
-    vdev->dma_listener = (MemoryListener) {
+    dma->vbasedev = vbasedev;
+    dma->backend_failed = backend_failed;
+    dma->opaque = opaque;
+    dma->maps = g_array_new(false, false, sizeof(VFIODmaMap));
+    dma->listener = (MemoryListener) {
         .region_add = vfio_dma_region_add,
         .region_del = vfio_dma_region_del,
         .name = "vfio-dma",
         .priority = 10,
     };
-    memory_listener_register(&vdev->dma_listener, &address_space_memory);
-    vdev->dma_listener_registered = true;
-    if (vdev->vbasedev.broken) {
+    memory_listener_register(&dma->listener, &address_space_memory);
+    dma->registered = true;
+    if (vbasedev->broken) {
         error_setg(errp, "vfio %s: device lost while mapping guest memory",
-                   vdev->vbasedev.name);
+                   vbasedev->name);
         return false;
     }
     return true;
 }
 
-void vfio_dma_listener_stop(VFIOPCIDevice *vdev)
+void vfio_dma_listener_stop(VFIODma *dma)
 {
-    if (vdev->dma_listener_registered) {
+    if (dma->registered) {
         /* region_del for every section unmaps what is still mapped. */
-        memory_listener_unregister(&vdev->dma_listener);
-        vdev->dma_listener_registered = false;
+        memory_listener_unregister(&dma->listener);
+        dma->registered = false;
     }
-    g_clear_pointer(&vdev->dma_maps, g_array_unref);
+    g_clear_pointer(&dma->maps, g_array_unref);
 }

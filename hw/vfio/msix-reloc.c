@@ -1,7 +1,7 @@
 /*
  * x-msix-relocation: where the emulated MSI-X table and PBA go.
  *
- * A pure decision, like vfio_plan_bar().  The emulated table needs no
+ * A pure decision, like vfio_bar_plan().  The emulated table needs no
  * device memory, so it can live in a BAR slot the device leaves free (a
  * new 32-bit memory BAR, one slot), or in the upper half of a doubled
  * memory BAR.  Either way the physical table's page is then covered by

@@ -1,11 +1,12 @@
 /*
- * vfio-pci / vfio-user-pci: the device model.
+ * vfio-pci-base and vfio-pci: the device model, and its kernel driver.
+ * vfio-user-pci is a subclass in hw/vfio-user/pci.c.
  *
  * Config space is read from the device with the bits Conduit emulates
  * (BARs, ROM BAR, interrupt line, MSI and MSI-X capabilities, memory and
  * I/O decode) overlaid from our own copy; writes go to the device (except
  * BAR addresses) and to our copy.  The MSI-X capability is parsed before
- * the BARs are built so that vfio_plan_bar() knows where the table is.
+ * the BARs are built so that vfio_bar_plan() knows where the table is.
  * Interrupts reach Conduit through eventfds the backend signals; MSI-X
  * vectors may be handed to a fast path (KVM irqfd) while deliverable.
  */
@@ -19,7 +20,6 @@
 #include "hw/pci/msix.h"
 #include "hw/vfio/pci.h"
 #include "hw/vfio/vfio-kernel.h"
-#include "hw/vfio/vfio-user.h"
 #include "trace.h"
 
 #define VFIO_CAP_TTL 48
@@ -44,14 +44,6 @@ static uint32_t all_ones32(int len)
 }
 
 /* ---- broken backend ---- */
-
-static void vfio_pci_socket_handler_off(VFIOPCIDevice *vdev)
-{
-    if (vdev->socket_fd >= 0) {
-        qemu_set_fd_handler(vdev->socket_fd, NULL, NULL, NULL);
-        vdev->socket_fd = -1;
-    }
-}
 
 static void vfio_pci_update_mmaps(VFIOPCIDevice *vdev)
 {
@@ -91,7 +83,6 @@ void vfio_pci_check_broken(VFIOPCIDevice *vdev)
     error_report("vfio %s: device lost (backend closed or failed); its "
                  "BARs now read all-ones and drop writes",
                  vdev->vbasedev.name);
-    vfio_pci_socket_handler_off(vdev);
     vfio_pci_update_mmaps_later(vdev);
 }
 
@@ -145,7 +136,7 @@ static void vfio_intx_handler(EventNotifier *e)
  * guest servicing it: lower the line, let the device raise it again and
  * give the mappings back.
  */
-void vfio_pci_intx_eoi(VFIOPCIDevice *vdev)
+static void vfio_pci_intx_eoi(VFIOPCIDevice *vdev)
 {
     Error *err = NULL;
 
@@ -218,13 +209,13 @@ static void vfio_intx_disable(VFIOPCIDevice *vdev)
 
 /* ---- MSI-X and MSI vectors ---- */
 
-static void vfio_pci_sync_pba(VFIOPCIDevice *vdev)
+/* msix.c announces the lazy PBA: show the BAR view that matches it. */
+static void vfio_msix_pba_changed(PCIDevice *pdev, bool enabled)
 {
-    PCIDevice *pdev = PCI_DEVICE(vdev);
+    VFIOPCIDevice *vdev = VFIO_PCI(pdev);
 
-    if (vdev->msix.cap && !vdev->msix.relocated && vdev->realized) {
-        vfio_bar_sync_pba(&vdev->bars[vdev->msix.pba_bar],
-                          msix_pba_enabled(pdev));
+    if (!vdev->msix.relocated) {
+        vfio_bar_set_pba_view(&vdev->bars[vdev->msix.pba_bar], enabled);
     }
 }
 
@@ -240,7 +231,6 @@ static void vfio_msix_vector_handler(EventNotifier *e)
     vdev->msix_slow_path_irqs++;
     /* Delivers, or sets the pending bit (and enables a lazy PBA). */
     msix_notify(PCI_DEVICE(vdev), v->nr);
-    vfio_pci_sync_pba(vdev);
 }
 
 static void vfio_msi_vector_handler(EventNotifier *e)
@@ -380,7 +370,6 @@ static void vfio_msix_vector_release(PCIDevice *pdev, unsigned int vector)
     if (event_notifier_test_and_clear(&v->notifier)) {
         vdev->msix_slow_path_irqs++;
         msix_notify(pdev, vector);
-        vfio_pci_sync_pba(vdev);
     }
 }
 
@@ -496,7 +485,6 @@ static void vfio_pci_write_config(PCIDevice *pdev, uint32_t addr,
     /* Our copy tracks BARs, decode and the MSI/MSI-X state machines. */
     pci_default_write_config(pdev, addr, val, len);
     vfio_pci_update_irqs(vdev);
-    vfio_pci_sync_pba(vdev);
 }
 
 static void vfio_pci_emulate(PCIDevice *pdev, uint32_t off, uint32_t len)
@@ -554,6 +542,21 @@ static bool vfio_pci_read_phys_config(VFIOPCIDevice *vdev, Error **errp)
 
 /* ---- BARs ---- */
 
+static void vfio_pci_bar_access_done(void *opaque)
+{
+    vfio_pci_intx_eoi(opaque);
+}
+
+static void vfio_pci_backend_failed(void *opaque)
+{
+    vfio_pci_check_broken(opaque);
+}
+
+static const VFIOBarHooks vfio_pci_bar_hooks = {
+    .access_done = vfio_pci_bar_access_done,
+    .backend_failed = vfio_pci_backend_failed,
+};
+
 static bool vfio_pci_get_regions(VFIOPCIDevice *vdev, Error **errp)
 {
     PCIDevice *pdev = PCI_DEVICE(vdev);
@@ -561,59 +564,17 @@ static bool vfio_pci_get_regions(VFIOPCIDevice *vdev, Error **errp)
 
     for (i = 0; i < PCI_ROM_SLOT; i++) {
         VFIOBar *bar = &vdev->bars[i];
-        g_autofree struct vfio_region_info *info = NULL;
-        uint32_t reg = pci_get_long(pdev->config + pci_bar_reg(i));
-        int fd = -1;
 
-        bar->vdev = vdev;
-        bar->nr = i;
-        bar->region.vbasedev = &vdev->vbasedev;
-        bar->region.index = VFIO_PCI_BAR0_REGION_INDEX + i;
-        bar->region.mmap_fd = -1;
+        vfio_bar_init(bar, OBJECT(vdev), &vdev->vbasedev, i,
+                      &vfio_pci_bar_hooks, vdev);
         if (i && vdev->bars[i - 1].mem64) {
             continue;   /* upper half of the previous BAR */
         }
-        if (!vfio_device_get_region_info(&vdev->vbasedev, bar->region.index,
-                                         &info, &fd, errp)) {
+        if (!vfio_bar_get_info(bar,
+                               pci_get_long(pdev->config + pci_bar_reg(i)),
+                               errp)) {
             return false;
         }
-        bar->region.mmap_fd = fd;
-        if (!info->size) {
-            continue;
-        }
-        if (!vfio_region_info_parse_caps(info, info->argsz, &bar->caps,
-                                         errp)) {
-            error_prepend(errp, "vfio %s: BAR%d: ", vdev->vbasedev.name, i);
-            return false;
-        }
-        if (!is_power_of_2(info->size) || info->size < 4 ||
-            info->size > (1ULL << 40)) {
-            error_setg(errp, "vfio %s: BAR%d size 0x%llx is not a power of"
-                       " two between 4 bytes and 1 TiB", vdev->vbasedev.name,
-                       i, (unsigned long long)info->size);
-            return false;
-        }
-        bar->region.flags = info->flags;
-        bar->region.size = info->size;
-        bar->region.fd_offset = info->offset;
-        if (reg & PCI_BASE_ADDRESS_SPACE_IO) {
-            bar->type = PCI_BASE_ADDRESS_SPACE_IO;
-            bar->region.flags &= ~VFIO_REGION_INFO_FLAG_MMAP;
-        } else {
-            bar->type = reg & (PCI_BASE_ADDRESS_MEM_TYPE_MASK |
-                               PCI_BASE_ADDRESS_MEM_PREFETCH);
-            bar->mem64 = (reg & PCI_BASE_ADDRESS_MEM_TYPE_MASK) ==
-                         PCI_BASE_ADDRESS_MEM_TYPE_64;
-            if (bar->mem64 && i == PCI_ROM_SLOT - 1) {
-                error_setg(errp, "vfio %s: BAR5 cannot be 64-bit",
-                           vdev->vbasedev.name);
-                return false;
-            }
-        }
-        if (bar->region.mmap_fd < 0 && vdev->vbasedev.fd >= 0) {
-            bar->region.mmap_fd = dup(vdev->vbasedev.fd);
-        }
-        bar->bar_size = bar->region.size;
     }
     return true;
 }
@@ -794,30 +755,15 @@ static bool vfio_pci_build_bar(VFIOPCIDevice *vdev, VFIOBar *bar,
                                Error **errp)
 {
     VFIOMsixInfo *m = &vdev->msix;
-    g_autofree char *name = NULL;
-    VFIOBarPlan *plan;
     VFIOBarPlanInput in = {
-        .bar = bar->nr,
-        .size = bar->region.size,
-        .flags = bar->region.flags,
-        .caps = &bar->caps,
         .host_page_size = vdev->host_page_size,
         .page_size_override = vdev->page_size_override,
-        .no_mmap = vdev->no_mmap || bar->region.mmap_fd < 0,
+        .no_mmap = vdev->no_mmap,
         .msix_mappable = vdev->msix_mappable,
         .no_msix_emulation = vdev->no_msix_emulation,
+        .lazy_pba = vdev->lazy_pba,
     };
 
-    if (!bar->bar_size) {
-        return true;
-    }
-    name = g_strdup_printf("%s BAR%u container", vdev->vbasedev.name,
-                           bar->nr);
-    memory_region_init(&bar->container, OBJECT(vdev), name, bar->bar_size);
-    if (!bar->region.size) {
-        return true;    /* a new BAR holding only the relocated MSI-X */
-    }
-    vfio_bar_init_forward(bar);
     if (m->cap && m->table_bar == bar->nr) {
         in.table = (VFIOBarPlanMsixPart) {
             .present = true,
@@ -834,47 +780,10 @@ static bool vfio_pci_build_bar(VFIOPCIDevice *vdev, VFIOBar *bar,
             .enabled = !vdev->lazy_pba,
         };
     }
-    plan = vfio_plan_bar(&in, errp);
-    if (!plan) {
-        error_prepend(errp, "vfio %s: ", vdev->vbasedev.name);
-        return false;
-    }
-    return vfio_bar_setup(bar, plan, errp);
+    return vfio_bar_realize(bar, &in, errp);
 }
 
 /* ---- realize / exit ---- */
-
-static void vfio_pci_socket_read(void *opaque)
-{
-    VFIOPCIDevice *vdev = opaque;
-    Error *err = NULL;
-
-    if (!vfio_user_client_process_incoming(vdev->vbasedev.backend, &err)) {
-        error_free(err);
-        vdev->vbasedev.broken = true;
-        vfio_pci_check_broken(vdev);
-    }
-}
-
-static bool vfio_user_pci_dma_rw(void *opaque, uint64_t addr, void *buf,
-                                 uint64_t len, bool is_write, Error **errp)
-{
-    if (address_space_rw(&address_space_memory, addr, buf, len, is_write)) {
-        error_setg(errp, "guest memory [0x%" PRIx64 " + 0x%" PRIx64 "] is "
-                   "not accessible", addr, len);
-        return false;
-    }
-    return true;
-}
-
-static void vfio_pci_overlay_commit(MemoryListener *listener)
-{
-    VFIOPCIDevice *vdev = container_of(listener, VFIOPCIDevice,
-                                       overlay_listener);
-
-    /* A guest unmask cleared the last pending bit: the PBA went away. */
-    vfio_pci_sync_pba(vdev);
-}
 
 static void vfio_pci_fix_cap_link(PCIDevice *pdev, const uint8_t *phys,
                                   uint8_t pos)
@@ -901,6 +810,7 @@ static bool vfio_pci_setup_caps(VFIOPCIDevice *vdev, const uint8_t *phys,
         }
         vfio_pci_fix_cap_link(pdev, phys, m->cap);
         vfio_pci_emulate(pdev, m->cap, VFIO_MSIX_CAP_SIZE);
+        msix_set_pba_notifier(pdev, vfio_msix_pba_changed);
         msix_set_lazy_pba(pdev, vdev->lazy_pba);
         if (vdev->no_msix_emulation) {
             msix_set_table_emulated(pdev, false);
@@ -989,7 +899,6 @@ static bool vfio_pci_realize_common(VFIOPCIDevice *vdev, Error **errp)
 
         if (bar->bar_size) {
             pci_register_bar(pdev, i, bar->type, &bar->container);
-            bar->registered = true;
         }
     }
     vfio_pci_setup_rom(vdev);
@@ -999,18 +908,11 @@ static bool vfio_pci_realize_common(VFIOPCIDevice *vdev, Error **errp)
     if (!vfio_intx_enable(vdev, errp)) {
         return false;
     }
-    if (!vfio_dma_listener_start(vdev, errp)) {
+    if (!vfio_dma_listener_start(&vdev->dma, &vdev->vbasedev,
+                                 vfio_pci_backend_failed, vdev, errp)) {
         return false;
     }
-    vdev->overlay_listener = (MemoryListener) {
-        .commit = vfio_pci_overlay_commit,
-        .name = "vfio-pba",
-        .priority = 20,
-    };
-    memory_listener_register(&vdev->overlay_listener, &address_space_memory);
-    vdev->overlay_listener_registered = true;
     vdev->realized = true;
-    vfio_pci_sync_pba(vdev);
     vfio_pci_device_list = g_list_append(vfio_pci_device_list, vdev);
     return true;
 }
@@ -1022,12 +924,7 @@ static void vfio_pci_teardown(VFIOPCIDevice *vdev)
 
     vfio_pci_device_list = g_list_remove(vfio_pci_device_list, vdev);
     vdev->realized = false;
-    vfio_pci_socket_handler_off(vdev);
-    if (vdev->overlay_listener_registered) {
-        memory_listener_unregister(&vdev->overlay_listener);
-        vdev->overlay_listener_registered = false;
-    }
-    vfio_dma_listener_stop(vdev);
+    vfio_dma_listener_stop(&vdev->dma);
     vfio_intx_disable(vdev);
     if (msix_present(pdev)) {
         msix_unset_vector_notifiers(pdev);
@@ -1052,51 +949,13 @@ static void vfio_pci_teardown(VFIOPCIDevice *vdev)
     }
 }
 
-static bool vfio_pci_realize_finish(VFIOPCIDevice *vdev, Error **errp)
+bool vfio_pci_realize_device(VFIOPCIDevice *vdev, Error **errp)
 {
     if (!vfio_pci_realize_common(vdev, errp)) {
         vfio_pci_teardown(vdev);
         return false;
     }
     trace_vfio_pci_realize(vdev->vbasedev.name);
-    return true;
-}
-
-static bool vfio_user_pci_realize(PCIDevice *pdev, Error **errp)
-{
-    VFIOPCIDevice *vdev = VFIO_PCI(pdev);
-    const char *path = vdev->socket_path;
-    VFIOUserClient *client;
-
-    if (vdev->socket_json_type && strcmp(vdev->socket_json_type, "unix")) {
-        error_setg(errp, "vfio-user-pci: socket.type '%s' is not supported"
-                   " (only 'unix')", vdev->socket_json_type);
-        return false;
-    }
-    if (!path || !path[0]) {
-        path = vdev->socket_json_path;
-    }
-    if (!path || !path[0]) {
-        error_setg(errp, "vfio-user-pci: 'socket' (the server's UNIX socket"
-                   " path) is required");
-        return false;
-    }
-    vdev->vbasedev.name = g_strdup(path);
-    vdev->vbasedev.fd = -1;
-    client = vfio_user_client_connect(path, vdev->msg_timeout_ms, errp);
-    if (!client) {
-        return false;
-    }
-    vfio_user_client_set_dma_handler(client, vfio_user_pci_dma_rw, vdev);
-    if (!vfio_user_device_attach(&vdev->vbasedev, client, errp)) {
-        vfio_device_close(&vdev->vbasedev);
-        return false;
-    }
-    if (!vfio_pci_realize_finish(vdev, errp)) {
-        return false;
-    }
-    vdev->socket_fd = vfio_user_client_get_fd(client);
-    qemu_set_fd_handler(vdev->socket_fd, vfio_pci_socket_read, NULL, vdev);
     return true;
 }
 
@@ -1125,7 +984,7 @@ static bool vfio_kernel_pci_realize(PCIDevice *pdev, Error **errp)
     if (!vfio_kernel_device_attach(&vdev->vbasedev, sysfsdev, errp)) {
         return false;
     }
-    return vfio_pci_realize_finish(vdev, errp);
+    return vfio_pci_realize_device(vdev, errp);
 }
 
 static void vfio_pci_exit(PCIDevice *pdev)
@@ -1156,14 +1015,12 @@ static void vfio_pci_reset(PCIDevice *pdev)
         warn_report_err(err);
         vfio_pci_check_broken(vdev);
     }
-    vfio_pci_sync_pba(vdev);
 }
 
 static void vfio_pci_instance_init(Object *obj)
 {
     VFIOPCIDevice *vdev = VFIO_PCI(obj);
 
-    vdev->socket_fd = -1;
     vdev->vbasedev.fd = -1;
     vdev->host.domain = ~0u;
     /* Teardown closes what a failed realize may not have reached. */
@@ -1230,21 +1087,6 @@ static const Property vfio_kernel_pci_props[] = {
     DEFINE_PROP_END_OF_LIST(),
 };
 
-static const Property vfio_user_pci_props[] = {
-    DEFINE_PROP_STRING("socket", VFIOPCIDevice, socket_path,
-                       .description = "vfio-user server UNIX socket path"),
-    DEFINE_PROP_STRING("socket.path", VFIOPCIDevice, socket_json_path,
-                       .description = "socket path (JSON socket "
-                                      "address form)"),
-    DEFINE_PROP_STRING("socket.type", VFIOPCIDevice, socket_json_type,
-                       .description = "socket type (JSON socket address "
-                                      "form): unix"),
-    DEFINE_PROP_UINT32("x-msg-timeout", VFIOPCIDevice, msg_timeout_ms,
-                       VFIO_USER_DEFAULT_MSG_TIMEOUT_MS,
-                       .description = "reply timeout in milliseconds"),
-    DEFINE_PROP_END_OF_LIST(),
-};
-
 static void vfio_pci_base_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
@@ -1269,18 +1111,6 @@ static void vfio_kernel_pci_class_init(ObjectClass *klass, void *data)
     pc->realize = vfio_kernel_pci_realize;
 }
 
-static void vfio_user_pci_class_init(ObjectClass *klass, void *data)
-{
-    DeviceClass *dc = DEVICE_CLASS(klass);
-    PCIDeviceClass *pc = PCI_DEVICE_CLASS(klass);
-
-    dc->desc = "vfio-user PCI device";
-    dc->user_creatable = true;
-    dc->hotpluggable = true;
-    device_class_set_props(dc, vfio_user_pci_props);
-    pc->realize = vfio_user_pci_realize;
-}
-
 static const TypeInfo vfio_pci_types[] = {
     {
         .name = TYPE_VFIO_PCI_BASE,
@@ -1294,10 +1124,6 @@ static const TypeInfo vfio_pci_types[] = {
         .name = TYPE_VFIO_PCI,
         .parent = TYPE_VFIO_PCI_BASE,
         .class_init = vfio_kernel_pci_class_init,
-    }, {
-        .name = TYPE_VFIO_USER_PCI,
-        .parent = TYPE_VFIO_PCI_BASE,
-        .class_init = vfio_user_pci_class_init,
     },
 };
 

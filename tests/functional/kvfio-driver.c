@@ -18,6 +18,7 @@
 #include "libqos/pci-pc.h"
 #include "libqos/msix.h"
 #include "libqos/nvme.h"
+#include "libqos/vfio-query.h"
 
 #define NVME_DEVFN QPCI_DEVFN(4, 0)
 #define RAM_START 0x200000ULL
@@ -70,44 +71,6 @@ static void ctx_stop(Ctx *c)
     qpci_device_free(c->dev);
     qpci_free_pc(c->bus);
     qtest_quit(c->qts);
-}
-
-static JsonObject *query_device(QTestState *qts)
-{
-    JsonNode *ret = qtest_qmp_assert_success(qts,
-                                             "{'execute': 'x-query-vfio'}");
-    JsonArray *arr = json_node_get_array(ret);
-    JsonObject *dev;
-
-    g_assert_cmpint(json_array_get_length(arr), ==, 1);
-    dev = json_object_ref(json_array_get_object_element(arr, 0));
-    json_node_unref(ret);
-    return dev;
-}
-
-static int query_count(QTestState *qts)
-{
-    JsonNode *ret = qtest_qmp_assert_success(qts,
-                                             "{'execute': 'x-query-vfio'}");
-    int n = json_array_get_length(json_node_get_array(ret));
-
-    json_node_unref(ret);
-    return n;
-}
-
-static JsonObject *dev_bar(JsonObject *dev, int nr)
-{
-    JsonArray *bars = json_object_get_array_member(dev, "bars");
-    guint i;
-
-    for (i = 0; i < json_array_get_length(bars); i++) {
-        JsonObject *b = json_array_get_object_element(bars, i);
-
-        if (json_object_get_int_member(b, "bar") == nr) {
-            return b;
-        }
-    }
-    return NULL;
 }
 
 static bool wait_ram(Ctx *c, uint64_t addr, uint32_t val)
@@ -205,10 +168,10 @@ static void test_msix_mappable_whole_bar(void)
 
     ctx_start(&c);
     bring_up(&c);
-    dev = query_device(c.qts);
+    dev = qvfio_query_device(c.qts);
     g_assert_cmpstr(json_object_get_string_member(dev, "id"), ==,
                     "hostdev0");
-    bar = dev_bar(dev, 0);
+    bar = qvfio_query_bar(dev, 0);
     g_assert_nonnull(bar);
     g_assert_cmpint(json_object_get_int_member(bar, "size"), ==,
                     NVME_BAR0_SIZE);
@@ -282,7 +245,7 @@ static void test_hotplug_and_errors(void)
     g_assert_nonnull(strstr(qtest_qmp_error_desc(reply), "vfio 0000:00:00.0"));
     json_object_unref(reply);
     g_assert_null(qpci_device_find(bus, NVME_DEVFN));
-    g_assert_cmpint(query_count(qts), ==, 0);
+    g_assert_cmpint(qvfio_query_count(qts), ==, 0);
 
     for (int round = 0; round < 2; round++) {
         /* host= first, then the same device by its sysfs path. */
@@ -297,11 +260,11 @@ static void test_hotplug_and_errors(void)
         dev = qpci_device_find(bus, NVME_DEVFN);
         g_assert_nonnull(dev);
         g_assert_cmphex(qpci_config_readw(dev, PCI_VENDOR_ID), ==, 0x1b36);
-        g_assert_cmpint(query_count(qts), ==, 1);
+        g_assert_cmpint(qvfio_query_count(qts), ==, 1);
         qpci_device_free(dev);
         qtest_qmp_device_del(qts, round ? "hot1" : "hot0");
         g_assert_null(qpci_device_find(bus, NVME_DEVFN));
-        g_assert_cmpint(query_count(qts), ==, 0);
+        g_assert_cmpint(qvfio_query_count(qts), ==, 0);
     }
     qpci_free_pc(bus);
     qtest_quit(qts);

@@ -1,7 +1,7 @@
 /*
  * libFuzzer target: the vfio-user client (hw/vfio-user/client.c) against a
  * server whose every byte is fuzzed: the VERSION reply (JSON caps), replies
- * to each VFIODeviceOps call (region info with capability chains, IRQ
+ * to each VFIODeviceIOOps call (region info with capability chains, IRQ
  * info, region reads), stale and error replies, and server-initiated
  * DMA_READ/DMA_WRITE requests against a 64 KiB "guest".
  *
@@ -21,7 +21,7 @@
 #include <sys/socket.h>
 #include "qapi/error.h"
 #include "qemu/sockets.h"
-#include "hw/vfio/vfio-user.h"
+#include "hw/vfio-user/vfio-user.h"
 #include "hw/vfio/region-info.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -181,7 +181,7 @@ static void check_region_info(struct vfio_region_info *info, int fd)
 
 static void do_call(Fake *f, VFIODevice *dev, uint8_t op, const uint8_t *prm)
 {
-    const VFIODeviceOps *ops = &vfio_user_device_ops;
+    const VFIODeviceIOOps *ops = &vfio_user_device_io_ops;
     uint32_t index = prm[0] & 0xf;
     uint64_t off = prm[1] | (prm[2] << 8);
     uint32_t len = 1 + prm[3];
@@ -308,7 +308,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     vfio_user_client_set_dma_handler(client, fake_dma, f);
     fake_drain(f);
-    dev.ops = &vfio_user_device_ops;
+    dev.ops = &vfio_user_device_io_ops;
     dev.backend = client;
 
     while (take(&in, &op, 1)) {
@@ -322,7 +322,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         do_call(f, &dev, call, prm);
     }
-    vfio_user_device_ops.close(&dev);
+    vfio_user_device_io_ops.close(&dev);
     close(sv[1]);
     return 0;
 }

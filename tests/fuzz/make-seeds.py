@@ -129,7 +129,7 @@ def codec():
 
 
 def plan():
-    t = "fuzz-vfio-plan-bar"
+    t = "fuzz-vfio-bar-plan"
 
     def params(toff, tsize, poff, psize, bits, pages=0, pad=b"\0" * 10):
         return struct.pack("<IHHIBB", toff, tsize, psize, poff, bits,

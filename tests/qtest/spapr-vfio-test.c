@@ -26,6 +26,7 @@
 #include "libqos/pci-spapr.h"
 #include "libqos/msix.h"
 #include "libqos/rtas.h"
+#include "libqos/vfio-query.h"
 
 #define NVME_DEVFN QPCI_DEVFN(4, 0)
 #define NVME_VENDOR 0x1b36
@@ -315,49 +316,6 @@ static bool wait_irq(Nvme *n, int irq)
 
 /* ---- x-query-vfio ---- */
 
-static JsonObject *query_device(Nvme *n)
-{
-    JsonNode *ret = qtest_qmp_assert_success(n->qts,
-                                             "{'execute': 'x-query-vfio'}");
-    JsonArray *arr = json_node_get_array(ret);
-    JsonObject *dev;
-
-    g_assert_cmpint(json_array_get_length(arr), ==, 1);
-    dev = json_object_ref(json_array_get_object_element(arr, 0));
-    json_node_unref(ret);
-    return dev;
-}
-
-static JsonObject *dev_bar(JsonObject *dev, int nr)
-{
-    JsonArray *bars = json_object_get_array_member(dev, "bars");
-
-    for (guint i = 0; i < json_array_get_length(bars); i++) {
-        JsonObject *b = json_array_get_object_element(bars, i);
-
-        if (json_object_get_int_member(b, "bar") == nr) {
-            return b;
-        }
-    }
-    g_assert_not_reached();
-}
-
-static bool ranges_cover(JsonObject *bar, const char *key, uint64_t off)
-{
-    JsonArray *arr = json_object_get_array_member(bar, key);
-
-    for (guint i = 0; i < json_array_get_length(arr); i++) {
-        JsonObject *r = json_array_get_object_element(arr, i);
-        uint64_t start = json_object_get_int_member(r, "offset");
-        uint64_t size = json_object_get_int_member(r, "size");
-
-        if (off >= start && off - start < size) {
-            return true;
-        }
-    }
-    return false;
-}
-
 typedef struct Traps {
     int64_t bar0_accesses;      /* forwarded + mmap-served, both ways */
     int64_t bar0_accesses_total;    /* since start-up, bring-up included */
@@ -370,8 +328,8 @@ typedef struct Traps {
 
 static Traps query_traps(Nvme *n)
 {
-    JsonObject *dev = query_device(n);
-    JsonObject *b = dev_bar(dev, 0);
+    JsonObject *dev = qvfio_query_device(n->qts);
+    JsonObject *b = qvfio_query_bar(dev, 0);
     JsonObject *m = json_object_get_object_member(dev, "msix");
     Traps t = {
         json_object_get_int_member(b, "forwarded-reads") +
@@ -383,7 +341,7 @@ static Traps query_traps(Nvme *n)
         json_object_get_int_member(m, "table-accesses"),
         json_object_get_int_member(m, "table-accesses"),
         json_object_get_boolean_member(m, "table-emulated"),
-        ranges_cover(b, "trapped", DOORBELL_PAGE),
+        qvfio_bar_covers(b, "trapped", DOORBELL_PAGE),
     };
 
     if (getenv("SPAPR_TEST_VERBOSE")) {

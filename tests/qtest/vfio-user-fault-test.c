@@ -19,6 +19,7 @@
 #include "libqos/pci.h"
 #include "libqos/pci-pc.h"
 #include "libqos/nvme.h"
+#include "libqos/vfio-query.h"
 
 #define NVME_DEVFN  QPCI_DEVFN(4, 0)
 #define RAM_START   0x200000ULL
@@ -142,15 +143,10 @@ static void vm_io_roundtrip(Vm *vm)
 
 static bool vm_device_broken(Vm *vm)
 {
-    JsonNode *ret = qtest_qmp_assert_success(vm->qts,
-                                             "{'execute': 'x-query-vfio'}");
-    JsonArray *arr = json_node_get_array(ret);
-    bool broken;
+    JsonObject *dev = qvfio_query_device(vm->qts);
+    bool broken = json_object_get_boolean_member(dev, "broken");
 
-    g_assert_cmpint(json_array_get_length(arr), ==, 1);
-    broken = json_object_get_boolean_member(
-        json_array_get_object_element(arr, 0), "broken");
-    json_node_unref(ret);
+    json_object_unref(dev);
     return broken;
 }
 

@@ -16,6 +16,7 @@
 #include "libqos/pci-pc.h"
 #include "libqos/msix.h"
 #include "libqos/nvme.h"
+#include "libqos/vfio-query.h"
 
 #define NVME_DEVFN QPCI_DEVFN(4, 0)
 #define RAM_START 0x200000ULL
@@ -85,54 +86,11 @@ static void audit_stop(AuditCtx *c)
 
 /* ---- x-query-vfio ---- */
 
-static JsonObject *audit_query(QTestState *qts)
-{
-    JsonNode *ret = qtest_qmp_assert_success(qts,
-                                             "{'execute': 'x-query-vfio'}");
-    JsonArray *arr = json_node_get_array(ret);
-    JsonObject *dev;
-
-    g_assert_cmpint(json_array_get_length(arr), ==, 1);
-    dev = json_object_ref(json_array_get_object_element(arr, 0));
-    json_node_unref(ret);
-    return dev;
-}
-
-static JsonObject *audit_bar(JsonObject *dev, int nr)
-{
-    JsonArray *bars = json_object_get_array_member(dev, "bars");
-
-    for (guint i = 0; i < json_array_get_length(bars); i++) {
-        JsonObject *b = json_array_get_object_element(bars, i);
-
-        if (json_object_get_int_member(b, "bar") == nr) {
-            return b;
-        }
-    }
-    g_assert_not_reached();
-}
-
-static bool audit_covers(JsonObject *bar, const char *key, uint64_t off)
-{
-    JsonArray *arr = json_object_get_array_member(bar, key);
-
-    for (guint i = 0; i < json_array_get_length(arr); i++) {
-        JsonObject *r = json_array_get_object_element(arr, i);
-        uint64_t start = json_object_get_int_member(r, "offset");
-
-        if (off >= start &&
-            off - start < (uint64_t)json_object_get_int_member(r, "size")) {
-            return true;
-        }
-    }
-    return false;
-}
-
 /* Every access to BAR0 that reached Conduit, whichever way it was served. */
 static int64_t audit_bar0_exits(AuditCtx *c, const char *kind)
 {
-    JsonObject *dev = audit_query(c->qts);
-    JsonObject *b = audit_bar(dev, 0);
+    JsonObject *dev = qvfio_query_device(c->qts);
+    JsonObject *b = qvfio_query_bar(dev, 0);
     g_autofree char *reads = g_strdup_printf("%s-reads", kind);
     g_autofree char *writes = g_strdup_printf("%s-writes", kind);
     int64_t n = json_object_get_int_member(b, reads) +
@@ -223,22 +181,22 @@ static void check_relocated_and_quiet(AuditCtx *c, int bar,
     /* The guest's capability points where the plan put the table. */
     g_assert_cmpint(c->dev->msix_table_bar, ==, bar);
     g_assert_cmphex(c->dev->msix_table_off, ==, table_off);
-    dev = audit_query(c->qts);
+    dev = qvfio_query_device(c->qts);
     msix = json_object_get_object_member(dev, "msix");
     g_assert_true(json_object_get_boolean_member(msix, "relocated"));
     g_assert_cmpint(json_object_get_int_member(msix, "bar"), ==, bar);
     g_assert_cmphex(json_object_get_int_member(msix, "table-offset"), ==,
                     table_off);
     /* The device's own table page is mapped with nothing over it. */
-    g_assert_true(audit_covers(audit_bar(dev, 0), "mapped", DOORBELL_PAGE));
-    g_assert_false(audit_covers(audit_bar(dev, 0), "trapped",
+    g_assert_true(qvfio_bar_covers(qvfio_query_bar(dev, 0), "mapped", DOORBELL_PAGE));
+    g_assert_false(qvfio_bar_covers(qvfio_query_bar(dev, 0), "trapped",
                                 DOORBELL_PAGE));
     json_object_unref(dev);
     audit_ios(c, NR_IOS);
     /* Doorbells never exited; the table was reached through the new spot. */
     g_assert_cmpint(audit_bar0_exits(c, "forwarded"), ==, 0);
     g_assert_cmpint(audit_bar0_exits(c, "mmap-served"), ==, 0);
-    dev = audit_query(c->qts);
+    dev = qvfio_query_device(c->qts);
     msix = json_object_get_object_member(dev, "msix");
     g_assert_cmpint(json_object_get_int_member(msix, "table-accesses"), >,
                     0);
@@ -256,8 +214,8 @@ static void test_relocation_free_slot(void)
     g_assert_cmphex(audit_guest_bar_size(&c, 2), ==, 0x1000);
     g_assert_cmphex(audit_guest_bar_size(&c, 0), ==, BAR0_SIZE);
     check_relocated_and_quiet(&c, 2, 0);
-    dev = audit_query(c.qts);
-    g_assert_cmpint(json_object_get_int_member(audit_bar(dev, 2), "size"),
+    dev = qvfio_query_device(c.qts);
+    g_assert_cmpint(json_object_get_int_member(qvfio_query_bar(dev, 2), "size"),
                     ==, 0x1000);
     json_object_unref(dev);
     audit_stop(&c);
@@ -273,22 +231,22 @@ static void test_relocation_doubles_occupied(void)
     audit_find_device(&c);
     g_assert_cmphex(audit_guest_bar_size(&c, 0), ==, 2 * BAR0_SIZE);
     check_relocated_and_quiet(&c, 0, BAR0_SIZE);
-    dev = audit_query(c.qts);
-    bar0 = audit_bar(dev, 0);
+    dev = qvfio_query_device(c.qts);
+    bar0 = qvfio_query_bar(dev, 0);
     g_assert_cmphex(json_object_get_int_member(bar0, "size"), ==,
                     2 * BAR0_SIZE);
     /* Only the emulated upper half traps; the device's half is mapped. */
     for (uint64_t off = 0; off < BAR0_SIZE; off += 0x1000) {
-        g_assert_true(audit_covers(bar0, "mapped", off));
-        g_assert_false(audit_covers(bar0, "trapped", off));
+        g_assert_true(qvfio_bar_covers(bar0, "mapped", off));
+        g_assert_false(qvfio_bar_covers(bar0, "trapped", off));
     }
-    g_assert_true(audit_covers(bar0, "trapped", BAR0_SIZE));
-    g_assert_false(audit_covers(bar0, "mapped", BAR0_SIZE));
+    g_assert_true(qvfio_bar_covers(bar0, "trapped", BAR0_SIZE));
+    g_assert_false(qvfio_bar_covers(bar0, "mapped", BAR0_SIZE));
     json_object_unref(dev);
     /* The rest of the upper half is nobody's: harmless to touch. */
     qpci_io_writel(c.dev, c.nvme.bar0, BAR0_SIZE + 0x2000, 0xdeadbeef);
     qpci_io_readl(c.dev, c.nvme.bar0, BAR0_SIZE + 0x2000);
-    dev = audit_query(c.qts);
+    dev = qvfio_query_device(c.qts);
     g_assert_false(json_object_get_boolean_member(dev, "broken"));
     json_object_unref(dev);
     audit_ios(&c, 1);
@@ -317,12 +275,8 @@ static void test_mappable_on_requires_capability(void)
         QTestState *qts = qtest_initf("-M pc -m 64M -device vfio-user-pci,"
                                       "id=nvme0,addr=04.0,socket=%s",
                                       srv.sock);
-        JsonNode *ret = qtest_qmp_assert_success(qts, "{'execute': "
-                                                 "'x-query-vfio'}");
 
-        g_assert_cmpint(json_array_get_length(json_node_get_array(ret)), ==,
-                        1);
-        json_node_unref(ret);
+        g_assert_cmpint(qvfio_query_count(qts), ==, 1);
         qtest_quit(qts);
     }
     audit_server_stop(&srv);
@@ -337,10 +291,10 @@ static void test_mappable_off_ignores_capability(void)
     audit_start(&c, LAYOUT_DB_PAGE, ",x-msix-mappable=off");
     audit_find_device(&c);
     audit_bring_up(&c);
-    dev = audit_query(c.qts);
-    g_assert_false(audit_covers(audit_bar(dev, 0), "mapped", DOORBELL_PAGE));
-    g_assert_true(audit_covers(audit_bar(dev, 0), "trapped", DOORBELL_PAGE));
-    g_assert_true(audit_covers(audit_bar(dev, 0), "mapped", 0));
+    dev = qvfio_query_device(c.qts);
+    g_assert_false(qvfio_bar_covers(qvfio_query_bar(dev, 0), "mapped", DOORBELL_PAGE));
+    g_assert_true(qvfio_bar_covers(qvfio_query_bar(dev, 0), "trapped", DOORBELL_PAGE));
+    g_assert_true(qvfio_bar_covers(qvfio_query_bar(dev, 0), "mapped", 0));
     json_object_unref(dev);
     before = audit_bar0_exits(&c, "forwarded");
     audit_ios(&c, NR_IOS);
@@ -381,9 +335,9 @@ static void test_hot_page_hint_without_capability(void)
                 ",x-msix-relocation=auto");
     audit_find_device(&c);
     {
-        JsonObject *dev = audit_query(c.qts);
+        JsonObject *dev = qvfio_query_device(c.qts);
 
-        g_assert_true(audit_covers(audit_bar(dev, 0), "trapped",
+        g_assert_true(qvfio_bar_covers(qvfio_query_bar(dev, 0), "trapped",
                                    DOORBELL_PAGE));
         json_object_unref(dev);
     }

@@ -19,6 +19,7 @@
 #include "libqos/pci-pc.h"
 #include "libqos/msix.h"
 #include "libqos/nvme.h"
+#include "libqos/vfio-query.h"
 
 #define NVME_DEVFN QPCI_DEVFN(4, 0)
 #define RAM_START 0x200000ULL
@@ -69,55 +70,10 @@ static void ctx_stop(Ctx *c)
 
 /* ---- x-query-vfio ---- */
 
-static JsonObject *query_device(QTestState *qts)
-{
-    JsonNode *ret = qtest_qmp_assert_success(qts,
-                                             "{'execute': 'x-query-vfio'}");
-    JsonArray *arr = json_node_get_array(ret);
-    JsonObject *dev;
-
-    g_assert_cmpint(json_array_get_length(arr), ==, 1);
-    dev = json_object_ref(json_array_get_object_element(arr, 0));
-    json_node_unref(ret);
-    return dev;
-}
-
-static JsonObject *dev_bar(JsonObject *dev, int nr)
-{
-    JsonArray *bars = json_object_get_array_member(dev, "bars");
-    guint i;
-
-    for (i = 0; i < json_array_get_length(bars); i++) {
-        JsonObject *b = json_array_get_object_element(bars, i);
-
-        if (json_object_get_int_member(b, "bar") == nr) {
-            return b;
-        }
-    }
-    return NULL;
-}
-
-static bool ranges_cover(JsonObject *bar, const char *key, uint64_t off)
-{
-    JsonArray *arr = json_object_get_array_member(bar, key);
-    guint i;
-
-    for (i = 0; i < json_array_get_length(arr); i++) {
-        JsonObject *r = json_array_get_object_element(arr, i);
-        uint64_t start = json_object_get_int_member(r, "offset");
-        uint64_t size = json_object_get_int_member(r, "size");
-
-        if (off >= start && off - start < size) {
-            return true;
-        }
-    }
-    return false;
-}
-
 static bool bar0_traps(Ctx *c, uint64_t off)
 {
-    JsonObject *dev = query_device(c->qts);
-    bool ret = ranges_cover(dev_bar(dev, 0), "trapped", off);
+    JsonObject *dev = qvfio_query_device(c->qts);
+    bool ret = qvfio_bar_covers(qvfio_query_bar(dev, 0), "trapped", off);
 
     json_object_unref(dev);
     return ret;
@@ -125,8 +81,8 @@ static bool bar0_traps(Ctx *c, uint64_t off)
 
 static bool bar0_maps(Ctx *c, uint64_t off)
 {
-    JsonObject *dev = query_device(c->qts);
-    bool ret = ranges_cover(dev_bar(dev, 0), "mapped", off);
+    JsonObject *dev = qvfio_query_device(c->qts);
+    bool ret = qvfio_bar_covers(qvfio_query_bar(dev, 0), "mapped", off);
 
     json_object_unref(dev);
     return ret;
@@ -134,9 +90,9 @@ static bool bar0_maps(Ctx *c, uint64_t off)
 
 static guint bar0_nr_trapped(Ctx *c)
 {
-    JsonObject *dev = query_device(c->qts);
+    JsonObject *dev = qvfio_query_device(c->qts);
     guint n = json_array_get_length(json_object_get_array_member(
-                                        dev_bar(dev, 0), "trapped"));
+                                        qvfio_query_bar(dev, 0), "trapped"));
 
     json_object_unref(dev);
     return n;
@@ -144,8 +100,8 @@ static guint bar0_nr_trapped(Ctx *c)
 
 static Counts bar0_counts(Ctx *c)
 {
-    JsonObject *dev = query_device(c->qts);
-    JsonObject *b = dev_bar(dev, 0);
+    JsonObject *dev = qvfio_query_device(c->qts);
+    JsonObject *b = qvfio_query_bar(dev, 0);
     Counts n = {
         json_object_get_int_member(b, "forwarded-reads"),
         json_object_get_int_member(b, "forwarded-writes"),
@@ -159,7 +115,7 @@ static Counts bar0_counts(Ctx *c)
 
 static int64_t msix_field(Ctx *c, const char *key)
 {
-    JsonObject *dev = query_device(c->qts);
+    JsonObject *dev = qvfio_query_device(c->qts);
     JsonObject *m = json_object_get_object_member(dev, "msix");
     int64_t v = json_object_get_int_member(m, key);
 
@@ -169,7 +125,7 @@ static int64_t msix_field(Ctx *c, const char *key)
 
 static bool msix_flag(Ctx *c, const char *key)
 {
-    JsonObject *dev = query_device(c->qts);
+    JsonObject *dev = qvfio_query_device(c->qts);
     JsonObject *m = json_object_get_object_member(dev, "msix");
     bool v = json_object_get_boolean_member(m, key);
 
@@ -319,8 +275,8 @@ static void test_hot_page_warning(void)
     for (int i = 0; i < 1100; i++) {
         qpci_io_writel(c.dev, c.nvme.bar0, db, c.nvme.io.cq_head);
     }
-    dev = query_device(c.qts);
-    pages = json_object_get_array_member(dev_bar(dev, 0), "hot-pages");
+    dev = qvfio_query_device(c.qts);
+    pages = json_object_get_array_member(qvfio_query_bar(dev, 0), "hot-pages");
     g_assert_cmpint(json_array_get_length(pages), >=, 1);
     hot = json_array_get_object_element(pages, 0);
     g_assert_cmphex(json_object_get_int_member(hot, "offset"), ==,
@@ -416,7 +372,7 @@ static void test_64k_pages(gconstpointer data)
     JsonArray *trapped;
 
     ctx_start(&c, srv, ",x-host-page-size=65536");
-    dev = query_device(c.qts);
+    dev = qvfio_query_device(c.qts);
     g_assert_cmpint(json_object_get_int_member(dev, "host-page-size"), ==,
                     65536);
     json_object_unref(dev);
@@ -429,14 +385,14 @@ static void test_64k_pages(gconstpointer data)
      * the table, no whole 64 KiB page remains, nothing is mapped and
      * doorbells are forwarded.
      */
-    dev = query_device(c.qts);
-    trapped = json_object_get_array_member(dev_bar(dev, 0), "trapped");
+    dev = qvfio_query_device(c.qts);
+    trapped = json_object_get_array_member(qvfio_query_bar(dev, 0), "trapped");
     g_assert_cmpint(json_array_get_length(trapped), ==, 1);
     g_assert_cmphex(json_object_get_int_member(
                         json_array_get_object_element(trapped, 0), "offset"),
                     ==, 0);
     g_assert_cmpint(json_array_get_length(json_object_get_array_member(
-                        dev_bar(dev, 0), "mapped")), ==, cap ? 1 : 0);
+                        qvfio_query_bar(dev, 0), "mapped")), ==, cap ? 1 : 0);
     json_object_unref(dev);
     g_assert_cmpint(bar0_maps(&c, 0), ==, cap);
     g_assert_cmpint(bar0_maps(&c, DOORBELL_PAGE), ==, cap);
@@ -538,9 +494,9 @@ static void test_no_mmap(void)
     JsonObject *dev;
 
     ctx_start(&c, NULL, ",x-no-mmap=on");
-    dev = query_device(c.qts);
+    dev = qvfio_query_device(c.qts);
     g_assert_cmpint(json_array_get_length(json_object_get_array_member(
-                        dev_bar(dev, 0), "mapped")), ==, 0);
+                        qvfio_query_bar(dev, 0), "mapped")), ==, 0);
     json_object_unref(dev);
     bring_up(&c);
     g_assert_true(bar0_traps(&c, 0x3ffc));
@@ -558,7 +514,6 @@ static void test_hotplug(void)
     QTestState *qts;
     QPCIBus *bus;
     QPCIDevice *dev;
-    JsonNode *ret;
 
     qnvme_server_start(&srv, NULL);
     qts = qtest_init("-M pc -m 64M");
@@ -571,16 +526,12 @@ static void test_hotplug(void)
     dev = qpci_device_find(bus, NVME_DEVFN);
     g_assert_nonnull(dev);
     g_assert_cmphex(qpci_config_readw(dev, PCI_VENDOR_ID), ==, 0x1b36);
-    ret = qtest_qmp_assert_success(qts, "{'execute': 'x-query-vfio'}");
-    g_assert_cmpint(json_array_get_length(json_node_get_array(ret)), ==, 1);
-    json_node_unref(ret);
+    g_assert_cmpint(qvfio_query_count(qts), ==, 1);
     qpci_device_free(dev);
 
     qtest_qmp_device_del(qts, "hot0");
     g_assert_null(qpci_device_find(bus, NVME_DEVFN));
-    ret = qtest_qmp_assert_success(qts, "{'execute': 'x-query-vfio'}");
-    g_assert_cmpint(json_array_get_length(json_node_get_array(ret)), ==, 0);
-    json_node_unref(ret);
+    g_assert_cmpint(qvfio_query_count(qts), ==, 0);
 
     /* A refused device_add leaves nothing behind; the VM goes on. */
     {
@@ -652,9 +603,9 @@ static void test_intx(void)
     qnvme_submit_admin(&c.nvme, &cmd);
     g_assert_true(wait_irq(&c, 0, true));
     /* While INTx is pending every BAR access traps (it may be the EOI). */
-    dev = query_device(c.qts);
+    dev = qvfio_query_device(c.qts);
     g_assert_cmpint(json_array_get_length(json_object_get_array_member(
-                        dev_bar(dev, 0), "mapped")), ==, 0);
+                        qvfio_query_bar(dev, 0), "mapped")), ==, 0);
     json_object_unref(dev);
     /* A BAR access is the EOI: the line drops, the mappings return. */
     qnvme_reg_read(&c.nvme, QNVME_REG_CSTS);
@@ -706,7 +657,7 @@ static void test_server_killed(void)
      */
     deadline = g_get_monotonic_time() + WAIT_US;
     for (;;) {
-        dev = query_device(c.qts);
+        dev = qvfio_query_device(c.qts);
         if (json_object_get_boolean_member(dev, "broken")) {
             break;
         }
@@ -734,9 +685,7 @@ static void test_server_killed(void)
     g_assert_true(qtest_probe_child(c.qts));
     /* The dead device can still be removed. */
     qtest_qmp_device_del(c.qts, "nvme0");
-    ret = qtest_qmp_assert_success(c.qts, "{'execute': 'x-query-vfio'}");
-    g_assert_cmpint(json_array_get_length(json_node_get_array(ret)), ==, 0);
-    json_node_unref(ret);
+    g_assert_cmpint(qvfio_query_count(c.qts), ==, 0);
     ctx_stop(&c);
 }
 
@@ -827,9 +776,38 @@ static void test_help_lists_props(void)
     }
 }
 
+/*
+ * Each driver declares its own backend's properties: vfio-user-pci has
+ * socket and x-msg-timeout, vfio-pci has host and sysfsdev, and both
+ * share the device model's.
+ */
+static void test_driver_properties(void)
+{
+    g_autofree char *uout = NULL, *uerr = NULL, *kout = NULL, *kerr = NULL;
+    int status;
+
+    status = qtest_run_expect_fail("-device vfio-user-pci,help", &uout,
+                                   &uerr);
+    g_assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    status = qtest_run_expect_fail("-device vfio-pci,help", &kout, &kerr);
+    g_assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    g_assert_nonnull(strstr(uout, "socket="));
+    g_assert_nonnull(strstr(uout, "x-msg-timeout="));
+    g_assert_null(strstr(uout, "host="));
+    g_assert_null(strstr(uout, "sysfsdev="));
+    g_assert_nonnull(strstr(kout, "host="));
+    g_assert_nonnull(strstr(kout, "sysfsdev="));
+    g_assert_null(strstr(kout, "socket"));
+    g_assert_null(strstr(kout, "x-msg-timeout"));
+    g_assert_nonnull(strstr(uout, "x-lazy-pba="));
+    g_assert_nonnull(strstr(kout, "x-lazy-pba="));
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/vfio-user-pci/qdev/own-properties",
+                    test_driver_properties);
     g_test_add_func("/vfio-user-pci/nvme/end-to-end", test_end_to_end);
     g_test_add_func("/vfio-user-pci/msix-mappable/doorbell-page-mmap-served",
                    test_db_page_mmap_served);

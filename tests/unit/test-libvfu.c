@@ -1,6 +1,13 @@
 /*
- * libvfu: a server in a thread of this process, driven over its UNIX
- * socket by a tiny hand-written vfio-user client.
+ * libvfu, the server library, on its own: a server in a thread of this
+ * process, driven over its UNIX socket by a tiny hand-written client
+ * that can send what Conduit's client never would (malformed, out of
+ * order, hostile).  Links libvfu only.
+ *
+ * Its pair, test-vfio-user-libvfu.c, runs Conduit's real client
+ * (hw/vfio-user/client.c + device.c) against libvfu: the two ends must
+ * agree.  A test of the server's own rules belongs here; a test of what
+ * the client and the server do together belongs there.
  */
 #include "qemu/osdep.h"
 #include <sys/eventfd.h>

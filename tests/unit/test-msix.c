@@ -585,6 +585,45 @@ static void test_lazy_pba(void)
     g_assert_cmphex(pba_word(f), ==, 0);
 }
 
+/* The PBA notifier: every change is announced, in order, once. */
+static GString *pba_events;
+
+static void pba_notified(PCIDevice *dev, bool enabled)
+{
+    g_string_append_c(pba_events, enabled ? '1' : '0');
+}
+
+static void test_pba_notifier(void)
+{
+    Fixture *f = fixture_new();
+
+    pba_events = g_string_new(NULL);
+    program_vector(f, 4, 0x5000, 0x44);
+    set_control(f, true, false);
+    /* Registration tells the state now (enabled: not lazy yet). */
+    msix_set_pba_notifier(f->dev, pba_notified);
+    g_assert_cmpstr(pba_events->str, ==, "1");
+    msix_set_lazy_pba(f->dev, true);
+    g_assert_cmpstr(pba_events->str, ==, "10");
+    /* Masked vector fires twice: one change. */
+    msix_notify(f->dev, 4);
+    msix_notify(f->dev, 4);
+    g_assert_cmpstr(pba_events->str, ==, "101");
+    /* Unmask delivers and clears the bit: the PBA goes away. */
+    set_vector_mask(f, 4, false);
+    g_assert_cmpstr(pba_events->str, ==, "1010");
+    /* Nothing pending: reset changes nothing, so announces nothing. */
+    msix_reset(f->dev);
+    g_assert_cmpstr(pba_events->str, ==, "1010");
+    /* Unregistered: silent. */
+    msix_set_pba_notifier(f->dev, NULL);
+    msix_set_lazy_pba(f->dev, false);
+    g_assert_true(msix_pba_enabled(f->dev));
+    g_assert_cmpstr(pba_events->str, ==, "1010");
+    g_string_free(pba_events, true);
+    pba_events = NULL;
+}
+
 static void test_table_emulation_off(void)
 {
     Fixture *f = fixture_new();
@@ -771,6 +810,8 @@ int main(int argc, char **argv)
                     test_set_message);
     g_test_add_func("/msix/pba/lazy-enabled-only-while-pending",
                     test_lazy_pba);
+    g_test_add_func("/msix/pba/notifier-announces-changes",
+                    test_pba_notifier);
     g_test_add_func("/msix/table/emulation-off-shows-below",
                     test_table_emulation_off);
     g_test_add_func("/msix/access/bad-sizes-and-pba-writes",

@@ -3,13 +3,15 @@
  * device memory: which accesses are forwarded, which are served by
  * load/store on the mapping (trapped but mapped), and which land on a
  * RAM-device region and are never counted -- the trap rule that makes
- * qtest see what KVM would.
+ * qtest see what KVM would.  It links hw/vfio/bar.c, bar-plan.c and
+ * region-info.c with the memory API only: the BAR needs nothing of the
+ * PCI device model but the two hooks it calls.
  */
 #include "qemu/osdep.h"
 #include <sys/mman.h>
 #include "qapi/error.h"
 #include "exec/memory.h"
-#include "hw/vfio/pci.h"
+#include "hw/vfio/bar.h"
 
 #define KiB 1024ULL
 #define BAR_SIZE (16 * KiB)
@@ -20,6 +22,9 @@ typedef struct Fake {
     unsigned reads, writes;
     uint64_t last_off;
     uint32_t last_val;
+    bool fail;                  /* the backend refuses every access */
+    unsigned access_done;       /* VFIOBarHooks calls */
+    unsigned backend_failed;
 } Fake;
 
 static Fake fake;
@@ -29,6 +34,10 @@ static bool fake_read(VFIODevice *vbasedev, uint32_t index, uint64_t off,
 {
     fake.reads++;
     fake.last_off = off;
+    if (fake.fail) {
+        error_setg(errp, "fake read failed");
+        return false;
+    }
     memset(buf, 0x5a, size);
     return true;
 }
@@ -40,50 +49,72 @@ static bool fake_write(VFIODevice *vbasedev, uint32_t index, uint64_t off,
     fake.writes++;
     fake.last_off = off;
     fake.last_val = ldn_le_p(buf, size);
+    if (fake.fail) {
+        error_setg(errp, "fake write failed");
+        return false;
+    }
     return true;
 }
 
-static const VFIODeviceOps fake_ops = {
+static const VFIODeviceIOOps fake_ops = {
     .region_read = fake_read,
     .region_write = fake_write,
 };
 
+static void hook_access_done(void *opaque)
+{
+    g_assert_true(opaque == &fake);
+    fake.access_done++;
+}
+
+static void hook_backend_failed(void *opaque)
+{
+    g_assert_true(opaque == &fake);
+    fake.backend_failed++;
+}
+
+static const VFIOBarHooks hooks = {
+    .access_done = hook_access_done,
+    .backend_failed = hook_backend_failed,
+};
+
 typedef struct Rig {
-    VFIOPCIDevice *vdev;
+    VFIODevice vbasedev;
     VFIOBar *bar;
     AddressSpace as;
     uint8_t *shadow;            /* our own view of the device memory */
     int fd;
 } Rig;
 
-static void rig_start(Rig *r, bool cap, uint64_t page, uint64_t table_off,
-                      uint64_t pba_off, bool pba_on)
+/*
+ * @flags: the region's VFIO_REGION_INFO_FLAG_*; @ro_fd: the BAR is
+ * mmapped through a read-only fd, as the kernel gives for a region
+ * without VFIO_REGION_INFO_FLAG_WRITE.
+ */
+static void rig_start_flags(Rig *r, bool cap, uint64_t page,
+                            uint64_t table_off, uint64_t pba_off,
+                            bool pba_on, uint32_t flags, bool ro_fd)
 {
-    static VFIORegionCaps caps;
-    g_autoptr(VFIOBarPlan) plan = NULL;
     VFIOBarPlanInput in = {
-        .size = BAR_SIZE,
-        .flags = RW_MMAP,
         .host_page_size = 4096,
         .page_size_override = page == 4096 ? 0 : page,
         .msix_mappable = VFIO_MSIX_MAPPABLE_AUTO,
         .table = { true, table_off, 0x100, true },
         .pba = { pba_off != 0, pba_off, 8, pba_on },
+        .lazy_pba = true,
     };
 
     memset(&fake, 0, sizeof(fake));
-    caps = (VFIORegionCaps) { .msix_mappable = cap };
-    in.caps = &caps;
-    r->vdev = g_new0(VFIOPCIDevice, 1);
-    r->vdev->vbasedev.name = g_strdup("fake");
-    r->vdev->vbasedev.ops = &fake_ops;
-    r->vdev->vbasedev.fd = -1;
-    r->vdev->lazy_pba = true;
-    r->bar = &r->vdev->bars[0];
-    r->bar->vdev = r->vdev;
-    r->bar->region.index = VFIO_PCI_BAR0_REGION_INDEX;
+    memset(r, 0, sizeof(*r));
+    r->vbasedev.name = g_strdup("fake");
+    r->vbasedev.ops = &fake_ops;
+    r->vbasedev.fd = -1;
+    r->bar = g_new0(VFIOBar, 1);
+    vfio_bar_init(r->bar, NULL, &r->vbasedev, 0, &hooks, &fake);
+    /* What vfio_bar_get_info() would have read from the region info. */
+    r->bar->caps = (VFIORegionCaps) { .msix_mappable = cap };
     r->bar->region.size = BAR_SIZE;
-    r->bar->region.flags = RW_MMAP;
+    r->bar->region.flags = flags;
     r->bar->bar_size = BAR_SIZE;
     r->fd = memfd_create("fake-bar", 0);
     g_assert_cmpint(r->fd, >=, 0);
@@ -91,23 +122,32 @@ static void rig_start(Rig *r, bool cap, uint64_t page, uint64_t table_off,
     r->shadow = mmap(NULL, BAR_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
                      r->fd, 0);
     g_assert_true(r->shadow != MAP_FAILED);
-    r->bar->region.mmap_fd = dup(r->fd);
-    plan = vfio_plan_bar(&in, &error_abort);
-    memory_region_init(&r->bar->container, NULL, "bar0", BAR_SIZE);
-    vfio_bar_init_forward(r->bar);
-    g_assert_true(vfio_bar_setup(r->bar, g_steal_pointer(&plan),
-                                 &error_abort));
+    if (ro_fd) {
+        g_autofree char *path = g_strdup_printf("/proc/self/fd/%d", r->fd);
+
+        r->bar->region.mmap_fd = open(path, O_RDONLY);
+    } else {
+        r->bar->region.mmap_fd = dup(r->fd);
+    }
+    g_assert_cmpint(r->bar->region.mmap_fd, >=, 0);
+    g_assert_true(vfio_bar_realize(r->bar, &in, &error_abort));
     address_space_init(&r->as, &r->bar->container, "fake-bar");
+}
+
+static void rig_start(Rig *r, bool cap, uint64_t page, uint64_t table_off,
+                      uint64_t pba_off, bool pba_on)
+{
+    rig_start_flags(r, cap, page, table_off, pba_off, pba_on, RW_MMAP, false);
 }
 
 static void rig_stop(Rig *r)
 {
     address_space_destroy(&r->as);
     vfio_bar_teardown(r->bar);
+    g_free(r->bar);
     munmap(r->shadow, BAR_SIZE);
     close(r->fd);
-    g_free(r->vdev->vbasedev.name);
-    g_free(r->vdev);
+    g_free(r->vbasedev.name);
 }
 
 static void counts(Rig *r, uint64_t *fr, uint64_t *fw, uint64_t *sr,
@@ -193,14 +233,14 @@ static void test_pba_view_switch(void)
     counts(&r, &fr, &fw, &sr, &sw);
     g_assert_cmpuint(sw, ==, 0);
 
-    vfio_bar_sync_pba(r.bar, true);
+    vfio_bar_set_pba_view(r.bar, true);
     g_assert_true(vfio_bar_plan_is_trapped(r.bar->plan, 0x1000));
     address_space_stl_le(&r.as, 0x1000, 2, NULL);
     g_assert_cmphex(ldl_le_p(r.shadow + 0x1000), ==, 2);
     counts(&r, &fr, &fw, &sr, &sw);
     g_assert_cmpuint(sw, ==, 1);
 
-    vfio_bar_sync_pba(r.bar, false);
+    vfio_bar_set_pba_view(r.bar, false);
     g_assert_false(vfio_bar_plan_is_trapped(r.bar->plan, 0x1000));
     address_space_stl_le(&r.as, 0x1000, 3, NULL);
     g_assert_cmphex(ldl_le_p(r.shadow + 0x1000), ==, 3);
@@ -230,6 +270,100 @@ static void test_hidden_mappings_forward(void)
     rig_stop(&r);
 }
 
+/* Every access that reaches the device through a trap is announced. */
+static void test_hooks_access_done(void)
+{
+    Rig r;
+
+    rig_start(&r, false, 4096, 0x1800, 0, false);
+    address_space_stl_le(&r.as, 0x1004, 1, NULL);      /* forwarded */
+    g_assert_cmpuint(address_space_ldl_le(&r.as, 0x1000, NULL), ==,
+                     0x5a5a5a5a);
+    g_assert_cmpuint(fake.access_done, ==, 2);
+    address_space_stl_le(&r.as, 0x2000, 1, NULL);      /* RAM-device */
+    g_assert_cmpuint(fake.access_done, ==, 2);
+    g_assert_cmpuint(fake.backend_failed, ==, 0);
+    rig_stop(&r);
+
+    rig_start(&r, true, 4096, 0x1800, 0, false);
+    address_space_stl_le(&r.as, 0x1004, 1, NULL);      /* mmap-served */
+    g_assert_cmpuint(fake.access_done, ==, 1);
+    rig_stop(&r);
+}
+
+/* A failing backend is reported through the hook; reads give all-ones. */
+static void test_hooks_backend_failed(void)
+{
+    Rig r;
+
+    rig_start(&r, false, 4096, 0x1800, 0, false);
+    fake.fail = true;
+    g_assert_cmphex(address_space_ldl_le(&r.as, 0x1000, NULL), ==,
+                    0xffffffff);
+    address_space_stl_le(&r.as, 0x1004, 1, NULL);
+    g_assert_cmpuint(fake.backend_failed, ==, 2);
+    g_assert_cmpuint(fake.access_done, ==, 0);
+    /* A broken device is not asked at all. */
+    r.vbasedev.broken = true;
+    g_assert_cmphex(address_space_ldl_le(&r.as, 0x1000, NULL), ==,
+                    0xffffffff);
+    g_assert_cmpuint(fake.reads, ==, 1);
+    rig_stop(&r);
+}
+
+/*
+ * A region without VFIO_REGION_INFO_FLAG_WRITE is mapped PROT_READ (the
+ * kernel's fd refuses PROT_WRITE); guest writes to it are dropped.
+ */
+static void test_readonly_region(void)
+{
+    Rig r;
+    uint64_t fr, fw, sr, sw;
+
+    rig_start_flags(&r, true, 4096, 0x1800, 0, false,
+                    VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_MMAP,
+                    true);
+    g_assert_cmpuint(r.bar->region.nr_mmaps, ==, 1);
+    r.shadow[0x2000] = 0x42;
+    r.shadow[0x1008] = 0x43;
+    g_assert_cmphex(address_space_ldub(&r.as, 0x2000, NULL), ==, 0x42);
+    g_assert_cmphex(address_space_ldub(&r.as, 0x1008, NULL), ==, 0x43);
+    /* RAM-device page and mmap-served (table) page: both dropped. */
+    address_space_stl_le(&r.as, 0x2000, 0x1234, NULL);
+    address_space_stl_le(&r.as, 0x1004, 0x1234, NULL);
+    g_assert_cmphex(r.shadow[0x2000], ==, 0x42);
+    g_assert_cmphex(ldl_le_p(r.shadow + 0x1004), ==, 0);
+    counts(&r, &fr, &fw, &sr, &sw);
+    g_assert_cmpuint(fw + fake.writes, ==, 0);
+    rig_stop(&r);
+}
+
+/*
+ * Every mapping is aligned like the BAR's physical address would be:
+ * congruent to its offset modulo min(region size, 1 GiB), so the kernel
+ * may back it with huge pages.
+ */
+static void test_mmap_alignment(void)
+{
+    Rig r;
+    uint64_t align = vfio_bar_plan_mmap_align(BAR_SIZE, 4096);
+    uint32_t i;
+
+    g_assert_cmpuint(align, ==, BAR_SIZE);
+    /* No capability: two areas around the table page. */
+    rig_start(&r, false, 4096, 0x1800, 0, false);
+    g_assert_cmpuint(r.bar->region.nr_mmaps, ==, 2);
+    for (i = 0; i < r.bar->region.nr_mmaps; i++) {
+        VFIOMmap *m = &r.bar->region.mmaps[i];
+
+        g_assert_cmpuint(((uintptr_t)m->mmap - m->offset) % align, ==, 0);
+    }
+    /* The mapping is the device memory at that offset. */
+    r.shadow[0x2004] = 0x99;
+    g_assert_cmphex(((uint8_t *)r.bar->region.mmaps[1].mmap)[4], ==, 0x99);
+    rig_stop(&r);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -242,5 +376,11 @@ int main(int argc, char **argv)
     g_test_add_func("/vfio/bar/lazy-pba-view-switch", test_pba_view_switch);
     g_test_add_func("/vfio/bar/hidden-mappings-forward",
                     test_hidden_mappings_forward);
+    g_test_add_func("/vfio/bar/hooks/access-done", test_hooks_access_done);
+    g_test_add_func("/vfio/bar/mmap/read-only-region", test_readonly_region);
+    g_test_add_func("/vfio/bar/mmap/huge-page-alignment",
+                    test_mmap_alignment);
+    g_test_add_func("/vfio/bar/hooks/backend-failed",
+                    test_hooks_backend_failed);
     return g_test_run();
 }

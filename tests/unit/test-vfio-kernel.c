@@ -561,7 +561,7 @@ static void test_attach_ok(void)
 
     fake_reset();
     attach_ok(&dev, NVME "/");
-    g_assert(dev.ops == &vfio_kernel_device_ops);
+    g_assert(dev.ops == &vfio_kernel_device_io_ops);
     g_assert_cmpint(dev.fd, ==, FD_DEVICE_BASE);
     g_assert_cmphex(dev.flags, ==, VFIO_DEVICE_FLAGS_PCI |
                     VFIO_DEVICE_FLAGS_RESET);

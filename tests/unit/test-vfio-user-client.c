@@ -9,7 +9,7 @@
 #include <sys/socket.h>
 #include "qapi/error.h"
 #include "qemu/sockets.h"
-#include "hw/vfio/vfio-user.h"
+#include "hw/vfio-user/vfio-user.h"
 #include "hw/vfio/region-info.h"
 
 #define REGION_SIZE 0x10000

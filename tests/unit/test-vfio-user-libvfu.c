@@ -1,14 +1,17 @@
 /*
- * The vfio-user client against our own server library (libvfu) in a
- * thread of this process: the two ends of the protocol must agree on
- * every message, and the region info they exchange must feed
- * vfio_plan_bar() the way the qtests expect.
+ * Conduit's vfio-user client (hw/vfio-user/client.c + device.c) against
+ * our own server library (libvfu) in a thread of this process: the two
+ * ends of the protocol must agree on every message, and the region info
+ * they exchange must feed vfio_bar_plan() the way the qtests expect.
+ *
+ * Its pair, test-libvfu.c, tests the server alone with a hand-written
+ * client; see there for which test goes where.
  */
 #include "qemu/osdep.h"
 #include <sys/eventfd.h>
 #include <linux/pci_regs.h>
 #include "qapi/error.h"
-#include "hw/vfio/vfio-user.h"
+#include "hw/vfio-user/vfio-user.h"
 #include "hw/vfio/region-info.h"
 #include "hw/vfio/bar-plan.h"
 #include "contrib/vfio-user/libvfu/libvfu.h"
@@ -188,8 +191,8 @@ static void plan_bar0(VFIODevice *dev, VFIOMsixMappableMode mode,
         .page_size_override = page_override,
         .msix_mappable = mode,
     };
-    plan = vfio_plan_bar(&in, &error_abort);
-    desc = vfio_plan_bar_describe(plan);
+    plan = vfio_bar_plan(&in, &error_abort);
+    desc = vfio_bar_plan_describe(plan);
     g_assert_cmpstr(desc, ==, expect);
     vfio_region_caps_clear(&caps);
     close(fd);

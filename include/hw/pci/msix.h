@@ -18,6 +18,8 @@
  *
  * Lazy PBA: the PBA region is enabled only while a bit is pending, so
  * whatever lies below it (a passthrough mmap) shows through otherwise.
+ * The owner of what lies below registers a PBA notifier and is told of
+ * every change: msix.c announces, nobody polls.
  */
 #ifndef HW_PCI_MSIX_H
 #define HW_PCI_MSIX_H
@@ -65,6 +67,11 @@ void msix_reset(PCIDevice *dev);
 
 void msix_set_lazy_pba(PCIDevice *dev, bool lazy);
 bool msix_pba_enabled(PCIDevice *dev);
+/*
+ * Calls @notifier (NULL: none) with the PBA region's state now and on
+ * every change from then on, until msix_uninit().
+ */
+void msix_set_pba_notifier(PCIDevice *dev, MSIXPbaNotifier notifier);
 void msix_set_table_emulated(PCIDevice *dev, bool emulated);
 MemoryRegion *msix_table_region(PCIDevice *dev);
 MemoryRegion *msix_pba_region(PCIDevice *dev);

@@ -94,6 +94,8 @@ typedef void (*MSIVectorReleaseNotifier)(PCIDevice *dev, unsigned int vector);
 typedef void (*MSIVectorPollNotifier)(PCIDevice *dev,
                                       unsigned int vector_start,
                                       unsigned int vector_end);
+/* Lazy PBA: the emulated PBA region was enabled or disabled. */
+typedef void (*MSIXPbaNotifier)(PCIDevice *dev, bool enabled);
 
 struct PCIDevice {
     DeviceState qdev;
@@ -147,6 +149,7 @@ struct PCIDevice {
     MSIVectorUseNotifier msix_vector_use_notifier;
     MSIVectorReleaseNotifier msix_vector_release_notifier;
     MSIVectorPollNotifier msix_vector_poll_notifier;
+    MSIXPbaNotifier msix_pba_notifier;
 };
 
 typedef struct PCIDeviceClass {

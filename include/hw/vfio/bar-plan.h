@@ -1,5 +1,5 @@
 /*
- * vfio_plan_bar(): how a device BAR is mapped into the guest.
+ * vfio_bar_plan(): how a device BAR is mapped into the guest.
  *
  * A pure decision (no I/O, no global state): from the region's flags and
  * capabilities, the MSI-X table/PBA location, the host page size, the
@@ -76,6 +76,14 @@ typedef struct VFIOBarPlanInput {
     VFIOMsixMappableMode msix_mappable;   /* x-msix-mappable */
     /* Machine policy vfio-no-msix-emulation (spapr): table overlay off. */
     bool no_msix_emulation;
+    /*
+     * x-lazy-pba: the PBA overlay shows only while a vector is pending
+     * (pba.enabled is its state now).  Only vfio_bar_plan_explain() reads
+     * it: the plan holds both PBA states whatever it says.
+     */
+    bool lazy_pba;
+    /* The device, for the trace event (may be NULL). */
+    const char *name;
 } VFIOBarPlanInput;
 
 typedef struct VFIOBarRange {
@@ -105,8 +113,16 @@ typedef struct VFIOBarPlan {
     VFIOBarRange *areas;
     uint32_t nr_overlays;       /* table first if present, then PBA */
     VFIOBarOverlay overlays[2];
-    uint32_t nr_trapped;        /* pages exiting under KVM, merged */
+    /* Pages exiting under KVM, merged: the view for the PBA's state. */
+    uint32_t nr_trapped;
     VFIOBarRange *trapped;
+    /*
+     * Both trapped sets, precomputed: [0] with the PBA overlay disabled,
+     * [1] with it enabled (the same when there is no PBA overlay), so
+     * that lazy PBA only selects one.
+     */
+    uint32_t nr_trapped_view[2];
+    VFIOBarRange *trapped_view[2];
 } VFIOBarPlan;
 
 /*
@@ -117,13 +133,13 @@ typedef struct VFIOBarPlan {
  * BAR that holds the table but lacks the capability.  Free the result
  * with vfio_bar_plan_free() (or g_autoptr(VFIOBarPlan)).
  */
-VFIOBarPlan *vfio_plan_bar(const VFIOBarPlanInput *in, Error **errp);
+VFIOBarPlan *vfio_bar_plan(const VFIOBarPlanInput *in, Error **errp);
 void vfio_bar_plan_free(VFIOBarPlan *plan);
 
 /*
- * Enables or disables an overlay (lazy PBA) and recomputes the trapped
- * pages; the areas do not change.  Returns false if the plan has no such
- * overlay.
+ * Enables or disables an overlay and updates the trapped pages; the
+ * areas do not change.  For the PBA (lazy PBA) that only selects the
+ * precomputed view.  Returns false if the plan has no such overlay.
  */
 bool vfio_bar_plan_set_overlay_enabled(VFIOBarPlan *plan,
                                        VFIOBarOverlayKind kind, bool enabled);
@@ -132,12 +148,32 @@ bool vfio_bar_plan_set_overlay_enabled(VFIOBarPlan *plan,
 bool vfio_bar_plan_is_trapped(const VFIOBarPlan *plan, uint64_t offset);
 
 /*
+ * Why host page @page of the BAR traps, as a hint naming the option that
+ * would stop it (or saying that none can), or NULL when no option helps
+ * or the page does not trap because of the plan.  @in is what @plan was
+ * made from.  The hot-page warning of hw/vfio/bar.c prints it.
+ */
+const char *vfio_bar_plan_explain(const VFIOBarPlanInput *in,
+                                  const VFIOBarPlan *plan, uint64_t page);
+
+/*
+ * How the mechanism maps a region, as the kernel allows (pure too):
+ * the mmap protection its VFIO_REGION_INFO_FLAG_READ/WRITE flags grant
+ * (a read-only region mapped read-write fails on a real kernel), and the
+ * address alignment that lets the kernel back a pfnmap with huge pages:
+ * the region's size rounded down to a power of two, at most 1 GiB, and
+ * at least @page_size.
+ */
+int vfio_bar_plan_mmap_prot(uint32_t region_flags);
+uint64_t vfio_bar_plan_mmap_align(uint64_t region_size, uint64_t page_size);
+
+/*
  * One line for the trace event and x-query-vfio, e.g.
  * "bar0 size 0x4000 page 0x10000 msix-mappable whole-bar
  *  mmap [0x0+0x4000] trapped [0x0+0x4000] table 0x3000+0x100 on
  *  pba 0x3800+0x8 off".  g_free the result.
  */
-char *vfio_plan_bar_describe(const VFIOBarPlan *plan);
+char *vfio_bar_plan_describe(const VFIOBarPlan *plan);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(VFIOBarPlan, vfio_bar_plan_free)
 

@@ -4,7 +4,7 @@
  * A VFIODevice is what vfio-pci (and anything else built on VFIO) talks
  * to.  The backend behind it is either the kernel (ioctls and pread/pwrite
  * on a device fd) or vfio-user (messages on a UNIX socket); both implement
- * VFIODeviceOps with the same semantics, expressed in the kernel uAPI
+ * VFIODeviceIOOps with the same semantics, expressed in the kernel uAPI
  * structures of <linux/vfio.h> so that callers need not care which one
  * they have.
  *
@@ -31,9 +31,9 @@
 #include "qapi/error.h"
 
 typedef struct VFIODevice VFIODevice;
-typedef struct VFIODeviceOps VFIODeviceOps;
+typedef struct VFIODeviceIOOps VFIODeviceIOOps;
 
-/* One mmapped area of a region, as decided by vfio_plan_bar(). */
+/* One mmapped area of a region, as decided by vfio_bar_plan(). */
 typedef struct VFIOMmap {
     uint64_t offset;            /* inside the region, host-page aligned */
     uint64_t size;
@@ -63,7 +63,7 @@ typedef struct VFIORegion {
     MemoryRegion *mem;          /* container holding trapped + mmap parts */
 } VFIORegion;
 
-struct VFIODeviceOps {
+struct VFIODeviceIOOps {
     /*
      * Fills @info (argsz/flags/num_regions/num_irqs).  Device-info
      * capabilities are not used by Conduit and are not returned.
@@ -126,7 +126,7 @@ struct VFIODeviceOps {
 
 struct VFIODevice {
     char *name;                 /* for messages: host BDF or socket path */
-    const VFIODeviceOps *ops;
+    const VFIODeviceIOOps *ops;
     void *backend;              /* backend private state */
     int fd;                     /* kernel device fd, -1 for vfio-user */
     uint32_t flags;             /* VFIO_DEVICE_FLAGS_* */

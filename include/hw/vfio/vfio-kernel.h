@@ -1,5 +1,5 @@
 /*
- * The kernel VFIO backend: a VFIODeviceOps over /dev/vfio (type1 IOMMU
+ * The kernel VFIO backend: a VFIODeviceIOOps over /dev/vfio (type1 IOMMU
  * container, or no-IOMMU), for devices bound to the host's vfio-pci.
  *
  * Opening a device resolves its IOMMU group from sysfs, opens
@@ -69,7 +69,7 @@ char *vfio_kernel_host_to_sysfsdev(const char *host, Error **errp);
 bool vfio_kernel_device_attach(VFIODevice *vbasedev, const char *sysfsdev,
                                Error **errp);
 
-extern const VFIODeviceOps vfio_kernel_device_ops;
+extern const VFIODeviceIOOps vfio_kernel_device_io_ops;
 
 /* ---- groups and containers (hw/vfio/container.c) ---- */
 

@@ -1,5 +1,5 @@
 /*
- * vfio_plan_bar(): every rule of the decision, the layouts the qtests
+ * vfio_bar_plan(): every rule of the decision, the layouts the qtests
  * use, and a randomized comparison with a page-by-page reference model.
  */
 #include "qemu/osdep.h"
@@ -143,7 +143,7 @@ static void check_plan(const VFIOBarPlanInput *in, const VFIOBarPlan *plan)
         }
         trapped = t < plan->nr_trapped && plan->trapped[t].offset <= p;
         if (mapped != mapped_ref || trapped != trapped_ref) {
-            g_autofree char *desc = vfio_plan_bar_describe(plan);
+            g_autofree char *desc = vfio_bar_plan_describe(plan);
             g_error("page 0x%" PRIx64 ": mapped %d (want %d) trapped %d"
                     " (want %d) in %s", p, mapped, mapped_ref, trapped,
                     trapped_ref, desc);
@@ -158,7 +158,7 @@ static void check_plan(const VFIOBarPlanInput *in, const VFIOBarPlan *plan)
 static void expect_plan(const VFIOBarPlanInput *in, const char *areas,
                         const char *trapped)
 {
-    g_autoptr(VFIOBarPlan) plan = vfio_plan_bar(in, &error_abort);
+    g_autoptr(VFIOBarPlan) plan = vfio_bar_plan(in, &error_abort);
     g_autofree char *got_areas = ranges_str(plan->areas, plan->nr_areas);
     g_autofree char *got_trapped = ranges_str(plan->trapped,
                                               plan->nr_trapped);
@@ -172,7 +172,7 @@ static void expect_error(const VFIOBarPlanInput *in, const char *needle)
 {
     Error *err = NULL;
 
-    g_assert_null(vfio_plan_bar(in, &err));
+    g_assert_null(vfio_bar_plan(in, &err));
     g_assert_nonnull(err);
     if (!strstr(error_get_pretty(err), needle)) {
         g_error("error '%s' does not mention '%s'", error_get_pretty(err),
@@ -211,7 +211,7 @@ static void test_no_msix_whole_bar(void)
     g_autoptr(VFIOBarPlan) plan = NULL;
 
     expect_plan(&in, "0x0+0x4000", "");
-    plan = vfio_plan_bar(&in, &error_abort);
+    plan = vfio_bar_plan(&in, &error_abort);
     g_assert_true(plan->whole_bar_mapped);
     g_assert_cmpuint(plan->nr_overlays, ==, 0);
 }
@@ -420,7 +420,7 @@ static void test_capability_modes(void)
     /* present, auto */
     in.caps = &cap_msix;
     expect_plan(&in, "0x0+0x4000", "0x2000+0x1000");
-    plan = vfio_plan_bar(&in, &error_abort);
+    plan = vfio_bar_plan(&in, &error_abort);
     g_assert_true(plan->msix_mappable);
     g_assert_true(plan->whole_bar_mapped);
     /* present, forced off */
@@ -462,7 +462,7 @@ static void test_nvme_doorbell_page(void)
     with_pba(&in, 0x1c00, 0x8, false);
     in.caps = &cap_msix;
     expect_plan(&in, "0x0+0x4000", "0x1000+0x1000");
-    plan = vfio_plan_bar(&in, &error_abort);
+    plan = vfio_bar_plan(&in, &error_abort);
     g_assert_true(vfio_bar_plan_is_trapped(plan, 0x1000));
     g_assert_false(vfio_bar_plan_is_trapped(plan, 0xfff));
     g_assert_false(vfio_bar_plan_is_trapped(plan, 0x2000));
@@ -491,10 +491,30 @@ static void test_lazy_pba(void)
     in.pba.enabled = true;
     expect_plan(&in, "0x0+0x4000", "0x1000+0x1000 0x3000+0x1000");
 
-    /* Toggling the overlay recomputes the trapped pages only. */
+    /* Toggling the overlay changes the trapped pages only. */
     in.pba.enabled = false;
-    plan = vfio_plan_bar(&in, &error_abort);
+    plan = vfio_bar_plan(&in, &error_abort);
     areas_before = ranges_str(plan->areas, plan->nr_areas);
+    /* Both trapped sets are there from the start; a toggle selects one. */
+    {
+        g_autofree char *off = ranges_str(plan->trapped_view[0],
+                                          plan->nr_trapped_view[0]);
+        g_autofree char *on = ranges_str(plan->trapped_view[1],
+                                         plan->nr_trapped_view[1]);
+        VFIOBarRange *views[2] = { plan->trapped_view[0],
+                                   plan->trapped_view[1] };
+
+        g_assert_cmpstr(off, ==, "0x3000+0x1000");
+        g_assert_cmpstr(on, ==, "0x1000+0x1000 0x3000+0x1000");
+        g_assert_true(plan->trapped == views[0]);
+        vfio_bar_plan_set_overlay_enabled(plan, VFIO_BAR_OVERLAY_MSIX_PBA,
+                                          true);
+        g_assert_true(plan->trapped == views[1]);
+        vfio_bar_plan_set_overlay_enabled(plan, VFIO_BAR_OVERLAY_MSIX_PBA,
+                                          false);
+        g_assert_true(plan->trapped == views[0]);
+        g_assert_true(plan->trapped_view[1] == views[1]);
+    }
     g_assert_false(vfio_bar_plan_is_trapped(plan, 0x1000));
     g_assert_true(vfio_bar_plan_set_overlay_enabled(
                       plan, VFIO_BAR_OVERLAY_MSIX_PBA, true));
@@ -516,13 +536,101 @@ static void test_lazy_pba(void)
     expect_plan(&in, "0x0+0x3000", "0x1000+0x1000 0x3000+0x1000");
 }
 
+/*
+ * vfio_bar_plan_explain(): the hot-page hint names the option that would
+ * stop a page from trapping, or says that none can.
+ */
+static const char *explain(const VFIOBarPlanInput *in, uint64_t page)
+{
+    g_autoptr(VFIOBarPlan) plan = vfio_bar_plan(in, &error_abort);
+
+    /* The hint is a static string: it outlives the plan. */
+    return vfio_bar_plan_explain(in, plan, page);
+}
+
+static void test_explain(void)
+{
+    VFIOBarPlanInput in = plain_bar(0x4000, PAGE_4K);
+    g_autoptr(VFIOBarPlan) plan = NULL;
+
+    /* Table on a mapped page (capability): relocation moves it away. */
+    with_table(&in, 0x3000, 0x100);
+    in.caps = &cap_msix;
+    g_assert_nonnull(strstr(explain(&in, 0x3000), "x-msix-relocation=auto"));
+    /* An untrapped page has nothing to explain. */
+    g_assert_null(explain(&in, 0x0));
+
+    /* Without the capability no option helps, and the hint says so. */
+    in.caps = NULL;
+    g_assert_nonnull(strstr(explain(&in, 0x3000),
+                            "does not advertise MSIX_MAPPABLE"));
+
+    /* x-msix-mappable=off while the region advertises it. */
+    in.caps = &cap_msix;
+    in.msix_mappable = VFIO_MSIX_MAPPABLE_OFF;
+    g_assert_cmpstr(explain(&in, 0x3000), ==,
+                    "x-msix-mappable=auto maps the MSI-X table page");
+    in.msix_mappable = VFIO_MSIX_MAPPABLE_AUTO;
+
+    /* x-no-mmap on a mappable region; not on one without the flag. */
+    in.no_mmap = true;
+    g_assert_cmpstr(explain(&in, 0x1000), ==, "x-no-mmap=off maps the BAR");
+    in.flags &= ~VFIO_REGION_INFO_FLAG_MMAP;
+    g_assert_null(explain(&in, 0x1000));
+    in.flags |= VFIO_REGION_INFO_FLAG_MMAP;
+    in.no_mmap = false;
+
+    /* A PBA shown all the time on a mapped page: x-lazy-pba=on. */
+    with_pba(&in, 0x1c00, 0x8, true);
+    in.lazy_pba = false;
+    g_assert_cmpstr(explain(&in, 0x1000), ==,
+                    "x-lazy-pba=on maps the PBA page while nothing is "
+                    "pending");
+    /* Lazy already: the PBA traps only while a vector is pending. */
+    in.lazy_pba = true;
+    g_assert_null(explain(&in, 0x1000));
+
+    /* The hint follows the plan's current PBA state. */
+    in.lazy_pba = false;
+    in.pba.enabled = false;
+    plan = vfio_bar_plan(&in, &error_abort);
+    g_assert_null(vfio_bar_plan_explain(&in, plan, 0x1000));
+    vfio_bar_plan_set_overlay_enabled(plan, VFIO_BAR_OVERLAY_MSIX_PBA, true);
+    g_assert_nonnull(vfio_bar_plan_explain(&in, plan, 0x1000));
+}
+
+/* Protection from the region's flags; alignment for huge pfnmaps. */
+static void test_mmap_prot_and_align(void)
+{
+    g_assert_cmpint(vfio_bar_plan_mmap_prot(RW_MMAP), ==,
+                    PROT_READ | PROT_WRITE);
+    g_assert_cmpint(vfio_bar_plan_mmap_prot(VFIO_REGION_INFO_FLAG_READ |
+                                            VFIO_REGION_INFO_FLAG_MMAP), ==,
+                    PROT_READ);
+    g_assert_cmpint(vfio_bar_plan_mmap_prot(VFIO_REGION_INFO_FLAG_WRITE), ==,
+                    PROT_WRITE);
+    g_assert_cmpint(vfio_bar_plan_mmap_prot(VFIO_REGION_INFO_FLAG_MMAP), ==,
+                    PROT_NONE);
+
+    g_assert_cmpuint(vfio_bar_plan_mmap_align(0x4000, PAGE_4K), ==, 0x4000);
+    g_assert_cmpuint(vfio_bar_plan_mmap_align(2ULL << 20, PAGE_4K), ==,
+                     2ULL << 20);
+    g_assert_cmpuint(vfio_bar_plan_mmap_align(16ULL << 30, PAGE_4K), ==,
+                     1ULL << 30);
+    /* Never below a page; a size that is not a power of two rounds down. */
+    g_assert_cmpuint(vfio_bar_plan_mmap_align(0x100, PAGE_4K), ==, PAGE_4K);
+    g_assert_cmpuint(vfio_bar_plan_mmap_align(0x4000, PAGE_64K), ==,
+                     PAGE_64K);
+    g_assert_cmpuint(vfio_bar_plan_mmap_align(0x3000, PAGE_4K), ==, 0x2000);
+}
+
 static void test_overlay_toggle_missing(void)
 {
     VFIOBarPlanInput in = plain_bar(0x4000, PAGE_4K);
     g_autoptr(VFIOBarPlan) plan = NULL;
 
     with_table(&in, 0, 0x100);
-    plan = vfio_plan_bar(&in, &error_abort);
+    plan = vfio_bar_plan(&in, &error_abort);
     g_assert_false(vfio_bar_plan_set_overlay_enabled(
                        plan, VFIO_BAR_OVERLAY_MSIX_PBA, true));
     g_assert_cmpuint(plan->nr_overlays, ==, 1);
@@ -540,7 +648,7 @@ static void test_spapr_policy(void)
     with_pba(&in, 0x3000, 0x8, false);
     in.caps = &cap_msix;
     expect_plan(&in, "0x0+0x4000", "");
-    plan = vfio_plan_bar(&in, &error_abort);
+    plan = vfio_bar_plan(&in, &error_abort);
     g_assert_false(plan->overlays[0].enabled);
     /* Without the capability the host still refuses the table page. */
     in.caps = NULL;
@@ -559,9 +667,9 @@ static void test_seed_ppc64_small_bar(void)
     with_pba(&in, 0x3800, 0x8, false);
     in.caps = &cap_msix;
     expect_plan(&in, "0x0+0x4000", "0x0+0x4000");
-    plan = vfio_plan_bar(&in, &error_abort);
+    plan = vfio_bar_plan(&in, &error_abort);
     g_assert_true(plan->whole_bar_mapped);
-    desc = vfio_plan_bar_describe(plan);
+    desc = vfio_bar_plan_describe(plan);
     g_assert_cmpstr(desc, ==, "bar0 size 0x4000 page 0x10000 msix-mappable"
                     " whole-bar mmap [0x0+0x4000] trapped [0x0+0x4000]"
                     " table 0x3000+0x100 on pba 0x3800+0x8 off");
@@ -578,8 +686,8 @@ static void test_describe_no_mmap(void)
 
     in.bar = 5;
     in.no_mmap = true;
-    plan = vfio_plan_bar(&in, &error_abort);
-    desc = vfio_plan_bar_describe(plan);
+    plan = vfio_bar_plan(&in, &error_abort);
+    desc = vfio_bar_plan_describe(plan);
     g_assert_cmpstr(desc, ==, "bar5 size 0x2000 page 0x1000 mmap []"
                     " trapped [0x0+0x2000]");
 }
@@ -657,7 +765,7 @@ static void test_random_property(void)
                       !(in.caps && in.caps->msix_mappable) &&
                       in.table.present && !in.no_mmap &&
                       (in.flags & VFIO_REGION_INFO_FLAG_MMAP);
-        plan = vfio_plan_bar(&in, &err);
+        plan = vfio_bar_plan(&in, &err);
         if (expect_fail) {
             g_assert_null(plan);
             error_free_or_abort(&err);
@@ -684,44 +792,47 @@ static void test_random_property(void)
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
-    g_test_add_func("/vfio/plan-bar/no-mmap-flag/all-trapped",
+    g_test_add_func("/vfio/bar-plan/no-mmap-flag/all-trapped",
                     test_no_mmap_flag);
-    g_test_add_func("/vfio/plan-bar/x-no-mmap/all-trapped", test_x_no_mmap);
-    g_test_add_func("/vfio/plan-bar/no-msix/whole-bar-mapped",
+    g_test_add_func("/vfio/bar-plan/x-no-mmap/all-trapped", test_x_no_mmap);
+    g_test_add_func("/vfio/bar-plan/no-msix/whole-bar-mapped",
                     test_no_msix_whole_bar);
-    g_test_add_func("/vfio/plan-bar/absent-bar/empty", test_absent_bar);
-    g_test_add_func("/vfio/plan-bar/table/at-start", test_table_at_start);
-    g_test_add_func("/vfio/plan-bar/table/in-middle", test_table_in_middle);
-    g_test_add_func("/vfio/plan-bar/table/at-end", test_table_at_end);
-    g_test_add_func("/vfio/plan-bar/table/whole-bar", test_table_whole_bar);
-    g_test_add_func("/vfio/plan-bar/table-and-pba-in-different-bars",
+    g_test_add_func("/vfio/bar-plan/absent-bar/empty", test_absent_bar);
+    g_test_add_func("/vfio/bar-plan/table/at-start", test_table_at_start);
+    g_test_add_func("/vfio/bar-plan/table/in-middle", test_table_in_middle);
+    g_test_add_func("/vfio/bar-plan/table/at-end", test_table_at_end);
+    g_test_add_func("/vfio/bar-plan/table/whole-bar", test_table_whole_bar);
+    g_test_add_func("/vfio/bar-plan/table-and-pba-in-different-bars",
                     test_table_and_pba_in_different_bars);
-    g_test_add_func("/vfio/plan-bar/page-size/64k", test_page_64k);
-    g_test_add_func("/vfio/plan-bar/page-size/x-host-page-size",
+    g_test_add_func("/vfio/bar-plan/page-size/64k", test_page_64k);
+    g_test_add_func("/vfio/bar-plan/page-size/x-host-page-size",
                     test_host_page_size_override);
-    g_test_add_func("/vfio/plan-bar/page-size/invalid", test_bad_page_sizes);
-    g_test_add_func("/vfio/plan-bar/msix-location/invalid",
+    g_test_add_func("/vfio/bar-plan/page-size/invalid", test_bad_page_sizes);
+    g_test_add_func("/vfio/bar-plan/msix-location/invalid",
                     test_bad_msix_location);
-    g_test_add_func("/vfio/plan-bar/sparse/several-areas", test_sparse_areas);
-    g_test_add_func("/vfio/plan-bar/sparse/merge-and-clip",
+    g_test_add_func("/vfio/bar-plan/sparse/several-areas", test_sparse_areas);
+    g_test_add_func("/vfio/bar-plan/sparse/merge-and-clip",
                     test_sparse_merge_and_clip);
-    g_test_add_func("/vfio/plan-bar/sparse/sub-page-bar",
+    g_test_add_func("/vfio/bar-plan/sparse/sub-page-bar",
                     test_sparse_sub_page_bar);
-    g_test_add_func("/vfio/plan-bar/msix-mappable/modes",
+    g_test_add_func("/vfio/bar-plan/msix-mappable/modes",
                     test_capability_modes);
-    g_test_add_func("/vfio/plan-bar/msix-mappable/table-relocated",
+    g_test_add_func("/vfio/bar-plan/msix-mappable/table-relocated",
                     test_table_relocated);
-    g_test_add_func("/vfio/plan-bar/nvme/table-on-doorbell-page",
+    g_test_add_func("/vfio/bar-plan/nvme/table-on-doorbell-page",
                     test_nvme_doorbell_page);
-    g_test_add_func("/vfio/plan-bar/lazy-pba/toggle", test_lazy_pba);
-    g_test_add_func("/vfio/plan-bar/lazy-pba/no-pba-overlay",
+    g_test_add_func("/vfio/bar-plan/lazy-pba/toggle", test_lazy_pba);
+    g_test_add_func("/vfio/bar-plan/explain/hints", test_explain);
+    g_test_add_func("/vfio/bar-plan/mmap/prot-and-align",
+                    test_mmap_prot_and_align);
+    g_test_add_func("/vfio/bar-plan/lazy-pba/no-pba-overlay",
                     test_overlay_toggle_missing);
-    g_test_add_func("/vfio/plan-bar/spapr/no-msix-emulation",
+    g_test_add_func("/vfio/bar-plan/spapr/no-msix-emulation",
                     test_spapr_policy);
-    g_test_add_func("/vfio/plan-bar/seed/ppc64-16k-bar-64k-page",
+    g_test_add_func("/vfio/bar-plan/seed/ppc64-16k-bar-64k-page",
                     test_seed_ppc64_small_bar);
-    g_test_add_func("/vfio/plan-bar/describe/no-mmap", test_describe_no_mmap);
-    g_test_add_func("/vfio/plan-bar/random/matches-page-model",
+    g_test_add_func("/vfio/bar-plan/describe/no-mmap", test_describe_no_mmap);
+    g_test_add_func("/vfio/bar-plan/random/matches-page-model",
                     test_random_property);
     return g_test_run();
 }

@@ -1,12 +1,16 @@
 /*
- * vfio-pci and vfio-user-pci: a PCI function passed through a VFIODevice.
+ * vfio-pci-base: a PCI function passed through a VFIODevice.  Private to
+ * hw/vfio and the drivers that subclass it.
  *
  * One device model, two drivers differing only in how the VFIODevice is
- * opened.  Files, one concern each:
- *   hw/vfio/bar.c     BAR mechanism: executes vfio_plan_bar() with
- *                     MemoryRegions and keeps the trap telemetry
- *   hw/vfio/dma.c     DMA listener: guest RAM -> backend dma_map
- *   hw/vfio/pci.c     config space, MSI-X/MSI/INTx, reset, the drivers
+ * opened: vfio-pci (kernel VFIO, hw/vfio/pci.c, properties host and
+ * sysfsdev) and vfio-user-pci (hw/vfio-user/pci.c, its own instance
+ * struct with socket and x-msg-timeout).  Files, one concern each:
+ *   hw/vfio/bar.c     BAR mechanism (hw/vfio/bar.h): executes
+ *                     vfio_bar_plan() with MemoryRegions and keeps the
+ *                     trap telemetry; tells the device through hooks
+ *   hw/vfio/dma.c     DMA listener (hw/vfio/dma.h): guest RAM -> backend
+ *   hw/vfio/pci.c     config space, MSI-X/MSI/INTx, reset, vfio-pci
  *   hw/vfio/query.c   QMP x-query-vfio
  */
 #ifndef HW_VFIO_PCI_H
@@ -22,11 +26,11 @@
 #include "hw/pci/pci.h"
 #include "hw/qdev-properties.h"
 #include "hw/vfio/vfio-device.h"
-#include "hw/vfio/bar-plan.h"
+#include "hw/vfio/bar.h"
+#include "hw/vfio/dma.h"
 
 #define TYPE_VFIO_PCI_BASE "vfio-pci-base"
 #define TYPE_VFIO_PCI "vfio-pci"
-#define TYPE_VFIO_USER_PCI "vfio-user-pci"
 
 #define VFIO_PCI(obj) OBJECT_CHECK(VFIOPCIDevice, (obj), TYPE_VFIO_PCI_BASE)
 
@@ -38,44 +42,6 @@ typedef enum VFIOMsixRelocation {
     VFIO_MSIX_RELOCATION_AUTO,
     VFIO_MSIX_RELOCATION_BAR0,      /* ... BAR5 = BAR0 + 5 */
 } VFIOMsixRelocation;
-
-/* Which PBA overlay state a part is rendered for. */
-#define VFIO_BAR_VIEW_ALWAYS  0
-#define VFIO_BAR_VIEW_PBA_OFF 1
-#define VFIO_BAR_VIEW_PBA_ON  2
-
-/* One piece of a rendered BAR: a RAM-device or an mmap-served I/O region. */
-typedef struct VFIOBarPart {
-    struct VFIOBar *bar;
-    MemoryRegion mr;
-    uint64_t offset;            /* inside the BAR */
-    uint8_t *ptr;               /* mmap pointer for offset */
-    bool served;                /* trapped page: I/O ops on the mapping */
-    uint8_t view;               /* VFIO_BAR_VIEW_* */
-} VFIOBarPart;
-
-typedef struct VFIOBar {
-    VFIOPCIDevice *vdev;
-    uint32_t nr;
-    VFIORegion region;          /* region.size 0: no device region */
-    VFIORegionCaps caps;
-    uint8_t type;               /* PCI_BASE_ADDRESS_* low bits */
-    bool mem64;
-    bool registered;            /* registered with the PCI core */
-    uint64_t bar_size;          /* as the guest sees it (>= region.size) */
-    MemoryRegion container;
-    MemoryRegion forward;       /* traps to the backend, below the parts */
-    bool forward_init;
-    VFIOBarPlan *plan;
-    /* Every rendered part: one view for each PBA overlay state. */
-    GPtrArray *parts;
-    bool pba_view;              /* which view is enabled */
-    bool hidden;                /* only the forward region shows */
-    /* Telemetry of parts and forward region, per page for hot pages. */
-    uint64_t served_reads;
-    uint64_t served_writes;
-    GHashTable *page_hits;      /* page offset -> accesses */
-} VFIOBar;
 
 /* The MSI-X capability as the device has it, and where Conduit put it. */
 typedef struct VFIOMsixInfo {
@@ -119,25 +85,16 @@ struct VFIOPCIDevice {
     bool intx_enabled;
     bool intx_pending;
 
-    MemoryListener dma_listener;
-    bool dma_listener_registered;
-    GArray *dma_maps;           /* VFIODmaMap */
-    MemoryListener overlay_listener;
-    bool overlay_listener_registered;
+    VFIODma dma;
 
     bool broken_reported;
     struct QEMUBH *mmap_bh;     /* re-evaluates hidden mappings */
-    bool hot_page_warned;
-    int socket_fd;              /* vfio-user fd handler, -1: none */
     bool realized;
 
-    /* Properties */
+    /* Properties of vfio-pci (the kernel driver) */
     PCIHostDeviceAddress host;
     char *sysfsdev;
-    char *socket_path;
-    char *socket_json_path;     /* socket.path */
-    char *socket_json_type;     /* socket.type */
-    uint32_t msg_timeout_ms;
+    /* Properties of every driver */
     bool no_mmap;
     int msix_mappable;          /* VFIOMsixMappableMode */
     OnOffAuto msix_mappable_prop;
@@ -162,40 +119,17 @@ typedef struct VFIOPCIIrqBypassOps {
 
 void vfio_pci_set_irq_bypass_ops(const VFIOPCIIrqBypassOps *ops);
 
-/* ---- hw/vfio/bar.c ---- */
-
-/* The region forwarding trapped accesses to the backend, below the rest. */
-void vfio_bar_init_forward(VFIOBar *bar);
-/* Mmaps the plan's areas and renders the BAR; the plan is taken over. */
-bool vfio_bar_setup(VFIOBar *bar, VFIOBarPlan *plan, Error **errp);
-/* Enables the view matching the PBA overlay state (lazy PBA). */
-void vfio_bar_sync_pba(VFIOBar *bar, bool pba_enabled);
-/*
- * Shows only the forward region, so every access traps: while INTx is
- * pending (any access may be the guest's EOI), and once the device is
- * broken (the forward region then reads all-ones).
- */
-void vfio_bar_set_mappings_hidden(VFIOBar *bar, bool hidden);
-/* Removes every part; unmaps; finalizes the regions (after unregister). */
-void vfio_bar_teardown(VFIOBar *bar);
-void vfio_bar_get_counts(VFIOBar *bar, uint64_t *fwd_reads,
-                         uint64_t *fwd_writes, uint64_t *served_reads,
-                         uint64_t *served_writes);
-/* Called on every counted access: per-page counts, hot-page warning. */
-void vfio_bar_count_page(VFIOBar *bar, uint64_t offset);
-
-/* ---- hw/vfio/dma.c ---- */
-
-bool vfio_dma_listener_start(VFIOPCIDevice *vdev, Error **errp);
-/* Unmaps everything (unless the device is broken) and unregisters. */
-void vfio_dma_listener_stop(VFIOPCIDevice *vdev);
-
 /* ---- hw/vfio/pci.c ---- */
+
+/*
+ * The realize every driver shares, once it attached vdev->vbasedev to
+ * its backend: config space, BARs, interrupts, DMA.  Undoes all of it
+ * (and closes the backend) on failure.
+ */
+bool vfio_pci_realize_device(VFIOPCIDevice *vdev, Error **errp);
 
 /* Marks the device broken after its backend failed; reports once. */
 void vfio_pci_check_broken(VFIOPCIDevice *vdev);
-/* INTx end of interrupt, emulated on any BAR access. */
-void vfio_pci_intx_eoi(VFIOPCIDevice *vdev);
 /* Realized vfio devices, for x-query-vfio. */
 GList *vfio_pci_devices(void);
 

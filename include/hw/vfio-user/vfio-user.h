@@ -1,5 +1,5 @@
 /*
- * vfio-user client transport: a VFIODeviceOps backend speaking the
+ * vfio-user client transport: a VFIODeviceIOOps backend speaking the
  * vfio-user protocol (include/vfio-user/protocol.h) over a UNIX socket.
  *
  * One request is outstanding at a time: a request is sent, then messages
@@ -11,8 +11,8 @@
  * the client broken, and VFIODevice.broken with it; from then on every
  * request fails fast.  None of this ever exits or aborts.
  */
-#ifndef HW_VFIO_VFIO_USER_H
-#define HW_VFIO_VFIO_USER_H
+#ifndef HW_VFIO_USER_VFIO_USER_H
+#define HW_VFIO_USER_VFIO_USER_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -78,7 +78,7 @@ bool vfio_user_client_process_incoming(VFIOUserClient *client,
 bool vfio_user_device_attach(VFIODevice *vbasedev, VFIOUserClient *client,
                              Error **errp);
 
-extern const VFIODeviceOps vfio_user_device_ops;
+extern const VFIODeviceIOOps vfio_user_device_io_ops;
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(VFIOUserClient, vfio_user_client_free)
 

@@ -1,6 +1,6 @@
 /*
  * libFuzzer target: the region-info capability-chain walker
- * (hw/vfio/region-info.c) and vfio_plan_bar() (hw/vfio/bar-plan.c) on an
+ * (hw/vfio/region-info.c) and vfio_bar_plan() (hw/vfio/bar-plan.c) on an
  * arbitrary region info, MSI-X location and page size.  The plan's
  * invariants are checked on every success:
  *  - areas are non-empty, sorted, disjoint and not adjacent, inside the
@@ -228,10 +228,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     in.msix_mappable = ((prm.bits >> 5) & 3) % 3;
     in.no_msix_emulation = prm.pad[0] & 1;
 
-    plan = vfio_plan_bar(&in, NULL);
+    plan = vfio_bar_plan(&in, NULL);
     if (plan) {
         check_plan(&in, plan);
-        desc = vfio_plan_bar_describe(plan);
+        desc = vfio_bar_plan_describe(plan);
         /* Lazy PBA and table relocation toggle overlays after the fact. */
         vfio_bar_plan_set_overlay_enabled(plan, VFIO_BAR_OVERLAY_MSIX_PBA,
                                           prm.pad[1] & 1);
