@@ -1310,6 +1310,10 @@ int qemu_main(int argc, char **argv)
     object_property_add_child(object_get_root(), "machine", OBJECT(ms));
     object_unref(ms);
     current_machine = ms;
+    /* As in QEMU, these exist before any device has an id (libvirt lists
+     * /machine/peripheral at every start). */
+    container_get(OBJECT(ms), "/peripheral");
+    container_get(OBJECT(ms), "/peripheral-anon");
     if (cfg.ram_size_set) {
         ms->ram_size = cfg.ram_size;
         ms->ram_size_set = true;
