@@ -137,3 +137,10 @@ static void accel_register_types(void)
 }
 
 type_init(accel_register_types)
+
+int accel_vcpu_thread_id(unsigned index)
+{
+    AccelClass *ac = accel_current ? ACCEL_GET_CLASS(accel_current) : NULL;
+
+    return ac && ac->vcpu_thread_id ? ac->vcpu_thread_id(index) : -1;
+}

@@ -9,6 +9,7 @@
  */
 #include "qemu/osdep.h"
 #include "chardev/char.h"
+#include "system/fdset.h"
 #include "qemu/main-loop.h"
 #include "qemu/timer.h"
 #include "qemu/option.h"
@@ -449,17 +450,16 @@ static bool chr_socket_open(Chardev *chr, const ChardevConfig *cfg,
 static bool chr_file_open(Chardev *chr, const ChardevConfig *cfg,
                           Error **errp)
 {
-    int flags = O_WRONLY | O_CREAT | O_CLOEXEC |
-                (cfg->append ? O_APPEND : O_TRUNC);
+    int flags = O_WRONLY | O_CREAT | (cfg->append ? O_APPEND : O_TRUNC);
     int fd;
 
     if (!cfg->path || !*cfg->path) {
         error_setg(errp, "chardev: file: path is missing");
         return false;
     }
-    fd = open(cfg->path, flags, 0666);
+    /* /dev/fdset/N: a descriptor passed with -add-fd. */
+    fd = fdset_open(cfg->path, flags, 0666, errp);
     if (fd < 0) {
-        error_setg_errno(errp, errno, "Could not open '%s'", cfg->path);
         return false;
     }
     chr_set_connected(chr, -1, fd);

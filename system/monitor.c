@@ -158,6 +158,44 @@ bool qmp_command_exists(const char *name)
     return qmp_commands && g_hash_table_contains(qmp_commands, name);
 }
 
+static const char *qmp_arg_type_qapi_name(QmpArgType type)
+{
+    switch (type) {
+    case QMP_ARG_STRING: return "str";
+    case QMP_ARG_INT: return "int";
+    case QMP_ARG_BOOL: return "bool";
+    case QMP_ARG_NUMBER: return "number";
+    case QMP_ARG_OBJECT: return "object";
+    case QMP_ARG_ARRAY: return "array";
+    default: return "any";
+    }
+}
+
+void qmp_foreach_command(QmpCommandInfoFunc fn, void *opaque)
+{
+    g_autoptr(GList) names = NULL;
+
+    if (!qmp_commands) {
+        return;
+    }
+    names = g_list_sort(g_hash_table_get_keys(qmp_commands),
+                        (GCompareFunc)strcmp);
+    for (GList *l = names; l; l = l->next) {
+        QmpCommand *cmd = g_hash_table_lookup(qmp_commands, l->data);
+        guint n = cmd->args ? cmd->args->len : 0;
+        g_autofree QmpArgInfo *args = g_new0(QmpArgInfo, n + 1);
+
+        for (guint i = 0; i < n; i++) {
+            QmpArg *arg = &g_array_index(cmd->args, QmpArg, i);
+
+            args[i].name = arg->name;
+            args[i].type = qmp_arg_type_qapi_name(arg->type);
+            args[i].optional = arg->optional;
+        }
+        fn(cmd->name, args, n, cmd->check_args, cmd->allow_extra, opaque);
+    }
+}
+
 static const char *qmp_arg_type_name(QmpArgType type)
 {
     switch (type) {

@@ -21,6 +21,10 @@
 #include "qemu/main-loop.h"
 #include "chardev/char.h"
 #include "monitor/monitor.h"
+#include "system/fdset.h"
+#include "system/target-info.h"
+#include "system/user-creatable.h"
+#include <sys/wait.h>
 
 const char *qemu_name;
 bool no_shutdown;
@@ -48,6 +52,8 @@ typedef enum OptIndex {
     OPT_SMP, OPT_KERNEL, OPT_INITRD, OPT_APPEND, OPT_NODEFAULTS,
     OPT_NO_SHUTDOWN, OPT_NO_REBOOT, OPT_NO_USER_CONFIG, OPT_TRACE, OPT_LOGFILE,
     OPT_LOG, OPT_VERSION, OPT_HELP, OPT_H, OPT_PIDFILE, OPT_GLOBAL,
+    OPT_OBJECT, OPT_OVERCOMMIT, OPT_UUID, OPT_RTC, OPT_BOOT, OPT_ADD_FD,
+    OPT_AUDIODEV, OPT_MSG, OPT_CPU, OPT_SANDBOX,
 } OptIndex;
 
 typedef struct OptDef {
@@ -56,6 +62,12 @@ typedef struct OptDef {
     bool has_arg;
     const char *args;           /* for --help */
     const char *help;
+    /*
+     * The keys of a KEY=VALUE option, "name:type ...", for
+     * query-command-line-options (types as QEMU names them: string,
+     * boolean, number, size).
+     */
+    const char *params;
 } OptDef;
 
 static const OptDef opt_defs[] = {
@@ -63,9 +75,11 @@ static const OptDef opt_defs[] = {
       "select the machine (-machine help lists them) and set its properties" },
     { "M", OPT_M, true, "TYPE[,prop=value...]", "same as -machine" },
     { "m", OPT_MEMORY, true, "[size=]SIZE",
-      "guest RAM size (default unit MiB; suffixes k, M, G, T)" },
+      "guest RAM size (default unit MiB; suffixes k, M, G, T)",
+      "size:size slots:number maxmem:size" },
     { "accel", OPT_ACCEL, true, "NAME", "accelerator: kvm or qtest "
-      "(-accel help lists them; repeat to give fallbacks)" },
+      "(-accel help lists them; repeat to give fallbacks)",
+      "accel:string" },
     { "enable-kvm", OPT_ENABLE_KVM, false, "", "same as -accel kvm" },
     { "device", OPT_DEVICE, true, "DRIVER[,prop=value...] | JSON",
       "add a device (-device help lists them, -device DRIVER,help its "
@@ -75,9 +89,12 @@ static const OptDef opt_defs[] = {
     { "global", OPT_GLOBAL, true, "DRIVER.PROP=VALUE",
       "default a property of every DRIVER device" },
     { "chardev", OPT_CHARDEV, true, "BACKEND,id=ID[,...]",
-      "create a character device" },
+      "create a character device",
+      "backend:string path:string server:boolean wait:boolean fd:string "
+      "append:boolean" },
     { "mon", OPT_MON, true, "chardev=ID[,mode=control]",
-      "QMP monitor on an existing chardev" },
+      "QMP monitor on an existing chardev",
+      "chardev:string mode:string pretty:boolean" },
     { "qtest", OPT_QTEST, true, "CHARDEV-SPEC",
       "qtest protocol server (implies -accel qtest)" },
     { "qtest-log", OPT_QTEST_LOG, true, "FILE", "log qtest traffic to FILE" },
@@ -87,12 +104,18 @@ static const OptDef opt_defs[] = {
       "no display; first serial port on stdio" },
     { "display", OPT_DISPLAY, true, "none", "display type (only none)" },
     { "vga", OPT_VGA, true, "none", "VGA card (only none)" },
-    { "name", OPT_NAME, true, "[guest=]NAME", "name of the guest" },
+    { "name", OPT_NAME, true, "[guest=]NAME", "name of the guest",
+      "guest:string process:string debug-threads:boolean" },
     { "S", OPT_S, false, "", "do not start the guest (use QMP cont)" },
-    { "daemonize", OPT_DAEMONIZE, false, "", "not supported" },
+    { "daemonize", OPT_DAEMONIZE, false, "",
+      "run in the background once started (the parent exits 0 when the "
+      "monitors listen and the pid file is written, 1 on error)" },
     { "smp", OPT_SMP, true,
       "[cpus=]N[,maxcpus=,sockets=,dies=,cores=,threads=]",
-      "number of vCPUs and their topology" },
+      "number of vCPUs and their topology",
+      "cpus:number maxcpus:number sockets:number dies:number "
+      "clusters:number books:number drawers:number cores:number "
+      "threads:number" },
     { "kernel", OPT_KERNEL, true, "FILE", "kernel image (Linux or PVH ELF)" },
     { "initrd", OPT_INITRD, true, "FILE", "initial ram disk" },
     { "append", OPT_APPEND, true, "CMDLINE", "kernel command line" },
@@ -103,10 +126,35 @@ static const OptDef opt_defs[] = {
     { "no-user-config", OPT_NO_USER_CONFIG, false, "",
       "accepted for compatibility (there are no config files)" },
     { "trace", OPT_TRACE, true, "[enable=]PATTERN|events=FILE|file=FILE",
-      "enable trace events (-trace help lists them)" },
+      "enable trace events (-trace help lists them)",
+      "enable:string events:string file:string" },
     { "D", OPT_LOGFILE, true, "FILE", "send trace and log output to FILE" },
     { "d", OPT_LOG, true, "ITEM[,...]", "enable logging (guest_errors)" },
     { "pidfile", OPT_PIDFILE, true, "FILE", "write the process id to FILE" },
+    { "object", OPT_OBJECT, true, "TYPE,id=ID[,prop=value...] | JSON",
+      "create an object (types: secret)" },
+    { "overcommit", OPT_OVERCOMMIT, true, "mem-lock=on|off[,cpu-pm=off]",
+      "mem-lock=on locks all of Conduit's memory (mlockall)",
+      "mem-lock:boolean cpu-pm:boolean" },
+    { "uuid", OPT_UUID, true, "UUID", "the guest's UUID (query-uuid)" },
+    { "rtc", OPT_RTC, true, "[base=utc][,clock=host][,driftfix=none]",
+      "real-time clock: the CMOS RTC keeps the host's UTC time",
+      "base:string clock:string driftfix:string" },
+    { "boot", OPT_BOOT, true, "[strict=on|off][,menu=off]",
+      "accepted for compatibility: Conduit boots only -kernel",
+      "strict:boolean menu:boolean" },
+    { "add-fd", OPT_ADD_FD, true, "fd=M,set=N[,opaque=TEXT]",
+      "put inherited fd M in set N, to open as /dev/fdset/N",
+      "fd:number set:number opaque:string" },
+    { "audiodev", OPT_AUDIODEV, true, "none,id=ID | JSON",
+      "audio back-end (only 'none': Conduit has no sound devices)" },
+    { "msg", OPT_MSG, true, "timestamp=on|off",
+      "prefix error messages with the time",
+      "timestamp:boolean guest-name:boolean" },
+    { "cpu", OPT_CPU, true, "MODEL",
+      "vCPU model (-cpu help lists them; no feature changes)" },
+    { "sandbox", OPT_SANDBOX, true, "off",
+      "only 'off': Conduit is built without a seccomp sandbox" },
     { "version", OPT_VERSION, false, "", "print the version and exit" },
     { "help", OPT_HELP, false, "", "print this help and exit" },
     { "h", OPT_H, false, "", "same as -help" },
@@ -137,7 +185,11 @@ typedef struct VlConfig {
     const char *pidfile;
     const char *machine_loc_name;   /* the -machine that named the type */
     const char *machine_loc_arg;
+    GArray *objects;            /* CmdlineOpt */
+    bool daemonize;
+    bool mem_lock;
 } VlConfig;
+
 
 static void print_version(void)
 {
@@ -329,6 +381,349 @@ static void parse_global(const char *arg)
     qdev_prop_register_global(driver, prop, value);
 }
 
+static char *qemu_uuid;
+
+/* ---- -daemonize, as QEMU does it ---- */
+
+static int daemon_status_fd = -1;
+
+/*
+ * Forks twice (the daemon cannot reacquire a terminal); the original
+ * process waits on a pipe and exits 0 only when the daemon reports that
+ * start-up completed (daemonize_done), 1 if it died first.  Called before
+ * any thread exists.
+ */
+static void daemonize_start(void)
+{
+    int fds[2];
+    pid_t pid;
+
+    if (pipe2(fds, O_CLOEXEC) < 0) {
+        error_report("-daemonize: pipe: %s", strerror(errno));
+        exit(1);
+    }
+    pid = fork();
+    if (pid < 0) {
+        error_report("-daemonize: fork: %s", strerror(errno));
+        exit(1);
+    }
+    if (pid > 0) {
+        char status = 1;
+        ssize_t n;
+
+        close(fds[1]);
+        do {
+            n = read(fds[0], &status, 1);
+        } while (n < 0 && errno == EINTR);
+        waitpid(pid, NULL, 0);
+        /* EOF: the daemon exited; it has reported why on stderr. */
+        _exit(n == 1 && status == 0 ? 0 : 1);
+    }
+    close(fds[0]);
+    if (setsid() < 0) {
+        error_report("-daemonize: setsid: %s", strerror(errno));
+        exit(1);
+    }
+    pid = fork();
+    if (pid < 0) {
+        error_report("-daemonize: fork: %s", strerror(errno));
+        exit(1);
+    }
+    if (pid > 0) {
+        _exit(0);
+    }
+    daemon_status_fd = fds[1];
+    umask(027);
+}
+
+/* Start-up is complete: detach from the terminal and release the parent. */
+static void daemonize_done(void)
+{
+    char ok = 0;
+    int null_fd;
+
+    if (daemon_status_fd < 0) {
+        return;
+    }
+    if (chdir("/") < 0) {
+        error_report("-daemonize: chdir /: %s", strerror(errno));
+        exit(1);
+    }
+    null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null_fd < 0) {
+        error_report("-daemonize: /dev/null: %s", strerror(errno));
+        exit(1);
+    }
+    dup2(null_fd, STDIN_FILENO);
+    dup2(null_fd, STDOUT_FILENO);
+    /* With -D the log file has the messages; otherwise they are lost. */
+    if (trace_get_logfile() == stderr) {
+        dup2(null_fd, STDERR_FILENO);
+    }
+    close(null_fd);
+    if (write(daemon_status_fd, &ok, 1) != 1) {
+        /* The parent is gone: nobody to tell, keep running. */
+    }
+    close(daemon_status_fd);
+    daemon_status_fd = -1;
+}
+
+/* ---- options libvirt passes that describe, rather than build ---- */
+
+static bool parse_onoff(QemuOpts *opts, const char *key, bool defval)
+{
+    Error *err = NULL;
+    bool v = qemu_opt_get_bool(opts, key, defval, &err);
+
+    if (err) {
+        fatal_err(err);
+    }
+    return v;
+}
+
+static void parse_overcommit(VlConfig *cfg, const char *arg)
+{
+    static const char *const keys[] = { "mem-lock", "cpu-pm", NULL };
+    g_autoptr(QemuOpts) opts = parse_or_die(arg, NULL);
+
+    check_keys(opts, keys);
+    cfg->mem_lock = parse_onoff(opts, "mem-lock", cfg->mem_lock);
+    if (parse_onoff(opts, "cpu-pm", false)) {
+        error_report("cpu-pm=on is not supported: Conduit's vCPUs always "
+                     "exit to the host on HLT and MWAIT");
+        exit(1);
+    }
+}
+
+static void parse_uuid(const char *arg)
+{
+    static const int groups[] = { 8, 4, 4, 4, 12 };
+    const char *p = arg;
+
+    for (size_t g = 0; g < ARRAY_SIZE(groups); g++) {
+        for (int i = 0; i < groups[g]; i++, p++) {
+            if (!g_ascii_isxdigit(*p)) {
+                goto bad;
+            }
+        }
+        if (*p != (g + 1 < ARRAY_SIZE(groups) ? '-' : '\0')) {
+            goto bad;
+        }
+        p++;
+    }
+    g_free(qemu_uuid);
+    qemu_uuid = g_ascii_strdown(arg, -1);
+    return;
+bad:
+    error_report("Fail to parse UUID string. Wrong format.");
+    fprintf(stderr, "Expected xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx (hex)\n");
+    exit(1);
+}
+
+/* Only what Conduit's RTC really does: the host's UTC, no drift fixing. */
+static void parse_rtc(const char *arg)
+{
+    static const char *const keys[] = { "base", "clock", "driftfix", NULL };
+    static const struct {
+        const char *key, *value, *why;
+    } supported[] = {
+        { "base", "utc", "the RTC keeps UTC (no localtime or fixed date)" },
+        { "clock", "host", "the RTC follows the host clock" },
+        { "driftfix", "none", "there is no tick catch-up" },
+    };
+    g_autoptr(QemuOpts) opts = parse_or_die(arg, "base");
+
+    check_keys(opts, keys);
+    for (size_t i = 0; i < ARRAY_SIZE(supported); i++) {
+        const char *v = qemu_opt_get(opts, supported[i].key);
+
+        if (v && strcmp(v, supported[i].value)) {
+            error_report("%s=%s is not supported: %s", supported[i].key, v,
+                         supported[i].why);
+            exit(1);
+        }
+    }
+}
+
+static void parse_boot(const char *arg)
+{
+    static const char *const keys[] = { "strict", "menu", NULL };
+    g_autoptr(QemuOpts) opts = NULL;
+    Error *err = NULL;
+
+    opts = qemu_opts_parse(arg, NULL, &err);
+    if (!opts) {
+        fatal_err(err);
+    }
+    for (size_t i = 0; i < qemu_opts_count(opts); i++) {
+        const char *key = qemu_opts_key(opts, i);
+
+        if (!strcmp(key, "strict") || !strcmp(key, "menu")) {
+            continue;
+        }
+        error_report("'%s' is not supported: Conduit has no firmware and "
+                     "boots only the -kernel image", key);
+        exit(1);
+    }
+    check_keys(opts, keys);
+    parse_onoff(opts, "strict", false);
+    if (parse_onoff(opts, "menu", false)) {
+        error_report("menu=on is not supported: Conduit has no boot menu");
+        exit(1);
+    }
+}
+
+static void parse_audiodev(const char *arg)
+{
+    g_autoptr(QemuOpts) opts = NULL;
+    Error *err = NULL;
+    const char *driver;
+
+    opts = arg[0] == '{' ? qemu_opts_from_json(arg, &err)
+                         : qemu_opts_parse(arg, "driver", &err);
+    if (!opts) {
+        fatal_err(err);
+    }
+    driver = qemu_opt_get(opts, "driver");
+    if (!driver) {
+        error_report("Parameter 'driver' is missing");
+        exit(1);
+    }
+    if (strcmp(driver, "none")) {
+        error_report("audio driver '%s' is not available: Conduit has no "
+                     "sound devices (only 'none')", driver);
+        exit(1);
+    }
+    if (!qemu_opts_id(opts)) {
+        error_report("Parameter 'id' is missing");
+        exit(1);
+    }
+}
+
+static void parse_msg(const char *arg)
+{
+    static const char *const keys[] = { "timestamp", "guest-name", NULL };
+    g_autoptr(QemuOpts) opts = parse_or_die(arg, NULL);
+
+    check_keys(opts, keys);
+    error_report_set_timestamps(parse_onoff(opts, "timestamp", false));
+    if (parse_onoff(opts, "guest-name", false)) {
+        error_report("guest-name=on is not supported");
+        exit(1);
+    }
+}
+
+static void print_cpu_models(void)
+{
+    const char *const *m = target_info()->cpu_models;
+
+    if (!*m) {
+        printf("%s has no CPU models: its only accelerator (qtest) runs "
+               "no vCPUs\n", error_get_progname());
+    }
+    for (; *m; m++) {
+        printf("%s\n", *m);
+    }
+}
+
+/*
+ * The vCPU is the host CPU as KVM offers it, so only the model names
+ * that mean that are accepted, without feature changes.
+ */
+static void parse_cpu(const char *arg)
+{
+    g_auto(GStrv) parts = g_strsplit(arg, ",", 2);
+
+    if (!strcmp(parts[0], "help") || !strcmp(parts[0], "?")) {
+        print_cpu_models();
+        exit(0);
+    }
+    if (!g_strv_contains(target_info()->cpu_models, parts[0])) {
+        error_report("unable to find CPU model '%s'", parts[0]);
+        fprintf(stderr, "Use -cpu help to list the models\n");
+        exit(1);
+    }
+    if (parts[1]) {
+        error_report("CPU features ('%s') cannot be changed: the vCPU is "
+                     "the host CPU as KVM offers it", parts[1]);
+        exit(1);
+    }
+}
+
+static void parse_sandbox(const char *arg)
+{
+    g_autoptr(QemuOpts) opts = parse_or_die(arg, "enable");
+
+    if (parse_onoff(opts, "enable", false)) {
+        error_report("Conduit is built without seccomp support: -sandbox "
+                     "on is not available");
+        exit(1);
+    }
+}
+
+static void qmp_query_uuid(JsonObject *args, JsonNode **ret, Error **errp)
+{
+    JsonObject *o = json_object_new();
+
+    json_object_set_string_member(o, "UUID", qemu_uuid ? qemu_uuid :
+                                  "00000000-0000-0000-0000-000000000000");
+    *ret = qmp_node_new_object(o);
+}
+
+/* query-command-line-options: the KEY=VALUE options and their keys. */
+static JsonObject *cmdline_option_info(const OptDef *def)
+{
+    JsonObject *o = json_object_new();
+    JsonArray *params = json_array_new();
+    g_auto(GStrv) words = g_strsplit(def->params, " ", -1);
+
+    for (char **w = words; *w; w++) {
+        const char *colon = strchr(*w, ':');
+        JsonObject *p = json_object_new();
+
+        g_assert(colon);
+        json_object_set_string_member(p, "name",
+                                      g_strndup(*w, colon - *w));
+        json_object_set_string_member(p, "type", colon + 1);
+        json_array_add_object_element(params, p);
+    }
+    json_object_set_string_member(o, "option", def->name);
+    json_object_set_array_member(o, "parameters", params);
+    return o;
+}
+
+static void qmp_query_command_line_options(JsonObject *args, JsonNode **ret,
+                                           Error **errp)
+{
+    const char *option = json_object_get_string_member_with_default(
+        args, "option", NULL);
+    JsonArray *list = json_array_new();
+
+    for (size_t i = 0; i < ARRAY_SIZE(opt_defs); i++) {
+        if (!opt_defs[i].params ||
+            (option && strcmp(option, opt_defs[i].name))) {
+            continue;
+        }
+        json_array_add_object_element(list, cmdline_option_info(&opt_defs[i]));
+    }
+    if (option && !json_array_get_length(list)) {
+        json_array_unref(list);
+        error_setg(errp, "invalid option name: %s", option);
+        return;
+    }
+    *ret = json_node_new(JSON_NODE_ARRAY);
+    json_node_take_array(*ret, list);
+}
+
+static void __attribute__((constructor)) vl_register_qmp(void)
+{
+    qmp_register_command_args("query-uuid", qmp_query_uuid, "",
+                              QCO_ALLOW_PRECONFIG);
+    qmp_register_command_args("query-command-line-options",
+                              qmp_query_command_line_options, "*option:s",
+                              QCO_ALLOW_PRECONFIG);
+}
+
 static void parse_one(VlConfig *cfg, const OptDef *def, const char *name,
                       const char *arg)
 {
@@ -467,9 +862,45 @@ static void parse_one(VlConfig *cfg, const OptDef *def, const char *name,
         autostart = false;
         break;
     case OPT_DAEMONIZE:
-        error_report("-daemonize is not supported; run Conduit under a "
-                     "supervisor (systemd, libvirt) instead");
-        exit(1);
+        cfg->daemonize = true;
+        break;
+    case OPT_OBJECT:
+        co.opts = arg[0] == '{' ? qemu_opts_from_json(arg, &err)
+                                : qemu_opts_parse(arg, "qom-type", &err);
+        if (!co.opts) {
+            fatal_err(err);
+        }
+        g_array_append_val(cfg->objects, co);
+        break;
+    case OPT_OVERCOMMIT:
+        parse_overcommit(cfg, arg);
+        break;
+    case OPT_UUID:
+        parse_uuid(arg);
+        break;
+    case OPT_RTC:
+        parse_rtc(arg);
+        break;
+    case OPT_BOOT:
+        parse_boot(arg);
+        break;
+    case OPT_ADD_FD:
+        if (!fdset_parse_add_fd(arg, &err)) {
+            fatal_err(err);
+        }
+        break;
+    case OPT_AUDIODEV:
+        parse_audiodev(arg);
+        break;
+    case OPT_MSG:
+        parse_msg(arg);
+        break;
+    case OPT_CPU:
+        parse_cpu(arg);
+        break;
+    case OPT_SANDBOX:
+        parse_sandbox(arg);
+        break;
     case OPT_SMP:
         if (!machine_smp_config_parse(&cfg->smp, arg, &err)) {
             fatal_err(err);
@@ -622,6 +1053,29 @@ static void apply_machine_opts(VlConfig *cfg, MachineState *ms)
     }
 }
 
+/*
+ * The "none" machine runs no guest code, so when none of the requested
+ * accelerators exists (a prober asking for kvm:tcg of a binary that has
+ * neither) it comes up on qtest, which query-kvm and qom-list-types then
+ * report truthfully.
+ */
+static bool init_accel_none_fallback(MachineClass *mc, MachineState *ms)
+{
+    Error *err = NULL;
+
+    if (strcmp(object_class_get_name(OBJECT_CLASS(mc)),
+               MACHINE_TYPE_NAME("none")) || !accel_find("qtest")) {
+        return false;
+    }
+    if (!accel_init_machine(accel_find("qtest"), ms, &err)) {
+        error_free(err);
+        return false;
+    }
+    warn_report("no requested accelerator is available; the 'none' "
+                "machine runs on qtest");
+    return true;
+}
+
 static void init_accel(VlConfig *cfg, MachineClass *mc, MachineState *ms)
 {
     Error *err = NULL;
@@ -638,9 +1092,16 @@ static void init_accel(VlConfig *cfg, MachineClass *mc, MachineState *ms)
         bool last = i + 1 == cfg->accels->len;
 
         if (!ac) {
+            if (last && init_accel_none_fallback(mc, ms)) {
+                return;
+            }
             /* QEMU's wording, prefixed with the option as QEMU does. */
             loc_push_cmdline("-accel", name);
             error_report("invalid accelerator %s", name);
+            if (!strcmp(name, "tcg")) {
+                fprintf(stderr, "Conduit has no TCG (it runs guests only with "
+                             "KVM); -accel help lists the accelerators\n");
+            }
             loc_pop();
             if (last) {
                 exit(1);
@@ -648,6 +1109,10 @@ static void init_accel(VlConfig *cfg, MachineClass *mc, MachineState *ms)
             continue;
         }
         if (accel_init_machine(ac, ms, &err)) {
+            return;
+        }
+        if (last && init_accel_none_fallback(mc, ms)) {
+            error_free(err);
             return;
         }
         if (last) {
@@ -676,6 +1141,38 @@ static bool stdio_taken(VlConfig *cfg)
         }
     }
     return cfg->qtest_spec && g_str_has_prefix(cfg->qtest_spec, "stdio");
+}
+
+static void create_objects(VlConfig *cfg)
+{
+    for (guint i = 0; i < cfg->objects->len; i++) {
+        CmdlineOpt *co = &g_array_index(cfg->objects, CmdlineOpt, i);
+        Error *err = NULL;
+
+        loc_push_cmdline(co->name, co->arg);
+        if (!user_creatable_add_opts(co->opts, &err)) {
+            fatal_err(err);
+        }
+        loc_pop();
+    }
+}
+
+/* A daemon has no terminal: stdio back-ends cannot work. */
+static void check_daemonize_stdio(VlConfig *cfg)
+{
+    bool serial_stdio = false;
+
+    for (guint i = 0; i < cfg->serial_specs->len; i++) {
+        serial_stdio |= g_str_has_prefix(
+            g_ptr_array_index(cfg->serial_specs, i), "stdio");
+    }
+    if (stdio_taken(cfg) || serial_stdio ||
+        (cfg->nographic && !cfg->nodefaults && !cfg->serial_specs->len)) {
+        error_report("-daemonize cannot be used with stdio chardevs "
+                     "(-nographic without -nodefaults, -serial stdio, "
+                     "-qmp stdio, -chardev stdio)");
+        exit(1);
+    }
 }
 
 static void init_chardevs_and_monitors(VlConfig *cfg)
@@ -769,6 +1266,10 @@ static void vl_config_free(VlConfig *cfg)
     g_array_free(cfg->devices, TRUE);
     g_array_free(cfg->chardevs, TRUE);
     g_array_free(cfg->mons, TRUE);
+    for (guint i = 0; i < cfg->objects->len; i++) {
+        qemu_opts_free(g_array_index(cfg->objects, CmdlineOpt, i).opts);
+    }
+    g_array_free(cfg->objects, TRUE);
     g_ptr_array_free(cfg->machine_opts, TRUE);
     g_ptr_array_free(cfg->machine_args, TRUE);
     g_ptr_array_free(cfg->accels, TRUE);
@@ -794,8 +1295,13 @@ int qemu_main(int argc, char **argv)
     cfg.mons = g_array_new(FALSE, TRUE, sizeof(CmdlineOpt));
     cfg.qmp_specs = g_ptr_array_new();
     cfg.serial_specs = g_ptr_array_new();
+    cfg.objects = g_array_new(FALSE, TRUE, sizeof(CmdlineOpt));
 
     parse_cmdline(&cfg, argc, argv);
+    if (cfg.daemonize) {
+        check_daemonize_stdio(&cfg);
+        daemonize_start();
+    }
 
     qemu_init_main_loop();
     mc = select_machine(&cfg);
@@ -804,6 +1310,10 @@ int qemu_main(int argc, char **argv)
     object_property_add_child(object_get_root(), "machine", OBJECT(ms));
     object_unref(ms);
     current_machine = ms;
+    /* As in QEMU, these exist before any device has an id (libvirt lists
+     * /machine/peripheral at every start). */
+    container_get(OBJECT(ms), "/peripheral");
+    container_get(OBJECT(ms), "/peripheral-anon");
     if (cfg.ram_size_set) {
         ms->ram_size = cfg.ram_size;
         ms->ram_size_set = true;
@@ -833,6 +1343,7 @@ int qemu_main(int argc, char **argv)
         exit(1);
     }
 
+    create_objects(&cfg);
     init_chardevs_and_monitors(&cfg);
     init_accel(&cfg, mc, ms);
     if (cfg.qtest_spec) {
@@ -853,9 +1364,15 @@ int qemu_main(int argc, char **argv)
     if (!accel_start_vcpus(ms, &err)) {
         fatal_err(err);
     }
+    if (cfg.mem_lock && mlockall(MCL_CURRENT | MCL_FUTURE) < 0) {
+        error_report("-overcommit mem-lock=on: mlockall: %s (is the "
+                     "memlock limit high enough?)", strerror(errno));
+        exit(1);
+    }
     if (cfg.pidfile) {
         write_pidfile(cfg.pidfile);
     }
+    daemonize_done();
     if (autostart) {
         vm_start();
     }

@@ -10,6 +10,7 @@ static GPtrArray *loc_stack;
 static ErrorReportSink report_sink;
 static void *report_sink_opaque;
 static bool log_guest_errors;
+static bool report_timestamps;
 static unsigned long guest_error_count;
 
 void error_set_progname(const char *argv0)
@@ -54,6 +55,11 @@ static const char *loc_current(void)
     return g_ptr_array_index(loc_stack, loc_stack->len - 1);
 }
 
+void error_report_set_timestamps(bool on)
+{
+    report_timestamps = on;
+}
+
 void error_report_set_sink(ErrorReportSink sink, void *opaque)
 {
     report_sink = sink;
@@ -66,6 +72,13 @@ static void vreport(const char *kind, const char *fmt, va_list ap)
     const char *loc = loc_current();
 
     if (!report_sink) {
+        if (report_timestamps) {
+            g_autoptr(GDateTime) now = g_date_time_new_now_utc();
+            g_autofree char *ts = g_date_time_format(now, "%FT%T");
+
+            g_string_append_printf(line, "%s.%06dZ ", ts,
+                                   g_date_time_get_microsecond(now));
+        }
         g_string_append_printf(line, "%s: ", error_get_progname());
         if (loc) {
             g_string_append_printf(line, "%s: ", loc);

@@ -640,6 +640,7 @@ static gpointer kvm_vcpu_thread_start(gpointer opaque)
 {
     KVMVCPU *cpu = opaque;
 
+    cpu->host_tid = gettid();
     __atomic_store_n(&cpu->tid, pthread_self(), __ATOMIC_RELEASE);
     return kvm_vcpu_thread(cpu);
 }
@@ -832,6 +833,14 @@ static void kvm_accel_cleanup(void)
     kvm_state = NULL;
 }
 
+static int kvm_vcpu_thread_id(unsigned index)
+{
+    KVMState *s = kvm_state;
+
+    return s && index < s->nr_vcpus && s->vcpus[index].tid
+           ? s->vcpus[index].host_tid : -1;
+}
+
 static void kvm_accel_class_init(ObjectClass *oc, void *data)
 {
     AccelClass *ac = ACCEL_CLASS(oc);
@@ -840,6 +849,7 @@ static void kvm_accel_class_init(ObjectClass *oc, void *data)
     ac->init_machine = kvm_init_machine;
     ac->start_vcpus = kvm_start_vcpus;
     ac->cleanup = kvm_accel_cleanup;
+    ac->vcpu_thread_id = kvm_vcpu_thread_id;
 }
 
 static const TypeInfo kvm_accel_type = {

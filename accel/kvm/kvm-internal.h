@@ -38,6 +38,7 @@ typedef struct KVMVCPU {
     struct kvm_run *run;
     GThread *thread;
     pthread_t tid;
+    int host_tid;           /* Linux thread id, for query-cpus-fast */
     bool reset_pending;     /* BQL: load the boot state before running */
     bool parked;            /* BQL: cannot run until the next reset */
     struct kvm_sregs *reset_sregs;  /* as KVM created it: the reset state */

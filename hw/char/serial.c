@@ -9,6 +9,7 @@
 #include "qemu/osdep.h"
 #include "hw/char/serial.h"
 #include "hw/qdev-core.h"
+#include "hw/qdev-properties.h"
 #include "hw/boards.h"
 #include "exec/memory.h"
 #include "exec/address-spaces.h"
@@ -45,6 +46,9 @@ typedef struct SerialState {
     CharBackend chr;
     qemu_irq irq;
     uint16_t iobase;
+    bool machine_made;          /* serial_isa_create() set it up */
+    char *chardev_id;           /* -device isa-serial,chardev=ID */
+    int32_t index;              /* -device isa-serial,index=N (-1: next) */
 
     uint16_t divider;
     uint8_t ier;
@@ -256,9 +260,69 @@ static void serial_reset(DeviceState *dev)
     qemu_set_irq(s->irq, 0);
 }
 
+static qemu_irq (*serial_isa_irq_source)(unsigned line);
+static unsigned serial_ports_used;      /* bit i: COM(i+1) exists */
+
+void serial_isa_set_irq_source(qemu_irq (*source)(unsigned line))
+{
+    serial_isa_irq_source = source;
+}
+
+/*
+ * -device isa-serial: the port from index= (or the first free one), its
+ * legacy IRQ from the machine, the back-end from chardev=.
+ */
+static bool serial_realize_user(SerialState *s, Error **errp)
+{
+    int index = s->index;
+    Chardev *chr = NULL;
+
+    if (index < 0) {
+        for (index = 0; index < 4 && (serial_ports_used & (1u << index));
+             index++) {
+        }
+    }
+    if (index >= 4) {
+        error_setg(errp, "isa-serial: index=%d: there are only COM1..COM4 "
+                   "(index 0..3)", index);
+        return false;
+    }
+    if (serial_ports_used & (1u << index)) {
+        error_setg(errp, "isa-serial: COM%d (index=%d) already exists",
+                   index + 1, index);
+        return false;
+    }
+    if (s->chardev_id) {
+        chr = qemu_chr_find(s->chardev_id);
+        if (!chr) {
+            error_setg(errp, "Property 'isa-serial.chardev' can't find "
+                       "value '%s'", s->chardev_id);
+            return false;
+        }
+        if (!qemu_chr_fe_init(&s->chr, chr, errp)) {
+            return false;
+        }
+    }
+    s->index = index;
+    s->iobase = serial_isa_iobase[index];
+    if (serial_isa_irq_source) {
+        s->irq = serial_isa_irq_source(serial_isa_irq[index]);
+    }
+    return true;
+}
+
 static bool serial_realize(DeviceState *dev, Error **errp)
 {
     SerialState *s = ISA_SERIAL(dev);
+
+    if (!s->machine_made && !serial_realize_user(s, errp)) {
+        return false;
+    }
+    for (int i = 0; i < 4; i++) {
+        if (serial_isa_iobase[i] == s->iobase) {
+            serial_ports_used |= 1u << i;
+        }
+    }
 
     memory_region_init_io(&s->io, OBJECT(dev), &serial_ops, s, "serial", 8);
     memory_region_add_subregion(get_system_io(), s->iobase, &s->io);
@@ -278,6 +342,11 @@ static void serial_unrealize(DeviceState *dev)
     }
     memory_region_del_subregion(get_system_io(), &s->io);
     memory_region_finalize(&s->io);
+    for (int i = 0; i < 4; i++) {
+        if (serial_isa_iobase[i] == s->iobase) {
+            serial_ports_used &= ~(1u << i);
+        }
+    }
 }
 
 DeviceState *serial_isa_create(MachineState *ms, int index, Chardev *chr,
@@ -296,6 +365,7 @@ DeviceState *serial_isa_create(MachineState *ms, int index, Chardev *chr,
     s = ISA_SERIAL(dev);
     s->iobase = serial_isa_iobase[index];
     s->irq = irq;
+    s->machine_made = true;
     if (chr && !qemu_chr_fe_init(&s->chr, chr, errp)) {
         object_unref(OBJECT(dev));
         return NULL;
@@ -308,11 +378,22 @@ DeviceState *serial_isa_create(MachineState *ms, int index, Chardev *chr,
     return dev;
 }
 
+static const Property serial_props[] = {
+    DEFINE_PROP_STRING("chardev", SerialState, chardev_id,
+                       .description = "ID of the character device"),
+    DEFINE_PROP_INT32("index", SerialState, index, -1,
+                      .description = "COM port: 0..3 (default: first free)"),
+    { }
+};
+
 static void serial_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
 
-    dc->desc = "16550A UART (created by the machine for -serial)";
+    dc->desc = "16550A UART at a legacy COM port (-serial or -device)";
+    /* Legacy ISA: present from start-up, never hot-plugged. */
+    dc->hotpluggable = false;
+    device_class_set_props(dc, serial_props);
     dc->realize = serial_realize;
     dc->unrealize = serial_unrealize;
     dc->reset = serial_reset;

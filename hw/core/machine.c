@@ -7,12 +7,13 @@
 #include "hw/qdev-core.h"
 #include "exec/memory.h"
 #include "qapi/error.h"
+#include "qemu/error-report.h"
 #include "trace.h"
 
 MachineState *current_machine;
 
 /* "pc-machine" -> "pc"; types without the suffix keep their name. */
-static char *machine_class_short_name(MachineClass *mc)
+char *machine_class_short_name(MachineClass *mc)
 {
     const char *type = object_class_get_name(OBJECT_CLASS(mc));
 
@@ -118,6 +119,14 @@ bool machine_alloc_ram(MachineState *ms, const char *name, Error **errp)
         return false;
     }
     ms->ram = mr;
+    if (!ms->dump_guest_core) {
+        /* A guest's memory stays out of Conduit's core dumps. */
+        if (madvise(memory_region_get_ram_ptr(mr), ms->ram_size,
+                    MADV_DONTDUMP)) {
+            warn_report("-machine dump-guest-core=off: madvise failed: %s",
+                        strerror(errno));
+        }
+    }
     trace_machine_init(object_get_typename(OBJECT(ms)), ms->ram_size);
     return true;
 }
@@ -182,6 +191,42 @@ MACHINE_STR_PROP(initrd_filename, "initrd")
 MACHINE_STR_PROP(kernel_cmdline, "append")
 MACHINE_STR_PROP(firmware, "firmware")
 
+static bool machine_get_usb(Object *obj, Error **errp)
+{
+    return false;
+}
+
+/* There is no USB controller to create: only "off" is true. */
+static bool machine_set_usb(Object *obj, bool value, Error **errp)
+{
+    if (value) {
+        error_setg(errp, "Conduit machines have no USB controller");
+        error_append_hint(errp, "Use usb=off (libvirt: <controller "
+                          "type='usb' model='none'/>)\n");
+        return false;
+    }
+    return true;
+}
+
+static bool machine_get_dump_guest_core(Object *obj, Error **errp)
+{
+    return MACHINE(obj)->dump_guest_core;
+}
+
+static bool machine_set_dump_guest_core(Object *obj, bool value,
+                                        Error **errp)
+{
+    MachineState *ms = MACHINE(obj);
+
+    if (ms->ram) {
+        error_setg(errp, "dump-guest-core can only be set before the "
+                   "machine is built");
+        return false;
+    }
+    ms->dump_guest_core = value;
+    return true;
+}
+
 /* Read-only views of MachineState.smp, for qom-get on /machine. */
 static const struct {
     const char *name;
@@ -212,6 +257,11 @@ static void machine_class_init(ObjectClass *oc, void *data)
     object_class_property_add_uint(oc, "ram-size",
                                    offsetof(MachineState, ram_size), 8,
                                    false);
+    object_class_property_add_bool(oc, "usb", machine_get_usb,
+                                   machine_set_usb);
+    object_class_property_add_bool(oc, "dump-guest-core",
+                                   machine_get_dump_guest_core,
+                                   machine_set_dump_guest_core);
     /* The resolved -smp topology, read-only (no CPU hot-plug). */
     for (size_t i = 0; i < ARRAY_SIZE(machine_smp_props); i++) {
         object_class_property_add_uint(oc, machine_smp_props[i].name,
@@ -224,6 +274,7 @@ static void machine_initfn(Object *obj)
     MachineState *ms = MACHINE(obj);
 
     ms->ram_size = MACHINE_GET_CLASS(obj)->default_ram_size;
+    ms->dump_guest_core = true;
     ms->smp = (CpuTopology) {
         .cpus = 1, .max_cpus = 1, .sockets = 1, .dies = 1, .cores = 1,
         .threads = 1,

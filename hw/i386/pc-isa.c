@@ -18,8 +18,16 @@ static void pc_isa_irq_handler(void *opaque, int n, int level)
     kvm_set_irq_line(n, level);
 }
 
+static qemu_irq pc_isa_serial_irq(unsigned line)
+{
+    return qemu_allocate_irq(pc_isa_irq_handler, NULL, line);
+}
+
 bool pc_isa_init(MachineState *ms, Error **errp)
 {
+    if (kvm_enabled()) {
+        serial_isa_set_irq_source(pc_isa_serial_irq);
+    }
     /* Every pc has its CMOS clock; guests probe it unconditionally. */
     if (!mc146818_rtc_create(ms, kvm_enabled() ?
                              qemu_allocate_irq(pc_isa_irq_handler, NULL,

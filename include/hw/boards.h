@@ -76,6 +76,7 @@ struct MachineState {
     char *firmware;
     CpuTopology smp;            /* default: one vCPU */
     AccelState *accelerator;
+    bool dump_guest_core;       /* -machine dump-guest-core (default on) */
 };
 
 #define MACHINE(obj) OBJECT_CHECK(MachineState, (obj), TYPE_MACHINE)
@@ -88,6 +89,8 @@ extern MachineState *current_machine;
 
 /* "pc" or "pc-machine" -> class; NULL if unknown. */
 MachineClass *machine_find_class(const char *name);
+/* "pc-machine" -> "pc" (g_free the result). */
+char *machine_class_short_name(MachineClass *mc);
 MachineClass *machine_default_class(void);
 /* "-M help": "name  description" lines, the default one marked. */
 void machine_print_list(FILE *out);

@@ -42,6 +42,25 @@ void qmp_register_command_args(const char *name, QmpCommandFunc fn,
                                const char *args_spec, unsigned flags);
 bool qmp_command_exists(const char *name);
 
+/*
+ * What a command declares about itself, for introspection
+ * (query-qmp-schema): its arguments as registered, in order.  @type is
+ * the QAPI builtin name ("str", "int", "bool", "number", "any") or
+ * "object"/"array" for structured arguments.  @args_known is false for
+ * commands registered without an argument spec.
+ */
+typedef struct QmpArgInfo {
+    const char *name;
+    const char *type;
+    bool optional;
+} QmpArgInfo;
+
+typedef void (*QmpCommandInfoFunc)(const char *name, const QmpArgInfo *args,
+                                   size_t nr_args, bool args_known,
+                                   bool extra_args, void *opaque);
+/* Calls @fn for each registered command, sorted by name. */
+void qmp_foreach_command(QmpCommandInfoFunc fn, void *opaque);
+
 /* Starts a QMP monitor on @chr (greeting sent on each client connect). */
 bool monitor_init_qmp(Chardev *chr, Error **errp);
 /* "-mon chardev=ID[,mode=control][,pretty=on]" */

@@ -49,4 +49,7 @@ unsigned long qemu_guest_error_count(void);
 typedef void (*ErrorReportSink)(const char *msg, void *opaque);
 void error_report_set_sink(ErrorReportSink sink, void *opaque);
 
+/* -msg timestamp=on: prefix each message with the UTC time (ISO 8601). */
+void error_report_set_timestamps(bool on);
+
 #endif

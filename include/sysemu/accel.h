@@ -27,6 +27,8 @@ typedef struct AccelClass {
     bool (*init_machine)(MachineState *ms, Error **errp);
     /* After the machine and its devices exist: create vCPUs (optional). */
     bool (*start_vcpus)(MachineState *ms, Error **errp);
+    /* Host thread id of vCPU @index, -1 if none runs (optional). */
+    int (*vcpu_thread_id)(unsigned index);
     /* Teardown at exit (optional). */
     void (*cleanup)(void);
 } AccelClass;
@@ -48,5 +50,7 @@ bool accel_is_kvm(void);
 bool accel_init_machine(AccelClass *ac, MachineState *ms, Error **errp);
 bool accel_start_vcpus(MachineState *ms, Error **errp);
 void accel_cleanup(void);
+/* Host (Linux) thread id of vCPU @index, or -1 when it has no thread. */
+int accel_vcpu_thread_id(unsigned index);
 
 #endif

@@ -21,5 +21,10 @@ extern const uint8_t serial_isa_irq[4];
  */
 DeviceState *serial_isa_create(MachineState *ms, int index, Chardev *chr,
                                qemu_irq irq, Error **errp);
+/*
+ * The machine's interrupt lines for ports made with -device isa-serial
+ * (without one, such ports are polled).
+ */
+void serial_isa_set_irq_source(qemu_irq (*source)(unsigned line));
 
 #endif

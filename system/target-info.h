@@ -1,0 +1,23 @@
+/*
+ * What a system binary is built for.  Each target's file (target-x86_64.c,
+ * target-ppc64.c), linked into that binary only, registers its TargetInfo
+ * from a constructor; common code asks target_info().
+ */
+#ifndef SYSTEM_TARGET_INFO_H
+#define SYSTEM_TARGET_INFO_H
+
+typedef struct TargetInfo {
+    /* QEMU's name of the target architecture ("x86_64", "ppc64"). */
+    const char *arch;
+    /*
+     * The -cpu models the binary accepts, NULL-terminated; empty when
+     * the target has no accelerator that runs vCPUs.
+     */
+    const char *const *cpu_models;
+} TargetInfo;
+
+void target_info_register(const TargetInfo *info);
+/* The registered target (a placeholder in unit tests that link none). */
+const TargetInfo *target_info(void);
+
+#endif

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * conduit-system-x86_64: the target's name, and its one CPU.  vCPUs run
+ * under KVM with the CPUID that KVM supports on this host (less what
+ * Conduit does not emulate), which is what QEMU calls "host"; "max" is
+ * the same CPU under KVM, as in QEMU.
+ */
+#include "qemu/osdep.h"
+#include "system/target-info.h"
+
+static const char *const x86_64_cpu_models[] = { "host", "max", NULL };
+
+static const TargetInfo x86_64_target = {
+    .arch = "x86_64",
+    .cpu_models = x86_64_cpu_models,
+};
+
+static void __attribute__((constructor)) target_x86_64_register(void)
+{
+    target_info_register(&x86_64_target);
+}

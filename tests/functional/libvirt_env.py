@@ -1,0 +1,193 @@
+"""A private libvirtd for tests: own configuration, sockets and state.
+
+Debian's libvirtd runs privileged as root with state under /run/libvirt,
+/var/lib/libvirt, /var/cache/libvirt, /var/log/libvirt and /etc/libvirt.
+The daemon is started in its own mount namespace where each of those is a
+directory of the test's temporary tree (and /run a tmpfs), so nothing is
+written outside it; its sockets live in the temporary tree too, and virsh
+connects with qemu:///system?socket=....  stop() kills the daemon and
+every process it left (domains, probes); the namespace goes with them.
+
+No systemd is needed.  The QEMU driver runs emulators as root without
+cgroups, security drivers or per-domain namespaces (none of which exist
+in the test machines), and writes their stdio to files (no virtlogd).
+"""
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+LIBVIRTD = '/usr/sbin/libvirtd'
+VIRSH = shutil.which('virsh') or '/usr/bin/virsh'
+# Bind-mounted over these inside the daemon's mount namespace.
+STATE_DIRS = {
+    'lib': '/var/lib/libvirt',
+    'cache': '/var/cache/libvirt',
+    'log': '/var/log/libvirt',
+    'etc': '/etc/libvirt',
+}
+
+QEMU_CONF = '''user = "root"
+group = "root"
+dynamic_ownership = 0
+remember_owner = 0
+security_driver = "none"
+cgroup_controllers = [ ]
+namespaces = [ ]
+stdio_handler = "file"
+'''
+
+
+def unavailable_reason():
+    """Why libvirt cannot run here, or None."""
+    if os.geteuid() != 0:
+        return 'libvirt tests need root (a privileged libvirtd)'
+    for path in (LIBVIRTD, VIRSH):
+        if not os.access(path, os.X_OK):
+            return ('%s missing (scripts/install-deps installs '
+                    'libvirt-daemon-system and libvirt-clients)' % path)
+    for path in STATE_DIRS.values():
+        if not os.path.isdir(path):
+            return '%s missing (libvirt-daemon-system not installed?)' % path
+    try:
+        subprocess.run(['getent', 'passwd', 'libvirt-qemu'], check=True,
+                       stdout=subprocess.DEVNULL)
+    except (OSError, subprocess.CalledProcessError):
+        return 'no libvirt-qemu user (install libvirt-daemon-system)'
+    if not shutil.which('unshare'):
+        return 'unshare(1) missing'
+    return None
+
+
+class Libvirtd:
+    def __init__(self, tmpdir=None, timeout=60):
+        self.own_tmp = tmpdir is None
+        self.tmp = tmpdir or tempfile.mkdtemp(prefix='conduit-libvirt-')
+        self.timeout = timeout
+        self.proc = None
+        self.sockdir = os.path.join(self.tmp, 'sock')
+        self.uri = 'qemu:///system?socket=%s/libvirt-sock' % self.sockdir
+        self.logfile = os.path.join(self.tmp, 'libvirtd.log')
+
+    def path(self, *parts):
+        return os.path.join(self.tmp, *parts)
+
+    def start(self):
+        for d in list(STATE_DIRS) + ['sock', 'run']:
+            os.makedirs(self.path(d), exist_ok=True)
+        os.makedirs(self.path('etc', 'qemu'), exist_ok=True)
+        with open(self.path('etc', 'libvirtd.conf'), 'w') as f:
+            f.write('unix_sock_dir = "%s"\n' % self.sockdir)
+            f.write('auth_unix_ro = "none"\nauth_unix_rw = "none"\n')
+            f.write('unix_sock_rw_perms = "0700"\n')
+            f.write('log_outputs = "1:file:%s"\n' % self.logfile)
+            f.write('log_filters = "1:qemu 1:util.command 3:rpc 3:event '
+                    '3:util.json 3:util.object 3:util.threadjob"\n')
+            f.write('keepalive_interval = -1\n')
+        with open(self.path('etc', 'qemu.conf'), 'w') as f:
+            f.write(QEMU_CONF)
+        mounts = ['/bin/mount --make-rprivate /',
+                  '/bin/mount -t tmpfs -o mode=0755 tmpfs /run']
+        for name, target in STATE_DIRS.items():
+            mounts.append('/bin/mount --bind %s %s' % (self.path(name), target))
+        script = ' && '.join(mounts) + ' && exec %s --pid-file %s' % (
+            LIBVIRTD, self.path('run', 'libvirtd.pid'))
+        self.daemon_log = open(self.path('libvirtd.stderr'), 'w')
+        # Without /usr/bin on PATH libvirtd does not find (and probe at
+        # start-up) every qemu-system-* installed: only our emulator.
+        env = dict(os.environ, PATH='/usr/sbin:/sbin')
+        self.proc = subprocess.Popen(
+            ['/usr/bin/unshare', '--mount', '--', '/bin/sh', '-c', script],
+            stdout=self.daemon_log, stderr=subprocess.STDOUT,
+            start_new_session=True, env=env)
+        deadline = time.monotonic() + self.timeout
+        sock = os.path.join(self.sockdir, 'libvirt-sock')
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError('libvirtd exited: %s' % self.log_tail())
+            if os.path.exists(sock):
+                self.mntns = os.readlink('/proc/%d/ns/mnt' % self.proc.pid)
+                r = self.virsh('list', '--all', check=False)
+                if r.returncode == 0:
+                    return self
+            time.sleep(0.2)
+        raise RuntimeError('libvirtd did not come up: %s' % self.log_tail())
+
+    def log_tail(self, n=4000):
+        out = ''
+        for p in (self.path('libvirtd.stderr'), self.logfile):
+            try:
+                with open(p, errors='replace') as f:
+                    out += f.read()[-n:]
+            except OSError:
+                pass
+        return out
+
+    def virsh(self, *args, check=True, timeout=None, input=None):
+        r = subprocess.run([VIRSH, '-q', '-c', self.uri] + list(args),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True, input=input,
+                           timeout=timeout or self.timeout)
+        if check and r.returncode:
+            raise AssertionError('virsh %s failed (%d): %s%s' % (
+                ' '.join(args), r.returncode, r.stdout, r.stderr))
+        return r
+
+    def stop(self):
+        """Kills the daemon and everything in its mount namespace (domains
+        and probes, which daemonize out of its process tree); removes the
+        tree."""
+        if self.proc and self.proc.poll() is None:
+            try:
+                self.proc.send_signal(signal.SIGTERM)
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.kill_namespace()
+        if getattr(self, 'daemon_log', None):
+            self.daemon_log.close()
+        if self.own_tmp:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def kill_namespace(self):
+        if not getattr(self, 'mntns', None):
+            return
+        for _ in range(50):
+            left = [p for p in self.namespace_pids() if p != os.getpid()]
+            if not left:
+                return
+            for pid in left:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.1)
+
+    def namespace_pids(self):
+        pids = []
+        for pid in os.listdir('/proc'):
+            if not pid.isdigit():
+                continue
+            try:
+                if os.readlink('/proc/%s/ns/mnt' % pid) == self.mntns:
+                    pids.append(int(pid))
+            except OSError:
+                continue
+        return pids
+
+    def start_or_cleanup(self):
+        try:
+            return self.start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def __enter__(self):
+        return self.start_or_cleanup()
+
+    def __exit__(self, *exc):
+        self.stop()

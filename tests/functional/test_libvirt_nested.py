@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""libvirt's <hostdev> passthrough for real, inside a Linux guest.
+
+The outer guest is the one test_kernel_vfio.py boots (Debian's QEMU under
+TCG: q35 + intel-iommu + an emulated NVMe, Debian's kernel with its vfio
+and kvm modules; -cpu max gives it a nested /dev/kvm).  This test shares
+the test machine's root file system into it read-only over 9p and chroots
+there, so the installed libvirt, python3 and this build tree are all
+visible at their usual paths; /tmp, /run and libvirt's state directories
+are tmpfs or bind mounts (libvirt_env.py), so nothing is written to the
+host.  Inside, test_libvirt.py runs with LIBVIRT_HOSTDEV_BDF naming the
+NVMe function: every case, including the KVM ones and the managed
+<hostdev> (libvirt binds the NVMe to vfio-pci, the tests/guest nvme guest
+does I/O, x-query-vfio shows BAR0 mapped whole, detach/attach --live,
+nodedev-reattach back to the nvme driver), in one boot.
+
+Environment (set by meson): CONDUIT_BINARY, CONDUIT_PPC64_BINARY,
+VFIO_USER_NVME, GUEST_DIR.  Exits 77 when QEMU, the kernel package,
+busybox-static or libvirt are missing.  The base initramfs and vmlinux
+are cached with test_kernel_vfio.py's.
+"""
+import os
+import re
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import guestboot  # noqa: E402
+import kvfio_image  # noqa: E402
+import libvirt_env  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CONDUIT = os.environ.get('CONDUIT_BINARY', '')
+CONDUIT_PPC64 = os.environ.get('CONDUIT_PPC64_BINARY', '')
+VFIO_USER_NVME = os.environ.get('VFIO_USER_NVME', '')
+GUEST_DIR = os.environ.get('GUEST_DIR', '')
+# Guards against a hung guest only; nothing asserts on time.
+TIMEOUT = int(os.environ.get('LIBVIRT_NESTED_TIMEOUT', '1800'))
+# Loaded from the per-run archive, dependencies first.
+EXTRA_MODULES = ['virtio_pci', '9pnet_virtio', '9p', 'nvme']
+# Every case of test_libvirt.py must pass in there, none skipped.
+CASES = ['test_hostdev_managed', 'test_lifecycle', 'test_probe_kvm_hostdev',
+         'test_probe_ppc64', 'test_probe_tcg_refused',
+         'test_serial_log_fd_passed',
+         'test_vfio_user_commandline_and_hotplug']
+
+RUN = r'''
+for m in $(cat /lib/modules/kvm-order); do
+    insmod /lib/modules/$m || echo "LVN-ERROR insmod $m"
+done
+for m in @EXTRA@; do
+    insmod /conduit/$m || echo "LVN-ERROR insmod $m"
+done
+# The NVMe goes back to its own driver: libvirt must take it itself.
+echo > /sys/bus/pci/devices/$bdf/driver_override
+echo $bdf > /sys/bus/pci/drivers/vfio-pci/unbind
+echo $bdf > /sys/bus/pci/drivers_probe
+echo "LVN-HOST-DRIVER $(basename $(readlink /sys/bus/pci/devices/$bdf/driver))"
+[ -c /dev/kvm ] || echo "LVN-NO-KVM"
+mkdir -p /host
+mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144,cache=loose \
+    hostroot /host || echo "LVN-ERROR 9p mount"
+mount -t tmpfs tmp /host/tmp
+mount -t tmpfs run /host/run
+mount -t proc proc /host/proc
+mount -t sysfs sys /host/sys
+mount -t devtmpfs dev /host/dev
+mkdir -p /host/dev/pts /host/dev/shm
+mount -t devpts -o ptmxmode=0666 devpts /host/dev/pts
+mount -t tmpfs shm /host/dev/shm
+echo "LVN-CHROOT"
+chroot /host /usr/bin/env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+    LIBVIRT_HOSTDEV_BDF=$bdf CONDUIT_BINARY=@CONDUIT@ \
+    CONDUIT_PPC64_BINARY=@PPC64@ VFIO_USER_NVME=@NVME@ GUEST_DIR=@GUEST@ \
+    /usr/bin/python3 @TEST@ 2>&1
+echo "LVN-RESULT $?"
+'''
+CASE_RE = re.compile(r'^(test_\w+) \([^)]*\) \.\.\. ', re.M)
+RESULT_RE = re.compile(r'(?:^|\.\.\. )(ok|FAIL|ERROR|skipped.*)$', re.M)
+
+
+def case_results(out):
+    """{case: 'ok' | 'FAIL' | 'ERROR' | 'skipped ...'} from unittest -v."""
+    found = {}
+    for m in CASE_RE.finditer(out):
+        r = RESULT_RE.search(out, m.start())
+        if r:
+            found[m.group(1)] = r.group(1)
+    return found
+
+
+class LibvirtNestedTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.qemu = guestboot.require_qemu_and([(CONDUIT, 'CONDUIT_BINARY')])
+        why = libvirt_env.unavailable_reason()
+        if why:
+            raise unittest.SkipTest(why)
+        try:
+            ver, bzimage, mods = kvfio_image.find_kernel()
+            cache = os.path.join(os.path.dirname(os.path.abspath(CONDUIT)),
+                                 'tests', 'functional', 'kvfio-cache')
+            os.makedirs(cache, exist_ok=True)
+            cls.base = os.path.join(cache, 'base-%s.cpio.gz' % ver)
+            if not os.path.exists(cls.base):
+                kvfio_image.build_base(cls.base, mods)
+            base_mods = set(os.path.basename(m) for m in
+                            kvfio_image.module_load_order(
+                                mods, kvfio_image.VFIO_MODULES +
+                                kvfio_image.KVM_MODULES))
+            cls.extra = [m for m in kvfio_image.module_load_order(
+                mods, EXTRA_MODULES) if os.path.basename(m) not in base_mods]
+        except kvfio_image.Unavailable as e:
+            raise unittest.SkipTest(str(e))
+        cls.kernel = bzimage
+        vmlinux = os.path.join(cache, 'vmlinux-%s' % ver)
+        if not os.path.exists(vmlinux):
+            elf = kvfio_image.extract_vmlinux(bzimage)
+            if elf:
+                with open(vmlinux + '.tmp', 'wb') as f:
+                    f.write(elf)
+                os.replace(vmlinux + '.tmp', vmlinux)
+        if os.path.exists(vmlinux):
+            cls.kernel = vmlinux
+        cls.tmp = tempfile.TemporaryDirectory(prefix='libvirt-nested-')
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_libvirt_in_guest(self):
+        run_script = RUN
+        for key, value in (('@EXTRA@', ' '.join(os.path.basename(m)
+                                                 for m in self.extra)),
+                           ('@CONDUIT@', os.path.abspath(CONDUIT)),
+                           ('@PPC64@', os.path.abspath(CONDUIT_PPC64)),
+                           ('@NVME@', os.path.abspath(VFIO_USER_NVME)),
+                           ('@GUEST@', os.path.abspath(GUEST_DIR)),
+                           ('@TEST@', os.path.join(HERE, 'test_libvirt.py'))):
+            run_script = run_script.replace(key, value)
+        initrd = os.path.join(self.tmp.name, 'initrd')
+        with open(self.base, 'rb') as f:
+            base = f.read()
+        with open(initrd, 'wb') as f:
+            f.write(base)
+            f.write(kvfio_image.build_payload([], run_script, self.extra))
+        disk = os.path.join(self.tmp.name, 'nvme.img')
+        with open(disk, 'wb') as f:
+            f.write(b'CONDUIT-NVMETEST')    # what verify=1 checks
+            f.truncate(16 << 20)
+        argv = [self.qemu, '-accel', 'tcg', '-M', 'q35', '-m', '2G',
+                '-smp', '2', '-cpu', 'max', '-nographic', '-no-reboot',
+                '-nodefaults', '-serial', 'stdio',
+                '-device', 'intel-iommu,intremap=on',
+                '-drive', 'if=none,id=nvm,format=raw,file=' + disk,
+                '-device', 'nvme,drive=nvm,serial=lvn0',
+                '-virtfs', 'local,path=/,mount_tag=hostroot,'
+                           'security_model=none,readonly=on,multidevs=remap',
+                '-kernel', self.kernel, '-initrd', initrd,
+                '-append', 'console=ttyS0 intel_iommu=on panic=-1 '
+                           'quiet loglevel=3']
+        run = guestboot.boot(argv, TIMEOUT)
+        out = run.output
+        self.assertIn('KVFIO-DRIVER vfio-pci', out, run.describe())
+        self.assertNotIn('LVN-ERROR', out, run.describe())
+        self.assertNotIn('KVFIO-ERROR', out, run.describe())
+        self.assertIn('LVN-HOST-DRIVER nvme', out, run.describe())
+        if 'LVN-NO-KVM' in out:
+            self.skipTest('no /dev/kvm inside the guest (no nested SVM)')
+        results = case_results(out)
+        for case in CASES:
+            self.assertEqual(results.get(case), 'ok',
+                             '%s: %s\n%s' % (case, results.get(case),
+                                             run.describe()))
+        self.assertIn('LVN-RESULT 0', out, run.describe())
+        for line in out.splitlines():
+            if line.startswith('hostdev '):
+                print(line)
+
+
+if __name__ == '__main__':
+    sys.exit(guestboot.main())

@@ -1,0 +1,376 @@
+#!/usr/bin/env python3
+"""What a management tool's probe and start-up see, without KVM or libvirt.
+
+libvirt probes with -daemonize and QMP introspection, then starts domains
+with options such as -object secret, -add-fd and -device isa-serial.
+These cases run Conduit under qtest and check each answer against what
+the binary really has, so a regression in any of them fails here even on
+machines without /dev/kvm or libvirt (test_libvirt.py covers libvirt
+itself).
+
+Environment (set by meson): CONDUIT_BINARY, CONDUIT_PPC64_BINARY.
+"""
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import guestboot  # noqa: E402
+
+CONDUIT = os.environ.get('CONDUIT_BINARY', '')
+CONDUIT_PPC64 = os.environ.get('CONDUIT_PPC64_BINARY', '')
+WAIT = 60
+
+
+class Qmp:
+    def __init__(self, path):
+        deadline = time.monotonic() + WAIT
+        while True:
+            try:
+                self.sock = socket.socket(socket.AF_UNIX)
+                self.sock.connect(path)
+                break
+            except OSError:
+                self.sock.close()
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+        self.sock.settimeout(WAIT)
+        self.buf = b''
+        greeting = self.recv()
+        assert 'QMP' in greeting, greeting
+        self.cmd('qmp_capabilities')
+
+    def recv(self):
+        while True:
+            # Each reply and event is one JSON value on one line.
+            line, sep, rest = self.buf.partition(b'\n')
+            if sep:
+                self.buf = rest
+                if line.strip():
+                    return json.loads(line)
+                continue
+            data = self.sock.recv(65536)
+            if not data:
+                raise EOFError('monitor closed')
+            self.buf += data
+
+    def raw(self, name, **args):
+        req = {'execute': name}
+        if args:
+            req['arguments'] = args
+        self.sock.sendall(json.dumps(req).encode() + b'\n')
+        while True:
+            r = self.recv()
+            if 'event' not in r:
+                return r
+
+    def cmd(self, name, **args):
+        r = self.raw(name, **args)
+        if 'error' in r:
+            raise AssertionError('%s: %s' % (name, r['error']))
+        return r['return']
+
+    def close(self):
+        self.sock.close()
+
+
+class MgmtProbeTest(unittest.TestCase):
+    def setUp(self):
+        if not CONDUIT or not os.access(CONDUIT, os.X_OK):
+            self.skipTest('CONDUIT_BINARY not built')
+        self.tmp = tempfile.TemporaryDirectory(prefix='conduit-mgmt-')
+        self.procs = []
+
+    def tearDown(self):
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+            for stream in (p.stdout, p.stderr):
+                if stream:
+                    stream.close()
+        self.tmp.cleanup()
+
+    def path(self, name):
+        return os.path.join(self.tmp.name, name)
+
+    def start(self, *args, binary=None, pass_fds=()):
+        qmp = self.path('qmp-%d.sock' % len(self.procs))
+        argv = [binary or CONDUIT, '-qmp',
+                'unix:%s,server=on,wait=off' % qmp] + list(args)
+        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             pass_fds=pass_fds, universal_newlines=True)
+        self.procs.append(p)
+        try:
+            mon = Qmp(qmp)
+        except (OSError, EOFError):
+            p.kill()
+            out, err = p.communicate()
+            self.fail('Conduit did not start: %s %s' % (out, err))
+        self.addCleanup(mon.close)
+        return mon
+
+    def run_conduit(self, *args, binary=None):
+        return subprocess.run([binary or CONDUIT] + list(args),
+                              stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              universal_newlines=True, timeout=WAIT)
+
+    def assertRefused(self, args, *needles):
+        r = self.run_conduit('-M', 'none', '-accel', 'qtest', *args)
+        self.assertEqual(r.returncode, 1, (args, r.stdout, r.stderr))
+        for n in needles:
+            self.assertIn(n, r.stderr, args)
+
+    # ---- -daemonize ----
+
+    def probe_argv(self, binary=None):
+        return ['-S', '-no-user-config', '-nodefaults', '-nographic',
+                '-machine', 'none,accel=kvm:tcg',
+                '-qmp', 'unix:%s,server=on,wait=off' % self.path('probe.sock'),
+                '-pidfile', self.path('probe.pid'), '-daemonize']
+
+    def check_daemon(self, binary):
+        r = self.run_conduit(*self.probe_argv(), binary=binary)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        # Both exist once the parent has exited: no waiting needed.
+        with open(self.path('probe.pid')) as f:
+            pid = int(f.read())
+        self.assertTrue(os.path.exists('/proc/%d' % pid))
+        mon = Qmp(self.path('probe.sock'))
+        try:
+            self.assertEqual(mon.cmd('query-status')['status'], 'prelaunch')
+            kvm = mon.cmd('query-kvm')
+            types = {t['name'] for t in mon.cmd('qom-list-types')}
+            mon.cmd('quit')
+        finally:
+            mon.close()
+        for _ in range(WAIT * 10):
+            if not os.path.exists('/proc/%d' % pid):
+                break
+            time.sleep(0.1)
+        self.assertFalse(os.path.exists('/proc/%d' % pid))
+        return kvm, types
+
+    def test_daemonize_probe(self):
+        kvm, types = self.check_daemon(CONDUIT)
+        self.assertNotIn('tcg-accel', types)
+        self.assertEqual(kvm['enabled'], guestboot.kvm_usable())
+
+    def test_daemonize_probe_ppc64(self):
+        if not CONDUIT_PPC64 or not os.access(CONDUIT_PPC64, os.X_OK):
+            self.skipTest('CONDUIT_PPC64_BINARY not built')
+        kvm, types = self.check_daemon(CONDUIT_PPC64)
+        self.assertFalse(kvm['enabled'])
+        self.assertFalse({'kvm-accel', 'tcg-accel'} & types)
+
+    def test_daemonize_failure_exits_1(self):
+        # The kernel is loaded after the fork: the daemon fails, the
+        # parent reports status 1 and the error reaches its stderr.
+        r = self.run_conduit('-M', 'pc', '-accel', 'qtest', '-nodefaults',
+                             '-kernel', self.path('missing-kernel'),
+                             '-pidfile', self.path('x.pid'), '-daemonize')
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn('missing-kernel', r.stderr)
+        self.assertFalse(os.path.exists(self.path('x.pid')))
+
+    def test_daemonize_refuses_stdio(self):
+        r = self.run_conduit('-M', 'none', '-accel', 'qtest', '-nographic',
+                             '-daemonize')
+        self.assertEqual(r.returncode, 1)
+        self.assertIn('-daemonize cannot be used with stdio', r.stderr)
+
+    # ---- QMP introspection ----
+
+    def test_schema_matches_command_table(self):
+        mon = self.start('-M', 'none', '-accel', 'qtest')
+        commands = {c['name'] for c in mon.cmd('query-commands')}
+        schema = mon.cmd('query-qmp-schema')
+        by_name = {e['name']: e for e in schema}
+        self.assertEqual(len(by_name), len(schema), 'duplicate names')
+        in_schema = {e['name'] for e in schema
+                     if e['meta-type'] == 'command'}
+        self.assertEqual(in_schema, commands)
+        for e in schema:
+            for key in ('arg-type', 'ret-type', 'element-type'):
+                if key in e:
+                    self.assertIn(e[key], by_name, e)
+            for m in e.get('members', []):
+                self.assertIn(m['type'], by_name, e)
+        def args(cmd):
+            return {m['name']: (m['type'], 'default' in m) for m in
+                    by_name[by_name[cmd]['arg-type']]['members']}
+        self.assertEqual(args('qom-get'), {'path': ('str', False),
+                                           'property': ('str', False)})
+        self.assertEqual(args('query-named-block-nodes'),
+                         {'flat': ('bool', True)})
+        self.assertEqual(args('migrate-set-capabilities'),
+                         {'capabilities': ('[any]', False)})
+        # Nothing Conduit lacks is claimed.
+        for absent in ('migrate', 'blockdev-add', 'query-cpu-model-expansion',
+                       'object-add', 'netdev_add'):
+            self.assertNotIn(absent, by_name)
+
+    def test_introspection(self):
+        mon = self.start('-M', 'none', '-accel', 'qtest',
+                         '-uuid', 'C0FFEE00-1234-5678-9abc-def012345678')
+        self.assertEqual(mon.cmd('query-target'), {'arch': 'x86_64'})
+        types = {t['name']: t for t in mon.cmd('qom-list-types')}
+        for t in ('vfio-pci', 'vfio-user-pci', 'isa-serial', 'qtest-accel',
+                  'kvm-accel', 'secret', 'pc-machine'):
+            self.assertIn(t, types)
+        self.assertNotIn('tcg-accel', types)
+        accels = {t['name'] for t in mon.cmd('qom-list-types',
+                                             implements='accel')}
+        self.assertEqual(accels, {'kvm-accel', 'qtest-accel'})
+        self.assertEqual(mon.cmd('qom-list-properties',
+                                 typename='memory-backend-file'), [])
+        secret = {p['name'] for p in mon.cmd('qom-list-properties',
+                                             typename='secret')}
+        self.assertTrue({'data', 'file', 'format'} <= secret, secret)
+        vfio = {p['name']: p for p in mon.cmd('device-list-properties',
+                                              typename='vfio-pci')}
+        self.assertIn('host', vfio)
+        self.assertIn('x-msix-mappable', vfio)
+        r = mon.raw('device-list-properties', typename='no-such-device')
+        self.assertEqual(r['error']['class'], 'DeviceNotFound')
+        machines = {m['name']: m for m in mon.cmd('query-machines')}
+        self.assertEqual(set(machines), {'pc', 'none'})
+        self.assertTrue(machines['pc'].get('is-default'))
+        self.assertEqual(machines['pc']['cpu-max'], 255)
+        opts = {o['option']: {p['name'] for p in o['parameters']}
+                for o in mon.cmd('query-command-line-options')}
+        self.assertIn('mem-lock', opts['overcommit'])
+        self.assertIn('strict', opts['boot'])
+        self.assertNotIn('sandbox', opts)
+        r = mon.raw('query-command-line-options', option='sandbox')
+        self.assertIn('invalid option name', r['error']['desc'])
+        self.assertEqual([c['name'] for c in
+                          mon.cmd('query-cpu-definitions')], ['host', 'max'])
+        self.assertEqual(mon.cmd('query-tpm-models'), [])
+        self.assertEqual(mon.cmd('query-tpm-types'), [])
+        self.assertEqual(mon.cmd('query-uuid'),
+                         {'UUID': 'c0ffee00-1234-5678-9abc-def012345678'})
+
+    def test_start_time_qmp(self):
+        mon = self.start('-M', 'pc', '-accel', 'qtest', '-nodefaults')
+        self.assertEqual(mon.cmd('query-migrate-capabilities'),
+                         [{'capability': 'events', 'state': False}])
+        mon.cmd('migrate-set-capabilities',
+                capabilities=[{'capability': 'events', 'state': True}])
+        self.assertEqual(mon.cmd('query-migrate-capabilities'),
+                         [{'capability': 'events', 'state': True}])
+        r = mon.raw('migrate-set-capabilities', capabilities=[
+            {'capability': 'events', 'state': False},
+            {'capability': 'xbzrle', 'state': True}])
+        self.assertIn('does not support migration', r['error']['desc'])
+        # A refused request changed nothing.
+        self.assertEqual(mon.cmd('query-migrate-capabilities'),
+                         [{'capability': 'events', 'state': True}])
+        mon.cmd('migrate-set-capabilities',
+                capabilities=[{'capability': 'xbzrle', 'state': False}])
+        r = mon.raw('migrate-set-capabilities', capabilities=['events'])
+        self.assertIn('capabilities[0]', r['error']['desc'])
+        self.assertEqual(mon.cmd('query-block'), [])
+        self.assertEqual(mon.cmd('query-named-block-nodes', flat=True), [])
+        # QEMU has /machine/peripheral before any device has an id.
+        self.assertEqual(mon.cmd('qom-list', path='/machine/peripheral')[0]
+                         ['name'], 'type')
+        # qtest runs no vCPUs: no threads to report.
+        self.assertEqual(mon.cmd('query-cpus-fast'), [])
+
+    # ---- start-up options ----
+
+    def test_libvirt_start_options(self):
+        secret = self.path('master-key.aes')
+        with open(secret, 'wb') as f:
+            f.write(os.urandom(32))
+        log = self.path('serial.log')
+        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        self.addCleanup(os.close, fd)
+        mon = self.start(
+            '-name', 'guest=dom,debug-threads=on', '-S',
+            '-object', 'secret,id=masterKey0,format=raw,file=' + secret,
+            '-machine', 'pc,usb=off,dump-guest-core=off',
+            '-accel', 'qtest', '-cpu', 'host', '-m', '64',
+            '-overcommit', 'mem-lock=off', '-smp', '1',
+            '-uuid', '4f2b0a4e-7c58-4c63-9f1e-0e4a1c2b3d4e',
+            '-no-user-config', '-nodefaults', '-rtc', 'base=utc',
+            '-boot', 'strict=on', '-msg', 'timestamp=on',
+            '-add-fd', 'set=0,fd=%d,opaque=serial0-log' % fd,
+            '-chardev', 'file,id=charserial0,path=/dev/fdset/0,append=on',
+            '-device', 'isa-serial,chardev=charserial0,id=serial0,index=0',
+            '-audiodev', '{"id":"audio1","driver":"none"}',
+            '-sandbox', 'off', pass_fds=(fd,))
+        self.assertEqual(mon.cmd('query-fdsets'), [
+            {'fdset-id': 0, 'fds': [{'fd': fd, 'opaque': 'serial0-log'}]}])
+        self.assertEqual(mon.cmd('qom-get', path='/objects/masterKey0',
+                                 property='format'), 'raw')
+        self.assertFalse(mon.cmd('qom-get', path='/machine',
+                                 property='dump-guest-core'))
+        peripherals = {p['name'] for p in
+                       mon.cmd('qom-list', path='/machine/peripheral')}
+        self.assertIn('serial0', peripherals)
+        mon.cmd('quit')
+
+    def test_fdset_file_chardev_writes(self):
+        log = self.path('fdset.log')
+        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        self.addCleanup(os.close, fd)
+        qtest = self.path('qtest.sock')
+        srv = socket.socket(socket.AF_UNIX)
+        srv.bind(qtest)
+        srv.listen(1)
+        self.addCleanup(srv.close)
+        p = subprocess.Popen(
+            [CONDUIT, '-M', 'pc', '-accel', 'qtest', '-nodefaults',
+             '-qtest', 'unix:' + qtest,
+             '-add-fd', 'set=7,fd=%d' % fd,
+             '-chardev', 'file,id=c0,path=/dev/fdset/7,append=on',
+             '-device', 'isa-serial,chardev=c0,id=com1,index=0'],
+            pass_fds=(fd,), stdin=subprocess.DEVNULL)
+        self.procs.append(p)
+        srv.settimeout(WAIT)
+        conn, _ = srv.accept()
+        self.addCleanup(conn.close)
+        f = conn.makefile('rw')
+        self.addCleanup(f.close)
+        for b in b'via fdset\n':
+            f.write('outb 0x3f8 0x%x\n' % b)
+            f.flush()
+            self.assertEqual(f.readline().strip(), 'OK')
+        with open(log) as lf:
+            self.assertEqual(lf.read(), 'via fdset\n')
+
+    def test_refused_options_name_themselves(self):
+        self.assertRefused(['-sandbox', 'on'], 'seccomp')
+        self.assertRefused(['-overcommit', 'cpu-pm=on'], 'cpu-pm')
+        self.assertRefused(['-rtc', 'base=localtime'], 'base=localtime')
+        self.assertRefused(['-boot', 'order=c'], "'order'")
+        self.assertRefused(['-audiodev', 'pa,id=a'], "'pa'")
+        self.assertRefused(['-cpu', 'Skylake-Client'], 'Skylake-Client')
+        self.assertRefused(['-cpu', 'host,+avx'], 'cannot be changed')
+        self.assertRefused(['-uuid', 'not-a-uuid'], 'UUID')
+        self.assertRefused(['-object', 'memory-backend-file,id=m,size=1M'],
+                           'invalid object type: memory-backend-file',
+                           'secret')
+        self.assertRefused(['-object', 'secret,id=s,data=x,keyid=k'],
+                           'encrypted secrets')
+        self.assertRefused(['-add-fd', 'set=1,fd=99'], 'fd 99')
+        self.assertRefused(['-chardev', 'file,id=c,path=/dev/fdset/5'],
+                           'no fdset 5')
+        self.assertRefused(['-machine', 'none,usb=on'], 'USB')
+        self.assertRefused(['-msg', 'guest-name=on'], 'guest-name')
+        self.assertRefused(['-device', 'isa-serial,chardev=nope'],
+                           "can't find value 'nope'")
+
+
+if __name__ == '__main__':
+    sys.exit(guestboot.main())
