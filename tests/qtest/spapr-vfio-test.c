@@ -26,6 +26,7 @@
 #include "libqos/pci-spapr.h"
 #include "libqos/msix.h"
 #include "libqos/rtas.h"
+#include "tests/exe-wrapper.h"
 
 #define NVME_DEVFN QPCI_DEVFN(4, 0)
 #define NVME_VENDOR 0x1b36
@@ -91,6 +92,7 @@ static void server_child_setup(gpointer data)
 static void server_start(Server *s, const char *extra)
 {
     g_autofree char *cmd = NULL;
+    g_autofree char *wrapped = NULL;
     g_auto(GStrv) argv = NULL;
     g_autoptr(GError) err = NULL;
     gint64 deadline;
@@ -101,7 +103,8 @@ static void server_start(Server *s, const char *extra)
     cmd = g_strdup_printf("%s --socket %s --backend ram --size 4M --queues 2 "
                           "%s %s", server_binary(), s->sock, extra,
                           getenv("SPAPR_TEST_SERVER_ARGS") ?: "");
-    g_assert_true(g_shell_parse_argv(cmd, NULL, &argv, &err));
+    wrapped = test_wrap_command(cmd);
+    g_assert_true(g_shell_parse_argv(wrapped, NULL, &argv, &err));
     g_assert_true(g_spawn_async(NULL, argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD,
                                 server_child_setup, NULL, &s->pid, &err));
     g_assert_no_error(err);
