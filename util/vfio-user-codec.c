@@ -228,6 +228,17 @@ bool vfio_user_version_parse(const void *payload, size_t len,
     return true;
 }
 
+uint64_t vfio_user_pgsizes_negotiate(uint64_t ours, uint64_t peer)
+{
+    uint64_t granule;
+
+    if (!ours || !peer) {
+        return 0;
+    }
+    granule = MAX(ours & -ours, peer & -peer);
+    return granule | (ours & peer & ~(granule - 1));
+}
+
 bool vfio_user_caps_negotiate(const VFIOUserCaps *ours,
                               const VFIOUserCaps *peer,
                               VFIOUserCaps *out, Error **errp)
@@ -237,7 +248,8 @@ bool vfio_user_caps_negotiate(const VFIOUserCaps *ours,
         .max_data_xfer_size = MIN(ours->max_data_xfer_size,
                                   peer->max_data_xfer_size),
         .max_dma_maps = MIN(ours->max_dma_maps, peer->max_dma_maps),
-        .pgsizes = ours->pgsizes & peer->pgsizes,
+        .pgsizes = vfio_user_pgsizes_negotiate(ours->pgsizes,
+                                               peer->pgsizes),
     };
 
     if (!res.pgsizes) {

@@ -9,6 +9,7 @@ autopkgtest runs it against the installed packages, not the build tree.
 import json
 import os
 import select
+import shlex
 import shutil
 import signal
 import socket
@@ -18,6 +19,9 @@ import tempfile
 import time
 
 BINDIR = os.environ.get("CONDUIT_BINDIR", "/usr/bin")
+# A cross build's tests (make check-ppc64le) start its binaries through
+# meson's exe_wrapper (qemu-user): this host cannot exec them directly.
+EXE_WRAPPER = shlex.split(os.environ.get("MESON_EXE_WRAPPER", ""))
 TIMEOUT = float(os.environ.get("QTEST_TIMEOUT", "60"))
 
 
@@ -68,7 +72,7 @@ class Machine:
             lsock.bind(os.path.join(workdir, name + ".sock"))
             lsock.listen(1)
             listeners[name] = lsock
-        cmd = [os.path.join(BINDIR, binary),
+        cmd = EXE_WRAPPER + [os.path.join(BINDIR, binary),
                "-qtest", "unix:" + os.path.join(workdir, "qtest.sock"),
                "-qmp", "unix:" + os.path.join(workdir, "qmp.sock"),
                "-accel", "qtest", "-display", "none"] + args

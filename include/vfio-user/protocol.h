@@ -199,8 +199,19 @@ bool vfio_user_version_parse(const void *payload, size_t len,
                              VFIOUserCaps *caps, Error **errp);
 
 /*
- * What both sides may rely on: the minimum of each limit, the common
- * page sizes.  Fails when no page size is common.
+ * The DMA page sizes both sides can work with.  Each side names the page
+ * sizes it maps in (the client: its host page size, 4 KiB on x86, 64 KiB
+ * on POWER); one that maps in pages of P also handles any map aligned to
+ * a multiple of P.  So the maps must be aligned to the larger of the two
+ * smallest sizes, the granule, which the result's lowest bit names; the
+ * result also keeps the larger sizes both sides name.  0 when either side
+ * names none.
+ */
+uint64_t vfio_user_pgsizes_negotiate(uint64_t ours, uint64_t peer);
+
+/*
+ * What both sides may rely on: the minimum of each limit, the page sizes
+ * of vfio_user_pgsizes_negotiate().  Fails when a side names no page size.
  */
 bool vfio_user_caps_negotiate(const VFIOUserCaps *ours,
                               const VFIOUserCaps *peer,

@@ -47,7 +47,13 @@ static void fuzz_version(const void *buf, size_t len)
     if (vfio_user_caps_negotiate(&ours, &caps, &out, NULL)) {
         g_assert(out.max_msg_fds <= ours.max_msg_fds);
         g_assert(out.max_data_xfer_size <= ours.max_data_xfer_size);
-        g_assert(out.pgsizes && (out.pgsizes & ~ours.pgsizes) == 0);
+        uint64_t granule = out.pgsizes & -out.pgsizes;
+
+        g_assert(out.pgsizes);
+        g_assert(granule >= (ours.pgsizes & -ours.pgsizes) &&
+                 granule >= (caps.pgsizes & -caps.pgsizes));
+        g_assert((out.pgsizes & ~granule & ~(ours.pgsizes & caps.pgsizes))
+                 == 0);
     }
 }
 

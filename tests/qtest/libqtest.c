@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include "tests/exe-wrapper.h"
 
 
 struct QTestState {
@@ -271,6 +272,16 @@ static pid_t qtest_spawn(GPtrArray *argv, int *out_fd, int *err_fd)
     pid_t parent = getpid();
     pid_t pid;
 
+    if (test_exe_wrapper()) {
+        g_auto(GStrv) wrapper = NULL;
+
+        /* A cross build's binary runs through the same wrapper as we do. */
+        g_assert_true(g_shell_parse_argv(test_exe_wrapper(), NULL, &wrapper,
+                                         NULL));
+        for (int i = g_strv_length(wrapper) - 1; i >= 0; i--) {
+            g_ptr_array_insert(argv, 0, g_strdup(wrapper[i]));
+        }
+    }
     g_assert(pipe2(err_pipe, O_CLOEXEC) == 0);
     if (out_fd) {
         g_assert(pipe2(out_pipe, O_CLOEXEC) == 0);

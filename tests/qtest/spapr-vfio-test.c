@@ -27,6 +27,7 @@
 #include "libqos/msix.h"
 #include "libqos/rtas.h"
 #include "libqos/vfio-query.h"
+#include "tests/exe-wrapper.h"
 
 #define NVME_DEVFN QPCI_DEVFN(4, 0)
 #define NVME_VENDOR 0x1b36
@@ -92,6 +93,7 @@ static void server_child_setup(gpointer data)
 static void server_start(Server *s, const char *extra)
 {
     g_autofree char *cmd = NULL;
+    g_autofree char *wrapped = NULL;
     g_auto(GStrv) argv = NULL;
     g_autoptr(GError) err = NULL;
     gint64 deadline;
@@ -102,7 +104,8 @@ static void server_start(Server *s, const char *extra)
     cmd = g_strdup_printf("%s --socket %s --backend ram --size 4M --queues 2 "
                           "%s %s", server_binary(), s->sock, extra,
                           getenv("SPAPR_TEST_SERVER_ARGS") ?: "");
-    g_assert_true(g_shell_parse_argv(cmd, NULL, &argv, &err));
+    wrapped = test_wrap_command(cmd);
+    g_assert_true(g_shell_parse_argv(wrapped, NULL, &argv, &err));
     g_assert_true(g_spawn_async(NULL, argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD,
                                 server_child_setup, NULL, &s->pid, &err));
     g_assert_no_error(err);
@@ -324,6 +327,10 @@ typedef struct Traps {
     int64_t table_accesses_total;   /* since start-up, bring-up included */
     bool table_emulated;
     bool db_page_trapped;
+    int64_t host_page_size;     /* as x-query-vfio reports it */
+    bool relocated;
+    int64_t table_bar;
+    bool table_page_mapped;     /* a device mapping shares the table page */
 } Traps;
 
 static Traps query_traps(Nvme *n)
@@ -350,6 +357,13 @@ static Traps query_traps(Nvme *n)
         g_test_message("%s", text);
         json_node_unref(node);
     }
+    t.host_page_size = json_object_get_int_member(dev, "host-page-size");
+    t.relocated = json_object_get_boolean_member(m, "relocated");
+    t.table_bar = json_object_get_int_member(m, "bar");
+    t.table_page_mapped = ranges_cover(
+        dev_bar(dev, t.table_bar), "mapped",
+        QEMU_ALIGN_DOWN(json_object_get_int_member(m, "table-offset"),
+                        t.host_page_size));
     json_object_unref(dev);
     t.bar0_accesses_total = t.bar0_accesses;
     return t;
@@ -533,6 +547,53 @@ static void test_seed_64k_pages(void)
     g_assert_cmpint(pc.bar0_accesses, ==, 4 * 4);
 }
 
+/*
+ * The seed scenario at the host's real page size, with no
+ * x-host-page-size: under make check-ppc64le that is 64 KiB, what the
+ * POWER hosts of the field reports have.  The server sizes BAR0 to a
+ * whole page and offers it with MSIX_MAPPABLE; pseries programs the
+ * vectors through RTAS ibm,change-msi and traps nothing of BAR0, every
+ * doorbell served by the mapping.  pc traps the table's page (with
+ * 64 KiB pages: all of BAR0, every doorbell) unless the table is
+ * relocated, and then BAR0 is all mapped again and the emulated table
+ * shares no page with a device mapping.
+ */
+static void test_seed_real_pages(void)
+{
+    int64_t page = getpagesize();
+    Nvme n;
+    Traps ppc, pc, reloc;
+
+    ppc = seed_run(&n, true, "");
+    nvme_stop(&n);
+    pc = seed_run(&n, false, "");
+    nvme_stop(&n);
+    reloc = seed_run(&n, false, ",x-msix-relocation=auto");
+    nvme_stop(&n);
+
+    g_assert_cmpint(ppc.host_page_size, ==, page);
+    g_assert_cmpint(pc.host_page_size, ==, page);
+    g_assert_false(ppc.table_emulated);
+    g_assert_cmpuint(ppc.bar0_trapped_ranges, ==, 0);
+    g_assert_cmpint(ppc.bar0_accesses_total, ==, 0);
+    g_assert_cmpint(ppc.table_accesses_total, ==, 0);
+
+    g_assert_true(pc.table_emulated);
+    g_assert_false(pc.relocated);
+    g_assert_true(pc.db_page_trapped);
+    g_assert_cmpuint(pc.bar0_trapped_ranges, ==, 1);
+    g_assert_cmpint(pc.bar0_accesses, ==, 4 * 4);
+
+    g_assert_true(reloc.table_emulated);
+    g_assert_true(reloc.relocated);
+    g_assert_cmpint(reloc.table_bar, !=, 0);
+    g_assert_false(reloc.table_page_mapped);
+    g_assert_false(reloc.db_page_trapped);
+    g_assert_cmpuint(reloc.bar0_trapped_ranges, ==, 0);
+    g_assert_cmpint(reloc.bar0_accesses, ==, 0);
+    g_assert_cmpint(reloc.table_accesses_total, >, 0);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -544,5 +605,7 @@ int main(int argc, char **argv)
                     test_seed_table_on_doorbell_page);
     g_test_add_func("/spapr/vfio-user-pci/seed/64k-pages-pseries-traps-nothing",
                     test_seed_64k_pages);
+    g_test_add_func("/spapr/vfio-user-pci/seed/real-host-pages",
+                    test_seed_real_pages);
     return g_test_run();
 }

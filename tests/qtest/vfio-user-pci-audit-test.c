@@ -24,8 +24,15 @@
 #define MSI_TARGET 0x3800000ULL
 #define MSI_DATA 0x4321
 #define IO_VECTOR 1
-#define DOORBELL_PAGE 0x1000
-#define BAR0_SIZE 0x4000
+/*
+ * The host page holding the doorbells (0x1000): 0x1000 with 4 KiB pages,
+ * 0 with 64 KiB pages (POWER), where it holds the registers as well.
+ */
+#define DOORBELL_PAGE ((uint64_t)QEMU_ALIGN_DOWN(0x1000, getpagesize()))
+/* True when the registers (page 0) are on a page of their own. */
+#define REGS_OWN_PAGE (DOORBELL_PAGE != 0)
+/* The server makes BAR0 at least one host page (64 KiB on POWER). */
+#define BAR0_SIZE ((uint64_t)MAX(0x4000, getpagesize()))
 #define NR_IOS 4
 #define WAIT_US (10 * G_USEC_PER_SEC)
 
@@ -262,7 +269,12 @@ static void test_mappable_on_requires_capability(void)
     QNvmeServer srv;
     int status;
 
-    qnvme_server_start(&srv, LAYOUT_DB_PAGE " --no-msix-mappable");
+    /*
+     * The table on a page of its own, so that the rest of BAR0 stays
+     * mappable at any page size (the refusal concerns a mappable BAR).
+     */
+    qnvme_server_start(&srv, "--msix-bar 0 --msix-table-offset 0x10000 "
+                       "--msix-pba-offset 0x10800 --no-msix-mappable");
     args = g_strdup_printf("-M pc -accel qtest -display none -device "
                            "vfio-user-pci,socket=%s,x-msix-mappable=on",
                            srv.sock);
@@ -294,7 +306,8 @@ static void test_mappable_off_ignores_capability(void)
     dev = qvfio_query_device(c.qts);
     g_assert_false(qvfio_bar_covers(qvfio_query_bar(dev, 0), "mapped", DOORBELL_PAGE));
     g_assert_true(qvfio_bar_covers(qvfio_query_bar(dev, 0), "trapped", DOORBELL_PAGE));
-    g_assert_true(qvfio_bar_covers(qvfio_query_bar(dev, 0), "mapped", 0));
+    g_assert_cmpint(qvfio_bar_covers(qvfio_query_bar(dev, 0), "mapped", 0), ==,
+                    REGS_OWN_PAGE);
     json_object_unref(dev);
     before = audit_bar0_exits(&c, "forwarded");
     audit_ios(&c, NR_IOS);
@@ -326,7 +339,12 @@ static void test_hot_page_hint_without_capability(void)
     audit_ios(&c, 1);
     err = qtest_get_stderr(c.qts);
     g_assert_null(strstr(err, "x-msix-relocation"));
-    g_assert_nonnull(strstr(err, "page 0x1000"));
+    {
+        g_autofree char *page = g_strdup_printf("page 0x%" PRIx64,
+                                                DOORBELL_PAGE);
+
+        g_assert_nonnull(strstr(err, page));
+    }
     g_assert_nonnull(strstr(err, "MSIX_MAPPABLE"));
     audit_stop(&c);
 

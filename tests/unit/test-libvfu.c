@@ -560,6 +560,7 @@ static void test_region_info_fd_and_retry(void)
     g_autofree uint8_t *reply2 = NULL;
     size_t rlen;
     int rfd = -1;
+    uint64_t page_off;
     uint8_t *map;
 
     /* argsz only covers the fixed struct: told the size, no fd. */
@@ -596,16 +597,20 @@ static void test_region_info_fd_and_retry(void)
     g_assert_nonnull(vfio_user_region_info_find_cap(
         reply2, rlen, VFIO_REGION_INFO_CAP_MSIX_MAPPABLE, NULL));
 
-    /* The fd is the device's memory: both sides see each other's stores. */
+    /*
+     * The fd is the device's memory: both sides see each other's stores.
+     * mmap offsets are in host pages: from the page holding the area.
+     */
     g_assert_cmpint(rfd, >=, 0);
-    map = mmap(NULL, sp->areas[0].size, PROT_READ | PROT_WRITE, MAP_SHARED,
-               rfd, info.offset + sp->areas[0].offset);
+    page_off = (info.offset + sp->areas[0].offset) % getpagesize();
+    map = mmap(NULL, page_off + sp->areas[0].size, PROT_READ | PROT_WRITE,
+               MAP_SHARED, rfd, info.offset + sp->areas[0].offset - page_off);
     g_assert_true(map != MAP_FAILED);
     d->bar0[0x1008] = 0xab;
-    g_assert_cmpuint(map[8], ==, 0xab);
-    map[0x1000] = 0xcd;
+    g_assert_cmpuint(map[page_off + 8], ==, 0xab);
+    map[page_off + 0x1000] = 0xcd;
     g_assert_cmpuint(d->bar0[0x2000], ==, 0xcd);
-    munmap(map, sp->areas[0].size);
+    munmap(map, page_off + sp->areas[0].size);
     close(rfd);
 
     /* BAR4 has no fd: no MMAP flag, no caps, no fd. */

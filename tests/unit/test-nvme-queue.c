@@ -350,6 +350,22 @@ static void test_layout_grows_bar0(void)
     g_assert_cmpuint(l.nr_areas, ==, 0);
     nvme_options_free(&o);
 
+    /*
+     * A mapped BAR is at least one host page: the memfd is sealed at the
+     * BAR's size, and a 16 KiB BAR0 ending inside the client's 64 KiB page
+     * could be neither mapped whole nor become a KVM memslot.
+     */
+    g_assert_cmphex(l.bar0_size, ==, 0x10000);
+    g_assert_true(parse_layout(&o, &l, "", 65536, &error_abort));
+    g_assert_cmphex(l.bar0_size, ==, 0x10000);
+    g_assert_cmphex(l.msix_bar_size, ==, 0x10000);
+    g_assert_true(l.bar0_mmap);
+    nvme_options_free(&o);
+    g_assert_true(parse_layout(&o, &l, "", 4096, &error_abort));
+    g_assert_cmphex(l.bar0_size, ==, 0x4000);
+    g_assert_cmphex(l.msix_bar_size, ==, 0x2000);
+    nvme_options_free(&o);
+
     g_assert_true(parse_layout(&o, &l, "--no-mmap", 4096, &error_abort));
     g_assert_false(l.bar0_mmap);
     g_assert_cmpuint(l.nr_areas, ==, 0);

@@ -6,8 +6,11 @@
 #include <setjmp.h>
 #include <sys/wait.h>
 #include "qemu/peer-mem.h"
+#include "tests/exe-wrapper.h"
 
-#define MAP_LEN 0x4000
+/* In host pages: a fault is per page, 4 KiB or 64 KiB (POWER). */
+static size_t page;
+#define MAP_LEN (4 * page)
 
 /* The SIGBUS handler that was there before the guard's (see main()). */
 static sigjmp_buf prev_jmp;
@@ -83,13 +86,13 @@ static void test_guard_repairs_and_flags(void)
     g_assert_cmpuint(p[0x10], ==, 0x5a);
     g_assert_false(qemu_peer_mem_faulted(slot));
 
-    g_assert_cmpint(ftruncate(fd, 0x1000), ==, 0);
+    g_assert_cmpint(ftruncate(fd, page), ==, 0);
     g_assert_cmpuint(p[0x10], ==, 0x5a);
     /* A read and a write past the new end complete on zero pages. */
-    g_assert_cmpuint(p[0x2000], ==, 0);
+    g_assert_cmpuint(p[2 * page], ==, 0);
     g_assert_true(qemu_peer_mem_faulted(slot));
-    p[0x3ff0] = 7;
-    g_assert_cmpuint(p[0x3ff0], ==, 7);
+    p[MAP_LEN - 16] = 7;
+    g_assert_cmpuint(p[MAP_LEN - 16], ==, 7);
     g_assert_cmpint(prev_calls, ==, 0);
 
     qemu_peer_mem_unguard(slot);
@@ -105,7 +108,7 @@ static void test_guard_chains_other_faults(void)
     uint8_t *guarded = map_of(fd);
     int fd2 = tmpfile_of(MAP_LEN);
     uint8_t *other = map_of(fd2);
-    volatile uint8_t *victim = other + 0x2000;
+    volatile uint8_t *victim = other + 2 * page;
     int slot = qemu_peer_mem_guard(guarded, MAP_LEN);
 
     g_assert_cmpint(slot, >=, 0);
@@ -157,7 +160,7 @@ static void test_guard_slots_run_out(void)
 /* With the default action before us, an unguarded fault still kills. */
 static void test_guard_default_action_kills(void)
 {
-    if (g_test_subprocess()) {
+    if (test_trap_child()) {
         struct sigaction dfl = { .sa_handler = SIG_DFL };
         int fd = tmpfile_of(MAP_LEN);
         uint8_t *p = map_of(fd);
@@ -167,11 +170,10 @@ static void test_guard_default_action_kills(void)
         sigaction(SIGBUS, &dfl, NULL);
         g_assert_cmpint(qemu_peer_mem_guard(p, MAP_LEN), >=, 0);
         g_assert_cmpint(ftruncate(fd, 0), ==, 0);
-        g_assert_cmpuint(p[0x1000], ==, 0);
-        (void)*(volatile uint8_t *)(q + 0x1000);
+        g_assert_cmpuint(p[page], ==, 0);
+        (void)*(volatile uint8_t *)(q + page);
         exit(0);
     }
-    g_test_trap_subprocess(NULL, 0, 0);
     g_test_trap_assert_failed();
 }
 
@@ -183,6 +185,7 @@ int main(int argc, char **argv)
     };
 
     g_test_init(&argc, &argv, NULL);
+    page = getpagesize();
     /* Installed before the guard's, as a sanitizer's would be. */
     if (!g_test_subprocess()) {
         sigemptyset(&sa.sa_mask);

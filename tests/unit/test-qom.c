@@ -5,6 +5,7 @@
 #include "qemu/osdep.h"
 #include "qom/object.h"
 #include "qapi/error.h"
+#include "tests/exe-wrapper.h"
 
 #define TYPE_ANIMAL "test-animal"
 #define TYPE_DOG "test-dog"
@@ -185,13 +186,12 @@ static void test_casts(void)
 
 static void test_bad_cast_aborts(void)
 {
-    if (g_test_subprocess()) {
+    if (test_trap_child()) {
         Object *cat = object_new(TYPE_CAT);
         /* A cat is no dog: a programming error, so abort. */
         OBJECT_CHECK(Animal, cat, TYPE_DOG);
-        return;
+        exit(0);
     }
-    g_test_trap_subprocess(NULL, 0, 0);
     g_test_trap_assert_failed();
     g_test_trap_assert_stderr("*is not a 'test-dog'*");
 }

@@ -178,7 +178,7 @@ static void test_caps_negotiate(void)
 {
     VFIOUserCaps a = { 8, 1 << 20, 1000, 4096 | 65536 };
     VFIOUserCaps b = { 2, 1 << 16, 5000, 4096 };
-    VFIOUserCaps c = { 2, 1 << 16, 5000, 65536 * 2 };
+    VFIOUserCaps c = { 2, 1 << 16, 5000, 0 };
     VFIOUserCaps out;
     Error *err = NULL;
 
@@ -189,6 +189,28 @@ static void test_caps_negotiate(void)
     g_assert_cmpuint(out.pgsizes, ==, 4096);
     g_assert_false(vfio_user_caps_negotiate(&a, &c, &out, &err));
     error_free_or_abort(&err);
+}
+
+/*
+ * A client on a 64 KiB-page host (POWER) names 64 KiB; a server that maps
+ * in 4 KiB pages handles 64 KiB-aligned maps as well: they agree on
+ * 64 KiB.  Requiring a common bit refused every such pair.
+ */
+static void test_pgsizes_negotiate(void)
+{
+    const uint64_t k4 = 4096, k64 = 65536, m2 = 2 * 1024 * 1024;
+
+    g_assert_cmphex(vfio_user_pgsizes_negotiate(k64, k4), ==, k64);
+    g_assert_cmphex(vfio_user_pgsizes_negotiate(k4, k64), ==, k64);
+    g_assert_cmphex(vfio_user_pgsizes_negotiate(k4 | k64, k4), ==, k4);
+    g_assert_cmphex(vfio_user_pgsizes_negotiate(k4 | m2, k4 | k64 | m2), ==,
+                    k4 | m2);
+    g_assert_cmphex(vfio_user_pgsizes_negotiate(k64 | m2, k4 | m2), ==,
+                    k64 | m2);
+    g_assert_cmphex(vfio_user_pgsizes_negotiate(k64 * 2, k4 | k64), ==,
+                    k64 * 2);
+    g_assert_cmphex(vfio_user_pgsizes_negotiate(0, k4), ==, 0);
+    g_assert_cmphex(vfio_user_pgsizes_negotiate(k4, 0), ==, 0);
 }
 
 /* ---- DMA map / unmap ---- */
@@ -630,6 +652,8 @@ int main(int argc, char **argv)
     g_test_add_func("/vfio-user/codec/version/malformed",
                     test_version_malformed);
     g_test_add_func("/vfio-user/codec/caps/negotiate", test_caps_negotiate);
+    g_test_add_func("/vfio-user/codec/caps/pgsizes-64k-host-4k-peer",
+                    test_pgsizes_negotiate);
     g_test_add_func("/vfio-user/codec/dma-map/validation", test_dma_map);
     g_test_add_func("/vfio-user/codec/dma-unmap/validation", test_dma_unmap);
     g_test_add_func("/vfio-user/codec/dma/ranges-overlap",

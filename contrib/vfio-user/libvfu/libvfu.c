@@ -530,7 +530,7 @@ static int handle_version(VfuCtx *ctx, VfuMsg *msg)
     if (major != VFIO_USER_MAJOR) {
         return -ENOTSUP;
     }
-    if (!(peer.pgsizes & ctx->ours.pgsizes)) {
+    if (!vfio_user_pgsizes_negotiate(ctx->ours.pgsizes, peer.pgsizes)) {
         return -ENOTSUP;
     }
     ctx->peer = peer;
@@ -540,7 +540,8 @@ static int handle_version(VfuCtx *ctx, VfuMsg *msg)
      */
     offer = ctx->ours;
     offer.max_dma_maps = MIN(ctx->ours.max_dma_maps, peer.max_dma_maps);
-    offer.pgsizes = ctx->ours.pgsizes & peer.pgsizes;
+    offer.pgsizes = vfio_user_pgsizes_negotiate(ctx->ours.pgsizes,
+                                                peer.pgsizes);
     ctx->max_dma_maps = offer.max_dma_maps;
     reply = vfio_user_version_build(VFIO_USER_MAJOR,
                                     MIN(minor, VFIO_USER_MINOR), &offer,

@@ -450,12 +450,20 @@ bool nvme_layout_compute(const NvmeOptions *o, uint64_t host_page_size,
         }
     }
 
+    /*
+     * A BAR the client maps is at least one host page: an mmap and a KVM
+     * memslot cover whole pages, and the memfd behind the BAR is sealed
+     * at this size, so a 16 KiB BAR0 on a 64 KiB-page host (POWER) would
+     * end inside the page the client maps and stay trapped.
+     */
     end = MAX(l->table_offset + l->table_size, l->pba_offset + l->pba_size);
     if (in_bar0) {
-        l->bar0_size = MAX(NVME_BAR0_MIN_SIZE, pow2ceil(end));
+        l->bar0_size = MAX(MAX(NVME_BAR0_MIN_SIZE, pow2ceil(end)),
+                           host_page_size);
     } else {
-        l->bar0_size = NVME_BAR0_MIN_SIZE;
-        l->msix_bar_size = MAX(NVME_MSIX_BAR_MIN_SIZE, pow2ceil(end));
+        l->bar0_size = MAX(NVME_BAR0_MIN_SIZE, host_page_size);
+        l->msix_bar_size = MAX(MAX(NVME_MSIX_BAR_MIN_SIZE, pow2ceil(end)),
+                               host_page_size);
     }
 
     /*

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include "config-host.h"
 #include "libqos/nvme.h"
+#include "tests/exe-wrapper.h"
 
 #define QNVME_SQE_SIZE 64
 #define QNVME_CQE_SIZE 16
@@ -246,6 +247,7 @@ void qnvme_server_start_within(QNvmeServer *s, const char *extra_args,
                                gint64 wait_us)
 {
     g_autofree char *cmd = NULL;
+    g_autofree char *wrapped = NULL;
     g_auto(GStrv) argv = NULL;
     g_autoptr(GError) err = NULL;
     gint64 deadline;
@@ -257,7 +259,8 @@ void qnvme_server_start_within(QNvmeServer *s, const char *extra_args,
     cmd = g_strdup_printf("%s --socket %s --backend ram --size 16M %s",
                           qnvme_server_binary(), s->sock,
                           extra_args ? extra_args : "");
-    g_assert_true(g_shell_parse_argv(cmd, NULL, &argv, &err));
+    wrapped = test_wrap_command(cmd);
+    g_assert_true(g_shell_parse_argv(wrapped, NULL, &argv, &err));
     /* Its stdout would corrupt the TAP stream. */
     g_assert_true(g_spawn_async(NULL, argv, NULL,
                                 G_SPAWN_DO_NOT_REAP_CHILD |
