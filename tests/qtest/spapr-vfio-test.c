@@ -360,8 +360,8 @@ static Traps query_traps(Nvme *n)
     t.host_page_size = json_object_get_int_member(dev, "host-page-size");
     t.relocated = json_object_get_boolean_member(m, "relocated");
     t.table_bar = json_object_get_int_member(m, "bar");
-    t.table_page_mapped = ranges_cover(
-        dev_bar(dev, t.table_bar), "mapped",
+    t.table_page_mapped = qvfio_bar_covers(
+        qvfio_query_bar(dev, t.table_bar), "mapped",
         QEMU_ALIGN_DOWN(json_object_get_int_member(m, "table-offset"),
                         t.host_page_size));
     json_object_unref(dev);
