@@ -94,7 +94,7 @@ struct VfuCtx {
     VfuIrqIndex irqs[VFIO_PCI_NUM_IRQS];
 
     pthread_rwlock_t dma_lock;
-    GArray *dma;            /* VfuDmaRange */
+    GTree *dma;             /* VfuDmaRange, by iova; key == value */
 
     GMutex send_lock;
     GMutex req_lock;
