@@ -47,6 +47,8 @@ static gint dma_range_cmp(gconstpointer a, gconstpointer b, gpointer unused)
 void vfu_dma_init(VfuCtx *ctx)
 {
     ctx->dma = g_tree_new_full(dma_range_cmp, NULL, NULL, g_free);
+    /* Checked around every message: never a walk over every range. */
+    ctx->dma_guarded = g_ptr_array_new();
 }
 
 /* [first, last] (inclusive, so that a range may end at 2^64). */
@@ -211,6 +213,9 @@ int vfu_handle_dma_map(VfuCtx *ctx, VfuMsg *msg)
     }
     pthread_rwlock_wrlock(&ctx->dma_lock);
     g_tree_insert(ctx->dma, range, range);
+    if (range->guard >= 0) {
+        g_ptr_array_add(ctx->dma_guarded, range);
+    }
     g_steal_pointer(&range);
     pthread_rwlock_unlock(&ctx->dma_lock);
     if (ctx->ops->dma_map) {
@@ -252,6 +257,9 @@ static void dma_remove(VfuCtx *ctx, VfuDmaRange *range)
         ctx->ops->dma_unmap(ctx, ctx->opaque, r.iova, r.size);
     }
     pthread_rwlock_wrlock(&ctx->dma_lock);
+    if (r.guard >= 0) {
+        g_ptr_array_remove_fast(ctx->dma_guarded, range);
+    }
     g_tree_remove(ctx->dma, range);
     pthread_rwlock_unlock(&ctx->dma_lock);
     if (r.map_base) {
@@ -266,19 +274,7 @@ static gboolean dma_first_cb(gpointer key, gpointer value, gpointer data)
     return TRUE;
 }
 
-static gboolean dma_faulted_cb(gpointer key, gpointer value, gpointer data)
-{
-    VfuDmaRange *r = value;
 
-    if (qemu_peer_mem_faulted(r->guard)) {
-        error_report("libvfu: the client shrank the memory behind DMA "
-                     "range 0x%" PRIx64 "+0x%" PRIx64 "; dropping it",
-                     r->iova, r->size);
-        *(bool *)data = true;
-        return TRUE;
-    }
-    return FALSE;
-}
 
 /*
  * Whether the client shrank an fd under one of our mappings (the guard
@@ -286,10 +282,18 @@ static gboolean dma_faulted_cb(gpointer key, gpointer value, gpointer data)
  */
 bool vfu_dma_peer_faulted(VfuCtx *ctx)
 {
-    bool faulted = false;
+    /* Only guarded ranges can fault (at most QEMU_PEER_MEM_GUARD_SLOTS). */
+    for (guint i = 0; i < ctx->dma_guarded->len; i++) {
+        VfuDmaRange *r = g_ptr_array_index(ctx->dma_guarded, i);
 
-    g_tree_foreach(ctx->dma, dma_faulted_cb, &faulted);
-    return faulted;
+        if (qemu_peer_mem_faulted(r->guard)) {
+            error_report("libvfu: the client shrank the memory behind DMA "
+                         "range 0x%" PRIx64 "+0x%" PRIx64 "; dropping it",
+                         r->iova, r->size);
+            return true;
+        }
+    }
+    return false;
 }
 
 void vfu_dma_unmap_all(VfuCtx *ctx)
@@ -585,4 +589,5 @@ void vfu_dma_free(VfuCtx *ctx)
 {
     vfu_dma_unmap_all(ctx);
     g_tree_destroy(ctx->dma);
+    g_ptr_array_free(ctx->dma_guarded, true);
 }

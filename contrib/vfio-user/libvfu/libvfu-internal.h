@@ -95,6 +95,7 @@ struct VfuCtx {
 
     pthread_rwlock_t dma_lock;
     GTree *dma;             /* VfuDmaRange, by iova; key == value */
+    GPtrArray *dma_guarded; /* the ranges under a SIGBUS guard */
 
     GMutex send_lock;
     GMutex req_lock;
