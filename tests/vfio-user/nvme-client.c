@@ -16,6 +16,7 @@
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <linux/pci_regs.h>
 #include "qapi/error.h"
@@ -1705,6 +1706,71 @@ static void test_many_dma_maps(void)
     server_stop(&s);
 }
 
+
+/*
+ * A client that floods requests and never reads the replies: the server
+ * must not block in send() for ever, but drop it (after its 10 s message
+ * timeout) and serve the next client.
+ */
+static void test_client_that_never_reads(void)
+{
+    VFIOUserRegionRW rw = { .offset = 0,
+                            .region = VFIO_PCI_CONFIG_REGION_INDEX,
+                            .count = 256 };
+    g_autofree void *ver = NULL;
+    struct pollfd pfd;
+    VFIOUserCaps caps;
+    VFIOUserHdr hdr;
+    Server s;
+    Client c, c2 = { 0 };
+    unsigned sent = 0;
+    uint16_t id;
+    size_t len;
+    int sock2;
+
+    server_start(&s, "--backend ram --size 4M");
+    client_connect(&c, &s);
+    g_assert_cmpint(fcntl(c.sock, F_SETFL, O_NONBLOCK), ==, 0);
+    for (;;) {
+        uint8_t buf[sizeof(VFIOUserHdr) + sizeof(rw)];
+        ssize_t n;
+
+        vfio_user_hdr_init((VFIOUserHdr *)buf, c.id++,
+                           VFIO_USER_REGION_READ, sizeof(buf),
+                           VFIO_USER_F_TYPE_COMMAND);
+        memcpy(buf + sizeof(VFIOUserHdr), &rw, sizeof(rw));
+        n = send(c.sock, buf, sizeof(buf), MSG_NOSIGNAL);
+        if (n < 0 && errno == EAGAIN) {
+            break;
+        }
+        g_assert_cmpint(n, ==, sizeof(buf));
+        sent++;
+        g_assert_cmpuint(sent, <, 1000000);
+    }
+    g_test_message("%u requests sent before the server stopped reading",
+                   sent);
+
+    /* The next client is served once the first has been dropped. */
+    sock2 = unix_connect_path(s.sock, &error_abort);
+    vfio_user_caps_init_default(&caps);
+    ver = vfio_user_version_build(VFIO_USER_MAJOR, VFIO_USER_MINOR, &caps,
+                                  &len);
+    c2.sock = sock2;
+    vu_send(&c2, VFIO_USER_VERSION, VFIO_USER_F_TYPE_COMMAND, ver, len, NULL,
+            0, &id);
+    pfd = (struct pollfd) { .fd = sock2, .events = POLLIN };
+    if (poll(&pfd, 1, 3 * WAIT_US / 1000) != 1) {
+        g_error("a client that never reads wedged the server");
+    }
+    g_assert_cmpint(recv(sock2, &hdr, sizeof(hdr), MSG_WAITALL), ==,
+                    sizeof(hdr));
+    g_assert_cmpuint(hdr.command, ==, VFIO_USER_VERSION);
+    g_assert_false(hdr.flags & VFIO_USER_F_ERROR);
+    close(sock2);
+    close(c.sock);
+    server_stop(&s);
+}
+
 int main(int argc, char **argv)
 {
     server_bin = g_getenv("VFIO_USER_NVME");
@@ -1754,5 +1820,7 @@ int main(int argc, char **argv)
                     test_unmap_while_poller_waits_for_reply);
     g_test_add_func("/vfio-user-nvme/trust/many-dma-maps",
                     test_many_dma_maps);
+    g_test_add_func("/vfio-user-nvme/trust/client-that-never-reads",
+                    test_client_that_never_reads);
     return g_test_run();
 }

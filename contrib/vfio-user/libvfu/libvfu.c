@@ -231,6 +231,11 @@ bool vfu_attach_fd(VfuCtx *ctx, int fd, Error **errp)
         error_setg_errno(errp, errno, "libvfu: cannot set a receive timeout");
         return false;
     }
+    /* Nor may one that stops reading our replies block us in send(). */
+    if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0) {
+        error_setg_errno(errp, errno, "libvfu: cannot set a send timeout");
+        return false;
+    }
     vfu_pci_snapshot(ctx);
     ctx->conn_fd = fd;
     ctx->conn_broken = false;
