@@ -1588,6 +1588,7 @@ static void test_unmap_while_poller_waits_for_reply(void)
     VFIOUserDMARW rw;
     NvmeSqe flush = { .opcode = 0x00, .nsid = htole32(1), .cid = 0x77 };
     uint16_t req_id, unmap_id;
+    uint32_t intms;
     NvmeCqe cqe;
     uint16_t head = 0;
     bool phase = true;
@@ -1602,6 +1603,9 @@ static void test_unmap_while_poller_waits_for_reply(void)
 
     rw = msg_only_sq_fetch(&c, &req_id);
     unmap_id = dma_unmap_send(&c, SIDE_IOVA, 0x10000);
+    /* A posted write behind it is kept and served afterwards, in order. */
+    intms = htole32(1u << 5);
+    region_write(&c, VFIO_PCI_BAR0_REGION_INDEX, 0x0c, &intms, 4, true);
     /* Only now the answer to the poller's DMA_READ: a Flush command. */
     reply = g_malloc0(sizeof(rw) + 64);
     memcpy(reply, &rw, sizeof(rw));
@@ -1626,6 +1630,8 @@ static void test_unmap_while_poller_waits_for_reply(void)
     g_assert_cmpuint(le16toh(cqe.cid), ==, 0x77);
     g_assert_cmpuint(le16toh(cqe.status) >> 1, ==, 0);
     g_assert_cmphex(reg_read32(&c, REG_CSTS), ==, 1);
+    region_read(&c, VFIO_PCI_BAR0_REGION_INDEX, 0x0c, &intms, 4);
+    g_assert_cmphex(le32toh(intms), ==, 1u << 5);
     g_assert_true(server_alive(&s));
     client_close(&c);
     server_stop(&s);

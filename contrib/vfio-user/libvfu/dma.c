@@ -34,6 +34,9 @@
 #include "libvfu-internal.h"
 #include "trace.h"
 
+/* Commands a waiting dispatch thread may read ahead and keep. */
+#define VFU_MAX_DEFERRED 64
+
 /* How long a device thread waits for a DMA_READ/WRITE reply. */
 #define VFU_DMA_REPLY_TIMEOUT_US (10 * G_TIME_SPAN_SECOND)
 
@@ -49,6 +52,45 @@ void vfu_dma_init(VfuCtx *ctx)
     ctx->dma = g_tree_new_full(dma_range_cmp, NULL, NULL, g_free);
     /* Checked around every message: never a walk over every range. */
     ctx->dma_guarded = g_ptr_array_new();
+    ctx->deferred = g_queue_new();
+}
+
+void vfu_msg_free(VfuMsg *msg)
+{
+    vfu_msg_free_fds(msg);
+    if (msg->reply) {
+        g_byte_array_free(msg->reply, true);
+    }
+    g_free(msg->payload);
+    g_free(msg);
+}
+
+/*
+ * A command that arrived while the dispatch thread waited inside a
+ * handler: keep it for later (the client may post commands without
+ * waiting, e.g. REGION_WRITE with NO_REPLY).  False if too many are kept.
+ */
+static bool vfu_defer(VfuCtx *ctx, VfuMsg *msg)
+{
+    if (g_queue_get_length(ctx->deferred) >= VFU_MAX_DEFERRED) {
+        return false;
+    }
+    g_queue_push_tail(ctx->deferred, g_memdup2(msg, sizeof(*msg)));
+    return true;
+}
+
+VfuMsg *vfu_deferred_pop(VfuCtx *ctx)
+{
+    return g_queue_pop_head(ctx->deferred);
+}
+
+void vfu_deferred_clear(VfuCtx *ctx)
+{
+    VfuMsg *msg;
+
+    while ((msg = g_queue_pop_head(ctx->deferred))) {
+        vfu_msg_free(msg);
+    }
 }
 
 /* [first, last] (inclusive, so that a range may end at 2^64). */
@@ -408,8 +450,9 @@ void vfu_dma_fail_pending(VfuCtx *ctx)
 
 /*
  * On the dispatch thread nobody else reads the socket, so read until our
- * reply arrives.  The client is waiting on us, so anything but our reply
- * is a protocol error.
+ * reply arrives.  Commands the client posted meanwhile are kept for after
+ * the current handler; any other reply, or too many commands, is a
+ * protocol error.
  */
 static int wait_reply_inline(VfuCtx *ctx, VfuPending *p)
 {
@@ -422,6 +465,10 @@ static int wait_reply_inline(VfuCtx *ctx, VfuPending *p)
             error_free(err);
             ctx->conn_broken = true;
             return -ENOTCONN;
+        }
+        if ((msg.hdr.flags & VFIO_USER_F_TYPE_MASK) ==
+                VFIO_USER_F_TYPE_COMMAND && vfu_defer(ctx, &msg)) {
+            continue;
         }
         if ((msg.hdr.flags & VFIO_USER_F_TYPE_MASK) ==
                 VFIO_USER_F_TYPE_REPLY &&
@@ -557,8 +604,9 @@ void vfu_serve_replies(VfuCtx *ctx, unsigned timeout_ms)
     int ret;
 
     if (!vfu_on_dispatch_thread(ctx) || ctx->conn_fd < 0 ||
-        ctx->conn_broken) {
-        g_usleep(MIN(timeout_ms, 1u) * 1000);
+        ctx->conn_broken ||
+        g_queue_get_length(ctx->deferred) >= VFU_MAX_DEFERRED) {
+        g_usleep(100);
         return;
     }
     if (poll(&pfd, 1, timeout_ms) <= 0) {
@@ -573,13 +621,9 @@ void vfu_serve_replies(VfuCtx *ctx, unsigned timeout_ms)
     }
     if ((msg.hdr.flags & VFIO_USER_F_TYPE_MASK) == VFIO_USER_F_TYPE_REPLY) {
         vfu_dma_handle_reply(ctx, &msg);
-    } else {
-        /* The client waits for our reply: a new command breaks protocol. */
-        trace_vfu_msg_error(msg.hdr.id,
-                            vfio_user_command_name(msg.hdr.command),
-                            "command while the previous one is served");
-        ctx->conn_broken = true;
-        vfu_dma_fail_pending(ctx);
+    } else if (vfu_defer(ctx, &msg)) {
+        /* A posted command: served after the current handler. */
+        return;
     }
     vfu_msg_free_fds(&msg);
     g_free(msg.payload);
@@ -590,4 +634,6 @@ void vfu_dma_free(VfuCtx *ctx)
     vfu_dma_unmap_all(ctx);
     g_tree_destroy(ctx->dma);
     g_ptr_array_free(ctx->dma_guarded, true);
+    vfu_deferred_clear(ctx);
+    g_queue_free(ctx->deferred);
 }

@@ -255,9 +255,9 @@ unsigned vfu_dma_count(VfuCtx *ctx);
  * call this in the wait loop.  It delivers a reply to the device's
  * DMA_READ/WRITE requests if one arrives within @timeout_ms (only the
  * dispatch thread reads the socket), so the device thread is never left
- * waiting on us while we wait on it.  A command from the client meanwhile
- * is a protocol error (it is waiting for our reply) and drops it.
- * Elsewhere it just sleeps up to 1 ms.
+ * waiting on us while we wait on it.  A command the client posted
+ * meanwhile is kept and served after the current one.  Elsewhere it just
+ * sleeps briefly.
  */
 void vfu_serve_replies(VfuCtx *ctx, unsigned timeout_ms);
 
