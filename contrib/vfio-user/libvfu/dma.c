@@ -15,8 +15,8 @@
  * messages needs.  A device thread waiting for a DMA_READ/WRITE reply holds
  * no libvfu lock; DMA_UNMAP first fails the requests still waiting on the
  * range it removes (the client will not answer for memory it took back),
- * and only ranges with a mapping are announced to ops->dma_unmap, since a
- * message-only range has no pointers for the device to drop.  A device
+ * and only ranges with a mapping are announced to ops->dma_map/dma_unmap,
+ * since a message-only range has no pointers for the device to drop.  A device
  * that must wait for its own threads in ops->dma_unmap can keep replies to
  * their DMA requests flowing with vfu_serve_replies().
  *
@@ -260,7 +260,8 @@ int vfu_handle_dma_map(VfuCtx *ctx, VfuMsg *msg)
     }
     g_steal_pointer(&range);
     pthread_rwlock_unlock(&ctx->dma_lock);
-    if (ctx->ops->dma_map) {
+    /* As dma_unmap: only ranges a device can hold pointers into. */
+    if (fd >= 0 && ctx->ops->dma_map) {
         ctx->ops->dma_map(ctx, ctx->opaque, m.address, m.size);
     }
     return 0;

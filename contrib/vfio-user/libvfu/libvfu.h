@@ -49,7 +49,10 @@ typedef struct VfuDeviceOps {
     void (*reset)(VfuCtx *ctx, void *opaque, VfuResetReason reason);
     /* A client finished VERSION negotiation.  Optional. */
     void (*attach)(VfuCtx *ctx, void *opaque);
-    /* A DMA range was added (after mapping).  Optional. */
+    /*
+     * A DMA range with a mapping (DMA_MAP with an fd) was added.  Ranges
+     * without one (reached by messages) are not announced.  Optional.
+     */
     void (*dma_map)(VfuCtx *ctx, void *opaque, uint64_t iova, uint64_t size);
     /*
      * A DMA range with a mapping (DMA_MAP with an fd) is about to go away
