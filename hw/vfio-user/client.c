@@ -26,6 +26,8 @@
 #define DEVICE_MAX_REGIONS      64
 #define DEVICE_MAX_IRQ_INDEXES  64
 #define IRQ_MAX_COUNT           4096
+/* Server requests served per main-loop wake-up. */
+#define CLIENT_MAX_INCOMING_BATCH 64
 
 struct VFIOUserClient {
     char *name;
@@ -506,7 +508,12 @@ bool vfio_user_client_process_incoming(VFIOUserClient *c, Error **errp)
     bool ok = true;
 
     g_mutex_lock(&c->lock);
-    while (!c->broken) {
+    /*
+     * A bounded batch: a server that keeps sending must not keep the main
+     * loop (QMP, other devices) from running.  The fd stays readable, so
+     * the handler runs again on the next iteration.
+     */
+    for (unsigned n = 0; !c->broken && n < CLIENT_MAX_INCOMING_BATCH; n++) {
         VFIOUserMsg msg;
         int ret = client_recv(c, &msg, 0, errp);
 
