@@ -967,6 +967,57 @@ static void io_access_impl(MemoryRegion *mr, hwaddr addr, uint8_t *buf,
 }
 
 /*
+ * Re-entrancy guard.  The devices (region owners; an ownerless region
+ * stands for itself) whose callbacks are running on this thread.  A device
+ * reached again from inside its own callbacks, because its DMA, MSI or
+ * MSI-X message was aimed at its own registers, would recurse without bound
+ * or re-take a lock it holds: that access is logged as a guest error and
+ * dropped.  Chains through other devices are caught the same way, and a
+ * chain longer than IO_GUARD_DEPTH distinct devices is cut there.  Every
+ * I/O region gets this for free; callers need do nothing.
+ */
+#define IO_GUARD_DEPTH 16
+static __thread const void *io_engaged[IO_GUARD_DEPTH];
+static __thread unsigned io_engaged_depth;
+
+static const void *io_guard_key(const MemoryRegion *mr)
+{
+    return mr->owner ? (const void *)mr->owner : (const void *)mr;
+}
+
+/* True if the access may go on; then io_guard_leave() must follow. */
+static bool io_guard_enter(MemoryRegion *mr, hwaddr addr, unsigned size,
+                           bool is_write)
+{
+    const void *key = io_guard_key(mr);
+    const char *why = NULL;
+
+    for (unsigned i = 0; i < io_engaged_depth; i++) {
+        if (io_engaged[i] == key) {
+            why = "re-entrant access from the device's own I/O";
+            break;
+        }
+    }
+    if (!why && io_engaged_depth == IO_GUARD_DEPTH) {
+        why = "I/O nested too deeply";
+    }
+    if (why) {
+        qemu_log_guest_error("%s: %u-byte %s at offset 0x%" PRIx64
+                             " dropped: %s", mr->name, size,
+                             is_write ? "write" : "read", addr, why);
+        trace_memory_region_reentrant(mr->name, addr, size, is_write);
+        return false;
+    }
+    io_engaged[io_engaged_depth++] = key;
+    return true;
+}
+
+static void io_guard_leave(void)
+{
+    io_engaged_depth--;
+}
+
+/*
  * One guest-visible access, checked against ops->valid.  Returns whether
  * it reached the callbacks; *result gets MEMTX_DECODE_ERROR if not.
  */
@@ -999,7 +1050,15 @@ static bool io_access_one(MemoryRegion *mr, hwaddr addr, uint8_t *buf,
         *result |= MEMTX_DECODE_ERROR;
         return false;
     }
+    if (!io_guard_enter(mr, addr, size, is_write)) {
+        if (!is_write) {
+            memset(buf, 0xff, size);
+        }
+        *result |= MEMTX_ERROR;
+        return false;
+    }
     io_access_impl(mr, addr, buf, size, is_write);
+    io_guard_leave();
     return true;
 }
 

@@ -5,6 +5,8 @@
  * from anywhere without an initialisation order.
  */
 #include "qemu/osdep.h"
+#include "qapi/error.h"
+#include "qemu/error-report.h"
 #include "exec/memory.h"
 #include "exec/address-spaces.h"
 
@@ -78,4 +80,86 @@ uint16_t cpu_inw(uint32_t addr)
 uint32_t cpu_inl(uint32_t addr)
 {
     return address_space_ldl_le(&address_space_io, addr, NULL);
+}
+
+/*
+ * Why [addr, addr + len) is not plain guest RAM that may be accessed this
+ * way, or NULL if it is.  *bad_addr gets the first offending address.
+ */
+static const char *dma_ram_check(AddressSpace *as, hwaddr addr, hwaddr len,
+                                 bool is_write, hwaddr *bad_addr)
+{
+    *bad_addr = addr;
+    if (len - 1 > UINT64_MAX - addr) {
+        return "the range wraps around the address space";
+    }
+    while (len) {
+        MemoryRegionSection sec;
+        uint64_t avail;
+
+        *bad_addr = addr;
+        if (!address_space_find_section(as, addr, &sec)) {
+            return "nothing is there";
+        }
+        if (!memory_region_is_ram(sec.mr) ||
+            memory_region_is_ram_device(sec.mr)) {
+            return memory_region_is_ram_device(sec.mr) ? "device memory"
+                                                       : "MMIO";
+        }
+        if (is_write && (sec.readonly || memory_region_is_readonly(sec.mr))) {
+            return "read-only memory";
+        }
+        avail = sec.offset_within_address_space + sec.size - addr;
+        if (avail >= len) {
+            break;
+        }
+        addr += avail;
+        len -= avail;
+    }
+    return NULL;
+}
+
+bool address_space_dma_rw_ram(AddressSpace *as, hwaddr addr, void *buf,
+                              hwaddr len, bool is_write, const char *requester,
+                              Error **errp)
+{
+    uint8_t *p = buf;
+    hwaddr bad;
+    const char *why;
+
+    if (!len) {
+        return true;
+    }
+    /* All or nothing: check the whole range before touching any of it. */
+    why = dma_ram_check(as, addr, len, is_write, &bad);
+    if (why) {
+        qemu_log_guest_error("%s: DMA %s of 0x%" PRIx64 " bytes at 0x%"
+                             PRIx64 " refused: 0x%" PRIx64 " is not guest "
+                             "RAM (%s)", requester,
+                             is_write ? "write" : "read", len, addr, bad, why);
+        error_setg(errp, "%s: DMA %s of 0x%" PRIx64 " bytes at 0x%" PRIx64
+                   " refused: 0x%" PRIx64 " is not guest RAM (%s)", requester,
+                   is_write ? "write" : "read", len, addr, bad, why);
+        return false;
+    }
+    while (len) {
+        MemoryRegionSection sec;
+        uint8_t *host;
+        uint64_t n;
+
+        address_space_find_section(as, addr, &sec);
+        host = (uint8_t *)memory_region_get_ram_ptr(sec.mr) +
+               sec.offset_within_region +
+               (addr - sec.offset_within_address_space);
+        n = MIN(len, sec.offset_within_address_space + sec.size - addr);
+        if (is_write) {
+            memcpy(host, p, n);
+        } else {
+            memcpy(p, host, n);
+        }
+        addr += n;
+        p += n;
+        len -= n;
+    }
+    return true;
 }

@@ -439,16 +439,21 @@ bool qdev_unplug(DeviceState *dev, Error **errp)
     g_autofree char *id = g_strdup(dev->id);
     JsonObject *data;
 
+    /*
+     * Only a hot-pluggable device on a hot-pluggable bus may go.  A device
+     * on no bus (host bridge, MSI window, RTC, ...) is part of the board:
+     * nothing could plug it back.
+     */
     if (bus && !bus->hotplug_allowed) {
         error_setg(errp, "Bus '%s' does not support hotplugging", bus->name);
         return false;
     }
-    if (!dc->hotpluggable) {
+    if (!dc->hotpluggable || !bus || !dev->realized) {
         error_setg(errp, "Device '%s' does not support hotplugging",
                    object_get_typename(OBJECT(dev)));
         return false;
     }
-    if (bus && BUS_GET_CLASS(bus)->unplug &&
+    if (BUS_GET_CLASS(bus)->unplug &&
         !BUS_GET_CLASS(bus)->unplug(bus, dev, errp)) {
         return false;
     }

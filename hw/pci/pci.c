@@ -784,12 +784,26 @@ void pci_bus_reset(PCIBus *bus)
 
 /* ---- bus ---- */
 
+/*
+ * A function holds its slot from the start of realize (so that the address
+ * is claimed), but config cycles, and whatever they would map, reach it
+ * only once realize has built it: until then the slot looks empty.  A
+ * peer's DMA or a guest access racing with realize cannot call into a
+ * half-built device.
+ */
+static PCIDevice *pci_bus_visible_device(PCIBus *bus, unsigned devfn)
+{
+    PCIDevice *dev = bus->devices[devfn];
+
+    return dev && dev->qdev.realized ? dev : NULL;
+}
+
 PCIDevice *pci_find_device(PCIBus *bus, int bus_num, uint8_t devfn)
 {
     if (!bus || bus_num != 0) {
         return NULL;
     }
-    return bus->devices[devfn];
+    return pci_bus_visible_device(bus, devfn);
 }
 
 void pci_for_each_device(PCIBus *bus,
@@ -799,8 +813,10 @@ void pci_for_each_device(PCIBus *bus,
     int i;
 
     for (i = 0; i < PCI_DEVFN_MAX; i++) {
-        if (bus->devices[i]) {
-            fn(bus, bus->devices[i], opaque);
+        PCIDevice *dev = pci_bus_visible_device(bus, i);
+
+        if (dev) {
+            fn(bus, dev, opaque);
         }
     }
 }

@@ -17,6 +17,8 @@
 #include "hw/vfio/region-info.h"
 #include "trace.h"
 
+/* Server requests served per main-loop wake-up. */
+#define CLIENT_MAX_INCOMING_BATCH 64
 
 static void msg_close_fds(VFIOUserMsg *msg)
 {
@@ -476,7 +478,12 @@ bool vfio_user_client_process_incoming(VFIOUserClient *c, Error **errp)
     bool ok = true;
 
     g_mutex_lock(&c->lock);
-    while (!c->broken) {
+    /*
+     * A bounded batch: a server that keeps sending must not keep the main
+     * loop (QMP, other devices) from running.  The fd stays readable, so
+     * the handler runs again on the next iteration.
+     */
+    for (unsigned n = 0; !c->broken && n < CLIENT_MAX_INCOMING_BATCH; n++) {
         VFIOUserMsg msg;
         int ret = client_recv(c, &msg, 0, errp);
 

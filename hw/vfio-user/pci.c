@@ -68,12 +68,11 @@ static void vfio_user_pci_socket_read(void *opaque)
 static bool vfio_user_pci_dma_rw(void *opaque, uint64_t addr, void *buf,
                                  uint64_t len, bool is_write, Error **errp)
 {
-    if (address_space_rw(&address_space_memory, addr, buf, len, is_write)) {
-        error_setg(errp, "guest memory [0x%" PRIx64 " + 0x%" PRIx64 "] is "
-                   "not accessible", addr, len);
-        return false;
-    }
-    return true;
+    VFIOPCIDevice *vdev = opaque;
+
+    /* A server may reach guest RAM only, as through an IOMMU. */
+    return address_space_dma_rw_ram(&address_space_memory, addr, buf, len,
+                                    is_write, vdev->vbasedev.name, errp);
 }
 
 static bool vfio_user_pci_realize(PCIDevice *pdev, Error **errp)

@@ -7,6 +7,7 @@
 #ifndef EXEC_ADDRESS_SPACES_H
 #define EXEC_ADDRESS_SPACES_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "qemu/typedefs.h"
 
@@ -20,6 +21,18 @@ AddressSpace *address_space_io_get(void);
 /* Usable as the globals QEMU code expects: &address_space_memory. */
 #define address_space_memory (*address_space_memory_get())
 #define address_space_io (*address_space_io_get())
+
+/*
+ * DMA by a party outside the VM's trust boundary (a vfio-user server, a
+ * device model acting for a peer): [addr, addr + len) must be guest RAM
+ * (writable RAM for a write), as a real IOMMU would allow; MMIO, device
+ * memory, ROM and holes are refused as a whole, before any byte moves,
+ * with a guest-error log line and errp naming @requester.  Never calls
+ * back into a device, so it is safe from any context.
+ */
+bool address_space_dma_rw_ram(AddressSpace *as, hwaddr addr, void *buf,
+                              hwaddr len, bool is_write, const char *requester,
+                              Error **errp);
 
 /* Port I/O on address_space_io (little-endian). */
 void cpu_outb(uint32_t addr, uint8_t val);

@@ -65,6 +65,13 @@ typedef struct MemoryRegionOps {
      * MEMTX_DECODE_ERROR and qemu_log_guest_error() names region and offset.
      * Unset (0) sizes default to min 1, max 4.  A missing read (write)
      * callback makes every read (write) invalid.
+     *
+     * Re-entrancy: while a callback of a region runs, an access that would
+     * reach any region with the same owner (the same device) on the same
+     * thread, e.g. its own DMA or MSI aimed at its own registers, is a guest
+     * error: it is logged and dropped (reads return all ones, the result is
+     * MEMTX_ERROR).  Devices get this for free and need not guard
+     * themselves (see docs/devel/trust-boundaries.rst).
      */
     struct {
         unsigned min_access_size;

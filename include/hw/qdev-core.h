@@ -156,7 +156,10 @@ DeviceState *qdev_find_by_id(const char *id);
 DeviceState *qdev_device_add(QemuOpts *opts, Error **errp);
 /*
  * Removes a device: bus veto/prepare, unrealize, unparent, then the
- * DEVICE_DELETED event.
+ * DEVICE_DELETED event.  Refused, as by QEMU, unless the device is
+ * hot-pluggable and sits on a bus that allows hot-plug ("Bus '%s' does not
+ * support hotplugging" / "Device '%s' does not support hotplugging"); a
+ * device on no bus is part of the board and is never removed.
  */
 bool qdev_unplug(DeviceState *dev, Error **errp);
 /* Prints "name  - desc" for every user-creatable device type. */

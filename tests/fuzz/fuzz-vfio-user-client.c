@@ -3,7 +3,13 @@
  * server whose every byte is fuzzed: the VERSION reply (JSON caps), replies
  * to each VFIODeviceIOOps call (region info with capability chains, IRQ
  * info, region reads), stale and error replies, and server-initiated
- * DMA_READ/DMA_WRITE requests against a 64 KiB "guest".
+ * DMA_READ/DMA_WRITE requests against a small guest address space: 64 KiB
+ * of RAM at 0 and, right above it, an MMIO region whose callbacks call
+ * back into the very device the client serves (as a vfio-user device's
+ * trapped BAR does).  Requests go through the VMM's own policy,
+ * address_space_dma_rw_ram(): were they dispatched into MMIO instead, a
+ * DMA_READ at 0x10000 would re-take the client's lock and hang, which
+ * libFuzzer reports as a timeout (docs/devel/trust-boundaries.rst).
  *
  * The fake server is the other end of a socketpair, written before each
  * call (single thread: the socket buffer holds the answers).  Input:
@@ -21,6 +27,8 @@
 #include <sys/socket.h>
 #include "qapi/error.h"
 #include "qemu/sockets.h"
+#include "exec/memory.h"
+#include "exec/address-spaces.h"
 #include "hw/vfio-user/vfio-user.h"
 #include "hw/vfio/region-info.h"
 
@@ -37,8 +45,57 @@ typedef struct Input {
 typedef struct Fake {
     int peer;
     uint16_t next_id;       /* id of the client's next request */
-    uint8_t guest[GUEST_SIZE];
 } Fake;
+
+/* The guest: RAM, then the device's own trapped BAR. */
+static AddressSpace guest_as;
+static uint8_t guest_ram[GUEST_SIZE];
+static VFIODevice *bar_device;
+
+static uint64_t fuzz_bar_read(void *opaque, hwaddr addr, unsigned size)
+{
+    uint32_t v = ~0u;
+
+    if (bar_device) {
+        bar_device->ops->region_read(bar_device, 0, addr, 4, &v, NULL);
+    }
+    return v;
+}
+
+static void fuzz_bar_write(void *opaque, hwaddr addr, uint64_t val,
+                           unsigned size)
+{
+    uint32_t v = val;
+
+    if (bar_device) {
+        bar_device->ops->region_write(bar_device, 0, addr, 4, &v, false,
+                                      NULL);
+    }
+}
+
+static const MemoryRegionOps fuzz_bar_ops = {
+    .read = fuzz_bar_read,
+    .write = fuzz_bar_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = { .min_access_size = 4, .max_access_size = 4 },
+};
+
+static void guest_init_once(void)
+{
+    static MemoryRegion root, ram, bar;
+
+    if (root.name) {
+        return;
+    }
+    memory_region_init(&root, NULL, "fuzz-guest", UINT64_MAX);
+    memory_region_init_ram_ptr(&ram, NULL, "fuzz-ram", GUEST_SIZE,
+                               guest_ram);
+    memory_region_init_io(&bar, NULL, &fuzz_bar_ops, NULL, "fuzz-bar0",
+                          0x1000);
+    memory_region_add_subregion(&root, 0, &ram);
+    memory_region_add_subregion(&root, GUEST_SIZE, &bar);
+    address_space_init(&guest_as, &root, "fuzz-guest");
+}
 
 static volatile uint8_t sink;
 
@@ -53,21 +110,12 @@ static bool take(Input *in, void *out, size_t n)
     return true;
 }
 
+/* What vfio-user-pci's handler does: the server may reach RAM only. */
 static bool fake_dma(void *opaque, uint64_t addr, void *buf, uint64_t len,
                      bool is_write, Error **errp)
 {
-    Fake *f = opaque;
-
-    if (addr > GUEST_SIZE || len > GUEST_SIZE - addr) {
-        error_setg(errp, "DMA outside guest memory");
-        return false;
-    }
-    if (is_write) {
-        memcpy(f->guest + addr, buf, len);
-    } else {
-        memcpy(buf, f->guest + addr, len);
-    }
-    return true;
+    return address_space_dma_rw_ram(&guest_as, addr, buf, len, is_write,
+                                    "fuzz", errp);
 }
 
 /* Reads what the client sent; learns the id its next request gets. */
@@ -289,6 +337,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int sv[2];
     uint8_t op;
 
+    guest_init_once();
     g_assert(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
     g_assert(fcntl(sv[1], F_SETFL, O_NONBLOCK) == 0);
     f->peer = sv[1];
@@ -310,6 +359,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fake_drain(f);
     dev.ops = &vfio_user_device_io_ops;
     dev.backend = client;
+    bar_device = &dev;
 
     while (take(&in, &op, 1)) {
         uint8_t prm[8];
@@ -322,6 +372,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         do_call(f, &dev, call, prm);
     }
+    bar_device = NULL;
     vfio_user_device_io_ops.close(&dev);
     close(sv[1]);
     return 0;

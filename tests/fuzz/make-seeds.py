@@ -200,6 +200,14 @@ def client():
     write(t, "dma-requests", ver +
           call(6, [rec(dma_rd, 1), rec(dma_wr, 1), rec(b"")]))
     write(t, "incoming-dma", ver + call(9, [rec(dma_rd, 1)]))
+    # Regression: DMA into the device's own trapped BAR (MMIO at 0x10000)
+    # re-entered the client and hung; it must be refused.
+    dma_mmio = msg(0x102, DMA_READ, struct.pack("<QQ", 0x10000, 4))
+    dma_mmio_wr = msg(0x103, DMA_WRITE, struct.pack("<QQ", 0x10000, 4) +
+                      b"abcd")
+    write(t, "regress-dma-into-own-bar", ver +
+          call(1, [rec(dma_mmio, 1), rec(dma_mmio_wr, 1), rec(b"")],
+               bytes([0] * 8)))
     write(t, "stale-reply", ver + call(0, [rec(dev_info, 2),
                                            rec(dev_info)]))
 
@@ -311,6 +319,12 @@ def qtest():
           b"inl 0xcfc\nclock_step 1000\nclock_set 5000\nclock_step\n")
     write(t, "irq-endianness", b"endianness\nirq_intercept_in unnamed\n"
           b"set_irq_in unnamed unnamed 0 1\n")
+    # Regression: a device's DMA/MSI aimed at its own registers recursed
+    # until the stack overflowed; the re-entrancy guard drops it.
+    write(t, "regress-dma-engine-at-itself",
+          b"writel 0x10000 0x1000c\nwritel 0x10004 0x0\n"
+          b"writel 0x10008 0x1\nwritel 0x1000c 0x1\nreadl 0x10010\n"
+          b"writel 0x10000 0x10010\nreadl 0x10010\n")
 
 
 def qmp():
@@ -323,6 +337,11 @@ def qmp():
     write(t, "device", b'{"execute": "device_add", "arguments": '
           b'{"driver": "pci-testdev", "id": "t"}}\n'
           b'{"execute": "device_del", "arguments": {"id": "t"}}\n')
+    # Regression: device_del removed the board's own devices.
+    write(t, "regress-device-del-board", b'{"execute": "device_del", '
+          b'"arguments": {"id": "/machine/pci-host"}}\n'
+          b'{"execute": "device_del", "arguments": {"id": "/machine/rtc"}}\n'
+          b'{"execute": "query-status"}\n')
     write(t, "oob-bad", b'{"exec-oob": "query-status"}\n{"execute": 1}\n'
           b'[1, 2]\n{"execute": "stop"}{"execute": "cont"}\n')
 

@@ -109,10 +109,47 @@ static const TypeInfo test_pcie_type = {
     .class_init = test_pcie_class_init,
 };
 
+/*
+ * A device that looks itself up on its bus while it realizes, as a config
+ * cycle (or a peer's DMA into ECAM) arriving during realize would.
+ */
+#define TYPE_TEST_PCI_PROBE_DEV "test-pci-probe-dev"
+
+static bool probe_found_self;
+static unsigned probe_each_count;
+
+static void probe_count(PCIBus *bus, PCIDevice *dev, void *opaque)
+{
+    probe_each_count++;
+}
+
+static bool test_probe_realize(PCIDevice *dev, Error **errp)
+{
+    probe_found_self = pci_find_device(dev->bus, 0, dev->devfn) ==
+                       dev;
+    probe_each_count = 0;
+    pci_for_each_device(dev->bus, probe_count, NULL);
+    return test_pci_realize(dev, errp);
+}
+
+static void test_probe_class_init(ObjectClass *klass, void *data)
+{
+    PCIDeviceClass *pc = PCI_DEVICE_CLASS(klass);
+
+    pc->realize = test_probe_realize;
+}
+
+static const TypeInfo test_probe_type = {
+    .name = TYPE_TEST_PCI_PROBE_DEV,
+    .parent = TYPE_TEST_PCI_DEV,
+    .class_init = test_probe_class_init,
+};
+
 static void test_register_types(void)
 {
     type_register_static(&test_pci_type);
     type_register_static(&test_pcie_type);
+    type_register_static(&test_probe_type);
 }
 type_init(test_register_types)
 
@@ -658,10 +695,32 @@ static void test_host_bar_placement(void)
                                             &addr));
 }
 
+/* A function is invisible to config dispatch until realize finished. */
+static void test_invisible_until_realized(void)
+{
+    Fixture *f = fixture_new();
+    PCIDevice *other = fixture_add(f, TYPE_TEST_PCI_DEV, PCI_DEVFN(1, 0),
+                                   false, &error_abort);
+    PCIDevice *d;
+
+    g_assert_nonnull(other);
+    d = fixture_add(f, TYPE_TEST_PCI_PROBE_DEV, PCI_DEVFN(2, 0), false,
+                    &error_abort);
+    g_assert_nonnull(d);
+    g_assert_false(probe_found_self);
+    g_assert_cmpuint(probe_each_count, ==, 1);
+    g_assert_true(pci_find_device(f->bus, 0, PCI_DEVFN(2, 0)) == d);
+    /* Its slot was held all along. */
+    g_assert_null(fixture_add(f, TYPE_TEST_PCI_DEV, PCI_DEVFN(2, 0), false,
+                              NULL));
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/pci/config/identity-read-only", test_identity_read_only);
+    g_test_add_func("/pci/bus/invisible-until-realized",
+                    test_invisible_until_realized);
     g_test_add_func("/pci/config/command-write-mask", test_command_wmask);
     g_test_add_func("/pci/config/status-write-one-to-clear", test_status_w1c);
     g_test_add_func("/pci/capability/list-add-find-del", test_capability_list);

@@ -1066,6 +1066,47 @@ static void test_server_dma_requests(void)
     server_free(s);
 }
 
+/*
+ * A server that never stops sending requests cannot keep the main loop in
+ * the client's handler: each call serves a bounded batch.
+ */
+static void test_incoming_flood_is_batched(void)
+{
+    FakeServer *s = server_new();
+    VFIODevice dev;
+    const unsigned n = 200;
+    uint64_t storage[5];
+    VFIOUserHdr *hdr = (VFIOUserHdr *)storage;
+    VFIOUserDMARW *rw = (VFIOUserDMARW *)(hdr + 1);
+    unsigned calls = 0;
+    int start;
+
+    device_open(&dev, s, 0);
+    vfio_user_client_set_dma_handler(dev.backend, fake_dma, NULL);
+    start = dma_calls;
+    for (unsigned i = 0; i < n; i++) {
+        vfio_user_hdr_init(hdr, 0x7100 + i, VFIO_USER_DMA_WRITE,
+                           sizeof(storage),
+                           VFIO_USER_F_TYPE_COMMAND | VFIO_USER_F_NO_REPLY);
+        *rw = (VFIOUserDMARW) { .address = 0x20, .count = 8 };
+        memcpy(rw->data, "flooding", 8);
+        qemu_send_with_fds(s->fd, storage, sizeof(storage), NULL, 0,
+                           &error_abort);
+    }
+    g_assert_true(vfio_user_client_process_incoming(dev.backend,
+                                                    &error_abort));
+    g_assert_cmpint(dma_calls - start, >, 0);
+    g_assert_cmpint(dma_calls - start, <, n);
+    while (dma_calls - start < (int)n) {
+        g_assert_cmpuint(++calls, <, n);
+        g_assert_true(vfio_user_client_process_incoming(dev.backend,
+                                                        &error_abort));
+    }
+    g_assert_cmpmem(guest_ram + 0x20, 8, "flooding", 8);
+    device_close(&dev);
+    server_free(s);
+}
+
 static void test_stale_reply_same_command(void)
 {
     FakeServer *s = server_new();
@@ -1187,5 +1228,7 @@ int main(int argc, char **argv)
                     test_garbage_header_breaks);
     g_test_add_func("/vfio-user/client/server-dma-requests",
                     test_server_dma_requests);
+    g_test_add_func("/vfio-user/client/incoming-flood-is-batched",
+                    test_incoming_flood_is_batched);
     return g_test_run();
 }

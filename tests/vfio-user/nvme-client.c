@@ -16,6 +16,7 @@
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <linux/pci_regs.h>
 #include "qapi/error.h"
@@ -1429,6 +1430,434 @@ static int bench(double seconds, double idle_seconds)
     return 0;
 }
 
+/* ---- Trust boundaries (docs/devel/trust-boundaries.rst) ---- */
+
+static uint32_t csts_wait(Client *c, uint32_t mask, uint32_t want)
+{
+    gint64 deadline = g_get_monotonic_time() + WAIT_US;
+    uint32_t v;
+
+    while (((v = reg_read32(c, REG_CSTS)) & mask) != want) {
+        if (g_get_monotonic_time() > deadline) {
+            g_error("CSTS stuck at 0x%x, waiting for 0x%x under mask 0x%x",
+                    v, want, mask);
+        }
+        g_usleep(100);
+    }
+    return v;
+}
+
+/*
+ * What a driver recovering from CSTS.CFS does, through the mapping and
+ * with no delay between the stores: CC.EN=0, the admin queue registers,
+ * CC.EN=1.  The controller must come back ready without CFS.
+ */
+static void reset_back_to_back(Client *c)
+{
+    /* Fresh admin queues, as a driver's reset makes them. */
+    memset(c->mem + ASQ_OFF, 0, ACQ_OFF + 0x1000 - ASQ_OFF);
+    /* Let the poller settle into its sleep, as after a real error. */
+    g_usleep(2000);
+    reg_write32(c, REG_CC, 0);
+    reg_write32(c, REG_AQA, ((ADMIN_QSIZE - 1) << 16) | (ADMIN_QSIZE - 1));
+    reg_write64(c, REG_ASQ, GUEST_IOVA + ASQ_OFF);
+    reg_write64(c, REG_ACQ, GUEST_IOVA + ACQ_OFF);
+    reg_write32(c, REG_CC, CC_ENABLE);
+    g_assert_cmphex(csts_wait(c, 0x3, 0x1), ==, 0x1);
+    c->asq_tail = c->acq_head = 0;
+    c->acq_phase = true;
+    irq_drain(c, 0);
+    nvme_identify(c);
+}
+
+/* CFS from a refused enable (RDY stays 0), then the reset. */
+static void test_reset_after_refused_enable(void)
+{
+    Server s;
+    Client c;
+
+    server_start(&s, "--backend ram --size 4M");
+    client_bringup(&c, &s, DB_POLLED);
+    g_assert_nonnull(reg_mapped(&c, REG_CC));
+    for (int round = 0; round < 3; round++) {
+        reg_write32(&c, REG_CC, 0);
+        csts_wait(&c, 0x1, 0);
+        /* An admin SQ of one entry: the enable is refused with CFS. */
+        memset(c.mem, 0, DATA_OFF);
+        reg_write32(&c, REG_AQA, 0);
+        reg_write32(&c, REG_CC, CC_ENABLE);
+        g_assert_cmphex(csts_wait(&c, 0x3, 0x2), ==, 0x2);
+        reset_back_to_back(&c);
+    }
+    nvme_create_io_queues(&c);
+    write_read_pattern(&c, 16, 31);
+    client_close(&c);
+    server_stop(&s);
+}
+
+/* CFS while running (a CQ outside client memory: RDY stays 1). */
+static void test_reset_after_runtime_fatal(void)
+{
+    Server s;
+    Client c;
+    NvmeSqe cmd;
+
+    server_start(&s, "--backend ram --size 4M");
+    client_bringup(&c, &s, DB_POLLED);
+    /* CQ 2 at an address nobody mapped, SQ 2 in client memory. */
+    cmd = (NvmeSqe) { .opcode = 0x05, .prp1 = htole64(0x10000),
+                      .cdw = { (15u << 16) | 2, 1 } };
+    g_assert_cmphex(admin(&c, &cmd, NULL), ==, 0);
+    cmd = (NvmeSqe) { .opcode = 0x01,
+                      .prp1 = htole64(GUEST_IOVA + PRP_LIST_OFF),
+                      .cdw = { (15u << 16) | 2, (2u << 16) | 1 } };
+    g_assert_cmphex(admin(&c, &cmd, NULL), ==, 0);
+    cmd = (NvmeSqe) { .opcode = 0x00, .nsid = htole32(1), .cid = 1 };
+    memcpy(c.mem + PRP_LIST_OFF, &cmd, sizeof(cmd));
+    ring(&c, 4, 1);
+    g_assert_cmphex(csts_wait(&c, 0x3, 0x3), ==, 0x3);
+    reset_back_to_back(&c);
+    nvme_create_io_queues(&c);
+    write_read_pattern(&c, 16, 32);
+    client_close(&c);
+    server_stop(&s);
+}
+
+#define MSG_ONLY_IOVA 0x200000000ull
+#define MSG_ONLY_SIZE 0x10000ull
+#define SIDE_IOVA     0x300000000ull
+
+/* The next message, whatever it is; fails after WAIT_US (hang guard). */
+static uint8_t *vu_recv_any(Client *c, VFIOUserHdr *hdr, size_t *len)
+{
+    struct pollfd pfd = { .fd = c->sock, .events = POLLIN };
+    uint8_t *body = NULL;
+    size_t nfds = 0;
+
+    if (poll(&pfd, 1, WAIT_US / 1000 / 2) != 1) {
+        g_error("the server sent nothing for %d s", (int)(WAIT_US / 2000000));
+    }
+    g_assert_cmpint(qemu_recv_with_fds(c->sock, hdr, sizeof(*hdr), NULL,
+                                       &nfds, &error_abort), ==,
+                    sizeof(*hdr));
+    *len = hdr->size - sizeof(*hdr);
+    if (*len) {
+        body = g_malloc(*len);
+        g_assert_cmpint(qemu_recv_with_fds(c->sock, body, *len, NULL, &nfds,
+                                           &error_abort), ==, *len);
+    }
+    return body;
+}
+
+static void dma_map_range(Client *c, uint64_t iova, uint64_t size, int fd)
+{
+    VFIOUserDMAMap map = {
+        .argsz = sizeof(map),
+        .flags = VFIO_USER_DMA_MAP_FLAG_READ | VFIO_USER_DMA_MAP_FLAG_WRITE,
+        .address = iova,
+        .size = size,
+    };
+
+    g_assert_cmpint(vu_call(c, VFIO_USER_DMA_MAP, &map, sizeof(map),
+                            fd >= 0 ? &fd : NULL, fd >= 0, NULL, NULL),
+                    ==, 0);
+}
+
+/*
+ * An I/O SQ in memory mapped without an fd: the poller must fetch its
+ * entries with DMA_READ messages.  Returns the request it sent.
+ */
+static VFIOUserDMARW msg_only_sq_fetch(Client *c, uint16_t *req_id)
+{
+    g_autofree uint8_t *body = NULL;
+    VFIOUserDMARW rw;
+    VFIOUserHdr hdr;
+    NvmeSqe cmd;
+    size_t len;
+
+    dma_map_range(c, MSG_ONLY_IOVA, MSG_ONLY_SIZE, -1);
+    cmd = (NvmeSqe) { .opcode = 0x05, .prp1 = htole64(GUEST_IOVA + 0x5000),
+                      .cdw = { (15u << 16) | 2, 1 } };
+    g_assert_cmphex(admin(c, &cmd, NULL), ==, 0);
+    cmd = (NvmeSqe) { .opcode = 0x01, .prp1 = htole64(MSG_ONLY_IOVA),
+                      .cdw = { (15u << 16) | 2, (2u << 16) | 1 } };
+    g_assert_cmphex(admin(c, &cmd, NULL), ==, 0);
+    memset(c->mem + 0x5000, 0, 0x1000);
+    ring(c, 4, 1);
+    body = vu_recv_any(c, &hdr, &len);
+    g_assert_cmpuint(hdr.command, ==, VFIO_USER_DMA_READ);
+    g_assert_cmpuint(hdr.flags & VFIO_USER_F_TYPE_MASK, ==,
+                     VFIO_USER_F_TYPE_COMMAND);
+    g_assert_cmpuint(len, ==, sizeof(rw));
+    memcpy(&rw, body, sizeof(rw));
+    g_assert_cmphex(rw.address, ==, MSG_ONLY_IOVA);
+    g_assert_cmpuint(rw.count, ==, 64);
+    *req_id = hdr.id;
+    return rw;
+}
+
+/* Sends DMA_UNMAP and returns the id to match its reply. */
+static uint16_t dma_unmap_send(Client *c, uint64_t iova, uint64_t size)
+{
+    VFIOUserDMAUnmap u = { .argsz = sizeof(u), .address = iova,
+                           .size = size };
+    uint16_t id;
+
+    vu_send(c, VFIO_USER_DMA_UNMAP, VFIO_USER_F_TYPE_COMMAND, &u, sizeof(u),
+            NULL, 0, &id);
+    return id;
+}
+
+static void dma_unmap_reply_wait(Client *c, uint16_t id)
+{
+    for (;;) {
+        g_autofree uint8_t *body = NULL;
+        VFIOUserHdr hdr;
+        size_t len;
+
+        body = vu_recv_any(c, &hdr, &len);
+        if ((hdr.flags & VFIO_USER_F_TYPE_MASK) == VFIO_USER_F_TYPE_REPLY &&
+            hdr.id == id) {
+            g_assert_cmpuint(hdr.command, ==, VFIO_USER_DMA_UNMAP);
+            g_assert_false(hdr.flags & VFIO_USER_F_ERROR);
+            return;
+        }
+        /* Further DMA requests for the unmapped range go unanswered. */
+        g_assert_cmpuint(hdr.command, ==, VFIO_USER_DMA_READ);
+    }
+}
+
+/*
+ * The client takes back the memory the poller is waiting on, without
+ * answering: DMA_UNMAP is served at once (the poller's request fails), and
+ * the server keeps serving.
+ */
+static void test_unmap_races_poller_dma(void)
+{
+    Server s;
+    Client c;
+    uint16_t req_id;
+    uint32_t v;
+
+    server_start(&s, "--backend ram --size 4M");
+    client_bringup(&c, &s, DB_POLLED);
+    msg_only_sq_fetch(&c, &req_id);
+    dma_unmap_reply_wait(&c, dma_unmap_send(&c, MSG_ONLY_IOVA,
+                                            MSG_ONLY_SIZE));
+    /* The lost SQ entry is the controller's fatal error; it still answers. */
+    region_read(&c, VFIO_PCI_BAR0_REGION_INDEX, REG_CSTS, &v, 4);
+    g_assert_cmphex(le32toh(v) & 0x3, ==, 0x3);
+    g_assert_cmphex(csts_wait(&c, 0x3, 0x3), ==, 0x3);
+    reset_back_to_back(&c);
+    nvme_create_io_queues(&c);
+    write_read_pattern(&c, 16, 33);
+    g_assert_true(server_alive(&s));
+    client_close(&c);
+    server_stop(&s);
+}
+
+/*
+ * The poller waits for our DMA_READ reply while we unmap another, mapped
+ * range (whose drain needs the controller lock) and only then answer: the
+ * server must deliver our reply while it waits for that lock.
+ */
+static void test_unmap_while_poller_waits_for_reply(void)
+{
+    g_autofree uint8_t *reply = NULL;
+    Server s;
+    Client c;
+    VFIOUserDMARW rw;
+    NvmeSqe flush = { .opcode = 0x00, .nsid = htole32(1), .cid = 0x77 };
+    uint16_t req_id, unmap_id;
+    uint32_t intms;
+    NvmeCqe cqe;
+    uint16_t head = 0;
+    bool phase = true;
+    int side_fd;
+
+    server_start(&s, "--backend ram --size 4M");
+    client_bringup(&c, &s, DB_POLLED);
+    side_fd = memfd_create("side", MFD_CLOEXEC);
+    g_assert_cmpint(ftruncate(side_fd, 0x10000), ==, 0);
+    dma_map_range(&c, SIDE_IOVA, 0x10000, side_fd);
+    close(side_fd);
+
+    rw = msg_only_sq_fetch(&c, &req_id);
+    unmap_id = dma_unmap_send(&c, SIDE_IOVA, 0x10000);
+    /* A posted write behind it is kept and served afterwards, in order. */
+    intms = htole32(1u << 5);
+    region_write(&c, VFIO_PCI_BAR0_REGION_INDEX, 0x0c, &intms, 4, true);
+    /* Only now the answer to the poller's DMA_READ: a Flush command. */
+    reply = g_malloc0(sizeof(rw) + 64);
+    memcpy(reply, &rw, sizeof(rw));
+    memcpy(reply + sizeof(rw), &flush, sizeof(flush));
+    {
+        VFIOUserHdr hdr;
+        g_autofree uint8_t *msg = g_malloc(sizeof(hdr) + sizeof(rw) + 64);
+
+        vfio_user_hdr_init(&hdr, req_id, VFIO_USER_DMA_READ,
+                           sizeof(hdr) + sizeof(rw) + 64,
+                           VFIO_USER_F_TYPE_REPLY);
+        memcpy(msg, &hdr, sizeof(hdr));
+        memcpy(msg + sizeof(hdr), reply, sizeof(rw) + 64);
+        g_assert_cmpint(qemu_send_with_fds(c.sock, msg,
+                                           sizeof(hdr) + sizeof(rw) + 64,
+                                           NULL, 0, &error_abort),
+                        ==, sizeof(hdr) + sizeof(rw) + 64);
+    }
+    dma_unmap_reply_wait(&c, unmap_id);
+    /* The flush fetched through the message completed on CQ 2. */
+    cqe = cq_wait(&c, 0x5000, &head, &phase, 16);
+    g_assert_cmpuint(le16toh(cqe.cid), ==, 0x77);
+    g_assert_cmpuint(le16toh(cqe.status) >> 1, ==, 0);
+    g_assert_cmphex(reg_read32(&c, REG_CSTS), ==, 1);
+    region_read(&c, VFIO_PCI_BAR0_REGION_INDEX, 0x0c, &intms, 4);
+    g_assert_cmphex(le32toh(intms), ==, 1u << 5);
+    g_assert_true(server_alive(&s));
+    client_close(&c);
+    server_stop(&s);
+}
+
+/*
+ * Many small DMA_MAPs (the tree keeps each one O(log n)); overlap and
+ * exact-match rules at the neighbours of each range.
+ */
+static void test_many_dma_maps(void)
+{
+    Server s;
+    Client c;
+    const unsigned n = 4096;
+    uint64_t ticks;
+    gint64 t0;
+    VFIOUserDMAMap map = {
+        .argsz = sizeof(map),
+        .flags = VFIO_USER_DMA_MAP_FLAG_READ,
+    };
+    VFIOUserDMAUnmap u = { .argsz = sizeof(u) };
+
+    server_start(&s, "--backend ram --size 4M");
+    client_connect(&c, &s);
+    t0 = g_get_monotonic_time();
+    ticks = proc_cpu_ticks(s.pid);
+    /* Every other page, from the top down. */
+    for (unsigned i = n; i-- > 0;) {
+        map.address = MSG_ONLY_IOVA + 0x2000ull * i;
+        map.size = 0x1000;
+        g_assert_cmpint(vu_call(&c, VFIO_USER_DMA_MAP, &map, sizeof(map),
+                                NULL, 0, NULL, NULL), ==, 0);
+    }
+    g_test_message("%u DMA_MAPs: %" PRId64 " us, server CPU %" PRIu64
+                   " ms", n, g_get_monotonic_time() - t0,
+                   (proc_cpu_ticks(s.pid) - ticks) * 1000 /
+                   sysconf(_SC_CLK_TCK));
+    /* Overlaps: straddling the end, the start, containing, inside. */
+    map.address = MSG_ONLY_IOVA + 0x2000 * 7 + 0x800;
+    g_assert_cmpint(vu_call(&c, VFIO_USER_DMA_MAP, &map, sizeof(map), NULL,
+                            0, NULL, NULL), ==, EEXIST);
+    map.address = MSG_ONLY_IOVA + 0x2000 * 7 - 0x800;
+    g_assert_cmpint(vu_call(&c, VFIO_USER_DMA_MAP, &map, sizeof(map), NULL,
+                            0, NULL, NULL), ==, EEXIST);
+    map.address = MSG_ONLY_IOVA + 0x2000 * 7 - 0x1000;
+    map.size = 0x4000;
+    g_assert_cmpint(vu_call(&c, VFIO_USER_DMA_MAP, &map, sizeof(map), NULL,
+                            0, NULL, NULL), ==, EEXIST);
+    map.address = MSG_ONLY_IOVA + 0x2000 * 7 + 0x100;
+    map.size = 0x100;
+    g_assert_cmpint(vu_call(&c, VFIO_USER_DMA_MAP, &map, sizeof(map), NULL,
+                            0, NULL, NULL), ==, EEXIST);
+    /* The holes between them are free, and exactly as large as they are. */
+    map.address = MSG_ONLY_IOVA + 0x2000 * 7 + 0x1000;
+    map.size = 0x1000;
+    g_assert_cmpint(vu_call(&c, VFIO_USER_DMA_MAP, &map, sizeof(map), NULL,
+                            0, NULL, NULL), ==, 0);
+    /* Unmap wants an exact match. */
+    u.address = MSG_ONLY_IOVA + 0x2000 * 9;
+    u.size = 0x2000;
+    g_assert_cmpint(vu_call(&c, VFIO_USER_DMA_UNMAP, &u, sizeof(u), NULL, 0,
+                            NULL, NULL), ==, ENOENT);
+    u.size = 0x1000;
+    g_assert_cmpint(vu_call(&c, VFIO_USER_DMA_UNMAP, &u, sizeof(u), NULL, 0,
+                            NULL, NULL), ==, 0);
+    g_assert_cmpint(vu_call(&c, VFIO_USER_DMA_UNMAP, &u, sizeof(u), NULL, 0,
+                            NULL, NULL), ==, ENOENT);
+    /* The range at the very top of the space. */
+    map.address = UINT64_MAX - 0xfff;
+    map.size = 0x1000;
+    g_assert_cmpint(vu_call(&c, VFIO_USER_DMA_MAP, &map, sizeof(map), NULL,
+                            0, NULL, NULL), ==, 0);
+    map.address = UINT64_MAX - 0x1fff;
+    map.size = 0x1001;
+    g_assert_cmpint(vu_call(&c, VFIO_USER_DMA_MAP, &map, sizeof(map), NULL,
+                            0, NULL, NULL), ==, EEXIST);
+    client_close(&c);
+    server_stop(&s);
+}
+
+
+/*
+ * A client that floods requests and never reads the replies: the server
+ * must not block in send() for ever, but drop it (after its 10 s message
+ * timeout) and serve the next client.
+ */
+static void test_client_that_never_reads(void)
+{
+    VFIOUserRegionRW rw = { .offset = 0,
+                            .region = VFIO_PCI_CONFIG_REGION_INDEX,
+                            .count = 256 };
+    g_autofree void *ver = NULL;
+    struct pollfd pfd;
+    VFIOUserCaps caps;
+    VFIOUserHdr hdr;
+    Server s;
+    Client c, c2 = { 0 };
+    unsigned sent = 0;
+    uint16_t id;
+    size_t len;
+    int sock2;
+
+    server_start(&s, "--backend ram --size 4M");
+    client_connect(&c, &s);
+    g_assert_cmpint(fcntl(c.sock, F_SETFL, O_NONBLOCK), ==, 0);
+    for (;;) {
+        uint8_t buf[sizeof(VFIOUserHdr) + sizeof(rw)];
+        ssize_t n;
+
+        vfio_user_hdr_init((VFIOUserHdr *)buf, c.id++,
+                           VFIO_USER_REGION_READ, sizeof(buf),
+                           VFIO_USER_F_TYPE_COMMAND);
+        memcpy(buf + sizeof(VFIOUserHdr), &rw, sizeof(rw));
+        n = send(c.sock, buf, sizeof(buf), MSG_NOSIGNAL);
+        if (n < 0 && errno == EAGAIN) {
+            break;
+        }
+        g_assert_cmpint(n, ==, sizeof(buf));
+        sent++;
+        g_assert_cmpuint(sent, <, 1000000);
+    }
+    g_test_message("%u requests sent before the server stopped reading",
+                   sent);
+
+    /* The next client is served once the first has been dropped. */
+    sock2 = unix_connect_path(s.sock, &error_abort);
+    vfio_user_caps_init_default(&caps);
+    ver = vfio_user_version_build(VFIO_USER_MAJOR, VFIO_USER_MINOR, &caps,
+                                  &len);
+    c2.sock = sock2;
+    vu_send(&c2, VFIO_USER_VERSION, VFIO_USER_F_TYPE_COMMAND, ver, len, NULL,
+            0, &id);
+    pfd = (struct pollfd) { .fd = sock2, .events = POLLIN };
+    if (poll(&pfd, 1, 3 * WAIT_US / 1000) != 1) {
+        g_error("a client that never reads wedged the server");
+    }
+    g_assert_cmpint(recv(sock2, &hdr, sizeof(hdr), MSG_WAITALL), ==,
+                    sizeof(hdr));
+    g_assert_cmpuint(hdr.command, ==, VFIO_USER_VERSION);
+    g_assert_false(hdr.flags & VFIO_USER_F_ERROR);
+    close(sock2);
+    close(c.sock);
+    server_stop(&s);
+}
+
 int main(int argc, char **argv)
 {
     server_bin = g_getenv("VFIO_USER_NVME");
@@ -1470,5 +1899,17 @@ int main(int argc, char **argv)
                     test_msix_table_on_doorbell_page);
     g_test_add_func("/vfio-user-nvme/options/bad-options-exit-1",
                     test_bad_options_exit_1);
+    g_test_add_func("/vfio-user-nvme/trust/reset-after-refused-enable",
+                    test_reset_after_refused_enable);
+    g_test_add_func("/vfio-user-nvme/trust/reset-after-runtime-fatal",
+                    test_reset_after_runtime_fatal);
+    g_test_add_func("/vfio-user-nvme/trust/unmap-races-poller-dma",
+                    test_unmap_races_poller_dma);
+    g_test_add_func("/vfio-user-nvme/trust/unmap-while-poller-waits-reply",
+                    test_unmap_while_poller_waits_for_reply);
+    g_test_add_func("/vfio-user-nvme/trust/many-dma-maps",
+                    test_many_dma_maps);
+    g_test_add_func("/vfio-user-nvme/trust/client-that-never-reads",
+                    test_client_that_never_reads);
     return g_test_run();
 }

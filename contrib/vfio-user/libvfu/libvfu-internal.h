@@ -97,7 +97,14 @@ struct VfuCtx {
     VfuIrqIndex irqs[VFIO_PCI_NUM_IRQS];
 
     pthread_rwlock_t dma_lock;
-    GArray *dma;            /* VfuDmaRange */
+    GTree *dma;             /* VfuDmaRange, by iova; key == value */
+    GPtrArray *dma_guarded; /* the ranges under a SIGBUS guard */
+    /*
+     * Commands read by the dispatch thread while a handler waited for a
+     * DMA reply (vfu_serve_replies, inline DMA): processed, in order, right
+     * after that handler.  Bounded by VFU_MAX_DEFERRED.
+     */
+    GQueue *deferred;       /* VfuMsg * */
 
     GMutex send_lock;
     GMutex req_lock;
@@ -144,5 +151,9 @@ void vfu_dma_handle_reply(VfuCtx *ctx, VfuMsg *msg);
 void vfu_dma_fail_pending(VfuCtx *ctx);
 void vfu_dma_free(VfuCtx *ctx);
 bool vfu_dma_peer_faulted(VfuCtx *ctx);
+/* The next deferred command (caller processes and frees it), or NULL. */
+VfuMsg *vfu_deferred_pop(VfuCtx *ctx);
+void vfu_deferred_clear(VfuCtx *ctx);
+void vfu_msg_free(VfuMsg *msg);
 
 #endif

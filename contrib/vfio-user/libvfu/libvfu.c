@@ -231,6 +231,11 @@ bool vfu_attach_fd(VfuCtx *ctx, int fd, Error **errp)
         error_setg_errno(errp, errno, "libvfu: cannot set a receive timeout");
         return false;
     }
+    /* Nor may one that stops reading our replies block us in send(). */
+    if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0) {
+        error_setg_errno(errp, errno, "libvfu: cannot set a send timeout");
+        return false;
+    }
     vfu_pci_snapshot(ctx);
     ctx->conn_fd = fd;
     ctx->conn_broken = false;
@@ -260,6 +265,7 @@ static void vfu_detach_reason(VfuCtx *ctx, const char *reason)
     g_mutex_unlock(&ctx->send_lock);
     close(fd);
     ctx->negotiated = false;
+    vfu_deferred_clear(ctx);
     vfu_dma_fail_pending(ctx);
     vfu_dma_unmap_all(ctx);
     vfu_irq_release_all(ctx);
@@ -691,6 +697,18 @@ bool vfu_dispatch(VfuCtx *ctx, Error **errp)
         g_byte_array_free(msg.reply, true);
     }
     g_free(msg.payload);
+    /* Commands read ahead while that handler waited, in order. */
+    while (!drop && !ctx->conn_broken) {
+        VfuMsg *next = vfu_deferred_pop(ctx);
+
+        if (!next) {
+            break;
+        }
+        ctx->dispatching = true;
+        drop = vfu_process(ctx, next);
+        ctx->dispatching = false;
+        vfu_msg_free(next);
+    }
     if (drop || ctx->conn_broken) {
         vfu_detach_reason(ctx, drop ? "protocol error" : "send failed");
     } else if (vfu_dma_peer_faulted(ctx)) {

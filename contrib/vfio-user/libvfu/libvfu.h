@@ -19,8 +19,9 @@
  * read side (vfu_dma_lock() ... vfu_dma_unlock()); the dispatch thread
  * takes the write side to process DMA_UNMAP and disconnects, so hold the
  * read side only around a burst of accesses, never while sleeping.  Before
- * a range disappears ops->dma_unmap is called (dispatch thread, no lock
- * held) so the device can drop cached pointers.  On the dispatch thread
+ * a mapped range disappears ops->dma_unmap is called (dispatch thread, no
+ * lock held) so the device can drop cached pointers; DMA_READ/WRITE
+ * requests still waiting on a range that goes fail with -EFAULT.  On the dispatch thread
  * itself the table cannot change under you, so callbacks may use
  * vfu_dma_ptr() without locking.
  */
@@ -48,11 +49,16 @@ typedef struct VfuDeviceOps {
     void (*reset)(VfuCtx *ctx, void *opaque, VfuResetReason reason);
     /* A client finished VERSION negotiation.  Optional. */
     void (*attach)(VfuCtx *ctx, void *opaque);
-    /* A DMA range was added (after mapping).  Optional. */
+    /*
+     * A DMA range with a mapping (DMA_MAP with an fd) was added.  Ranges
+     * without one (reached by messages) are not announced.  Optional.
+     */
     void (*dma_map)(VfuCtx *ctx, void *opaque, uint64_t iova, uint64_t size);
     /*
-     * A DMA range is about to go away (DMA_UNMAP or disconnect): stop
-     * using pointers into it.  Called with no lock held.  Optional.
+     * A DMA range with a mapping (DMA_MAP with an fd) is about to go away
+     * (DMA_UNMAP or disconnect): stop using pointers into it.  Called with
+     * no lock held; if it waits for a device thread that may be waiting
+     * for a DMA reply, wait with vfu_serve_replies().  Optional.
      */
     void (*dma_unmap)(VfuCtx *ctx, void *opaque, uint64_t iova,
                       uint64_t size);
@@ -253,5 +259,16 @@ int vfu_dma_read(VfuCtx *ctx, uint64_t iova, void *buf, uint64_t len);
 int vfu_dma_write(VfuCtx *ctx, uint64_t iova, const void *buf, uint64_t len);
 /* Number of ranges currently mapped (for tests and tracing). */
 unsigned vfu_dma_count(VfuCtx *ctx);
+/*
+ * For a device callback on the dispatch thread (ops->dma_unmap, a region
+ * access, a reset) that must wait for one of the device's own threads:
+ * call this in the wait loop.  It delivers a reply to the device's
+ * DMA_READ/WRITE requests if one arrives within @timeout_ms (only the
+ * dispatch thread reads the socket), so the device thread is never left
+ * waiting on us while we wait on it.  A command the client posted
+ * meanwhile is kept and served after the current one.  Elsewhere it just
+ * sleeps briefly.
+ */
+void vfu_serve_replies(VfuCtx *ctx, unsigned timeout_ms);
 
 #endif

@@ -20,6 +20,19 @@
  * A guest store of the value already there is invisible, which is
  * harmless for CC, AQA, ASQ and ACQ; INTMS/INTMC, whose writes set or clear
  * bits, are shown as 0 so that no meaningful write is invisible.
+ *
+ * Reset after a fatal error.  A host recovering from CSTS.CFS writes CC with
+ * EN=0, AQA/ASQ/ACQ, then CC with EN=1; if RDY is already 0 it need not
+ * wait in between, and a scan that runs only after the last store would see
+ * CC unchanged and lose the reset.  So, while CFS is set, the page shows CC
+ * with NVME_CC_FATAL_MARK (a reserved bit) added: any CC store the host
+ * makes differs from it.  A scan that finds a new CC value with EN=1 while
+ * CFS is set, and no shutdown request, knows the host disabled the
+ * controller in between: it performs that disable before looking at the
+ * other registers, so the admin queue registers are taken and the enable
+ * happens, exactly as if every store had been seen.  RDY follows the spec:
+ * a fatal error sets CFS and leaves RDY alone, so a host that does wait for
+ * RDY=0 after clearing EN is seen doing so by the next pass.
  */
 #include "qemu/osdep.h"
 #include "qemu/error-report.h"
@@ -33,6 +46,36 @@ static inline uint32_t nvme_db_load(NvmeCtrl *n, unsigned idx)
 
     /* Acquire: queue entries written before the doorbell are visible. */
     return le32toh(__atomic_load_n(db, __ATOMIC_ACQUIRE));
+}
+
+/*
+ * How the dispatch thread (register and doorbell messages, DMA_UNMAP's
+ * drain, resets) takes n->lock.  The poller may hold it while it waits for
+ * the client to answer a DMA_READ/WRITE, and that answer can only arrive
+ * through the dispatch thread: so it waits in short slices and serves
+ * replies in between (n->lock_wait), and no client message ever waits for
+ * the client while the lock is held on its behalf.
+ */
+static void nvme_lock_serving(NvmeCtrl *n)
+{
+    if (!n->lock_wait) {
+        pthread_mutex_lock(&n->lock);
+        return;
+    }
+    for (;;) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 1000 * 1000;
+        if (ts.tv_nsec >= 1000 * 1000 * 1000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000 * 1000 * 1000;
+        }
+        if (pthread_mutex_timedlock(&n->lock, &ts) == 0) {
+            return;
+        }
+        n->lock_wait(n->lock_wait_opaque);
+    }
 }
 
 static inline void nvme_db_store(NvmeCtrl *n, unsigned idx, uint32_t val)
@@ -60,6 +103,9 @@ static uint32_t nvme_reg_shared_val(NvmeCtrl *n, unsigned idx)
 {
     if (idx == NVME_REG_INTMS / 4 || idx == NVME_REG_INTMC / 4) {
         return 0;
+    }
+    if (idx == NVME_REG_CC / 4 && (n->csts & NVME_CSTS_CFS)) {
+        return htole32(n->cc | NVME_CC_FATAL_MARK);
     }
     return htole32(nvme_reg_read32(n, idx * 4));
 }
@@ -119,7 +165,17 @@ static bool nvme_regs_scan(NvmeCtrl *n)
 {
     const unsigned cc = NVME_REG_CC / 4;
     uint32_t seen_cc = __atomic_load_n(nvme_reg_slot(n, cc), __ATOMIC_ACQUIRE);
+    uint32_t new_cc = le32toh(seen_cc);
     bool changed = false;
+
+    /* A reset after CFS whose EN=0 store we did not see (see the top). */
+    if (seen_cc != n->reg_image[cc] && (n->csts & NVME_CSTS_CFS) &&
+        (n->cc & NVME_CC_EN) && (new_cc & NVME_CC_EN) &&
+        !NVME_CC_SHN(new_cc)) {
+        trace_nvme_reset_after_fatal(n->cc, new_cc);
+        nvme_reg_write32(n, NVME_REG_CC, n->cc & ~NVME_CC_EN);
+        changed = true;
+    }
 
     for (unsigned i = 0; i < NVME_REG_SHARED_END / 4; i++) {
         if (i != cc) {
@@ -149,6 +205,8 @@ static void nvme_csts_update(NvmeCtrl *n, uint32_t clear, uint32_t set)
     if ((set & NVME_CSTS_CFS) && !(old & NVME_CSTS_CFS)) {
         n->irq_notify(n->irq_opaque, NVME_IRQ_FATAL);
     }
+    /* CC's shared value carries the CFS mark. */
+    nvme_reg_publish(n, NVME_REG_CC / 4);
 }
 
 bool nvme_ctrl_enabled(NvmeCtrl *n)
@@ -485,7 +543,7 @@ bool nvme_ctrl_poll(NvmeCtrl *n)
 
 void nvme_ctrl_set_bar(NvmeCtrl *n, uint8_t *bar)
 {
-    pthread_mutex_lock(&n->lock);
+    nvme_lock_serving(n);
     n->bar = bar;
     nvme_regs_publish_fresh(n);
     pthread_mutex_unlock(&n->lock);
@@ -493,7 +551,7 @@ void nvme_ctrl_set_bar(NvmeCtrl *n, uint8_t *bar)
 
 void nvme_ctrl_drain(NvmeCtrl *n)
 {
-    pthread_mutex_lock(&n->lock);
+    nvme_lock_serving(n);
     while (nvme_backend_inflight(n->backend)) {
         nvme_backend_reap(n->backend, true);
     }
@@ -509,7 +567,7 @@ void nvme_ctrl_doorbell_write(NvmeCtrl *n, uint64_t offset, uint32_t val)
         return;
     }
     trace_nvme_doorbell_trapped(idx / 2, idx & 1, val);
-    pthread_mutex_lock(&n->lock);
+    nvme_lock_serving(n);
     nvme_db_store(n, idx, val);
     if (nvme_ctrl_enabled(n) && !(n->csts & NVME_CSTS_CFS)) {
         unsigned qid = idx / 2;
@@ -614,7 +672,7 @@ static void nvme_ctrl_reset_locked(NvmeCtrl *n)
 
 void nvme_ctrl_reset(NvmeCtrl *n)
 {
-    pthread_mutex_lock(&n->lock);
+    nvme_lock_serving(n);
     nvme_ctrl_reset_locked(n);
     /* Like hardware: a store racing with the reset is lost, not replayed. */
     nvme_regs_publish_fresh(n);
@@ -744,7 +802,7 @@ uint64_t nvme_ctrl_reg_read(NvmeCtrl *n, uint64_t offset, unsigned size)
                              " size %u", offset, size);
         return 0;
     }
-    pthread_mutex_lock(&n->lock);
+    nvme_lock_serving(n);
     /* A store through the mapping comes first, as it did for the guest. */
     if (nvme_regs_scan(n) && nvme_ctrl_enabled(n) && n->kick) {
         n->kick(n->kick_opaque);
@@ -770,7 +828,7 @@ void nvme_ctrl_reg_write(NvmeCtrl *n, uint64_t offset, uint64_t val,
         return;
     }
     trace_nvme_reg_write(offset, size, val);
-    pthread_mutex_lock(&n->lock);
+    nvme_lock_serving(n);
     nvme_regs_scan(n);
     nvme_reg_write32(n, offset, val);
     if (size == 8) {
@@ -818,6 +876,8 @@ bool nvme_ctrl_init(NvmeCtrl *n, const NvmeCtrlConfig *cfg, Error **errp)
     n->irq_opaque = cfg->irq_opaque;
     n->kick = cfg->kick;
     n->kick_opaque = cfg->kick_opaque;
+    n->lock_wait = cfg->lock_wait;
+    n->lock_wait_opaque = cfg->lock_wait_opaque;
     n->bar = cfg->bar;
     n->bar_size = cfg->bar_size;
     n->max_ioqs = cfg->max_ioqs;

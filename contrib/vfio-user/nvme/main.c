@@ -242,6 +242,18 @@ static void nvme_vfu_reset(VfuCtx *ctx, void *opaque, VfuResetReason reason)
     }
 }
 
+/*
+ * The dispatch thread waits for the controller lock, which the poller may
+ * hold while it waits for the client to answer a DMA_READ/WRITE: deliver
+ * that answer meanwhile (only this thread reads the socket).
+ */
+static void nvme_vfu_lock_wait(void *opaque)
+{
+    NvmeServer *s = opaque;
+
+    vfu_serve_replies(s->ctx, 0);
+}
+
 static void nvme_vfu_dma_unmap(VfuCtx *ctx, void *opaque, uint64_t iova,
                                uint64_t size)
 {
@@ -399,6 +411,8 @@ static bool nvme_server_setup(NvmeServer *s, Error **errp)
         .irq_opaque = s,
         .kick = nvme_poller_kick,
         .kick_opaque = &s->poller,
+        .lock_wait = nvme_vfu_lock_wait,
+        .lock_wait_opaque = s,
     };
     if (!nvme_ctrl_init(&s->ctrl, &cfg, errp)) {
         return false;

@@ -44,6 +44,11 @@
 #define NVME_CC_SHN(cc)     (((cc) >> 14) & 0x3)
 #define NVME_CC_IOSQES(cc)  (((cc) >> 16) & 0xf)
 #define NVME_CC_IOCQES(cc)  (((cc) >> 20) & 0xf)
+/*
+ * Reserved CC bit the shared register page shows while CSTS.CFS is set, so
+ * that the host's next CC store differs from the page (see ctrl.c).
+ */
+#define NVME_CC_FATAL_MARK  (1u << 31)
 
 #define NVME_CSTS_RDY       (1u << 0)
 #define NVME_CSTS_CFS       (1u << 1)
@@ -437,6 +442,12 @@ typedef struct NvmeCtrl {
     /* Runs (unlocked is fine) when the poller should look again. */
     void (*kick)(void *opaque);
     void *kick_opaque;
+    /*
+     * Called by the dispatch thread while it waits for lock (see
+     * nvme_lock_serving() in ctrl.c); NULL: plain locking.
+     */
+    void (*lock_wait)(void *opaque);
+    void *lock_wait_opaque;
 
     uint8_t *bar;           /* BAR0 contents: registers, doorbells */
     uint64_t bar_size;
@@ -502,6 +513,8 @@ typedef struct NvmeCtrlConfig {
     void *irq_opaque;
     void (*kick)(void *opaque);
     void *kick_opaque;
+    void (*lock_wait)(void *opaque);
+    void *lock_wait_opaque;
 } NvmeCtrlConfig;
 
 bool nvme_ctrl_init(NvmeCtrl *n, const NvmeCtrlConfig *cfg, Error **errp);
