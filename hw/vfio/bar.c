@@ -61,6 +61,11 @@ static const char *vfio_bar_overlay_hint(VFIOBar *bar, uint64_t page)
             continue;
         }
         if (ov->kind == VFIO_BAR_OVERLAY_MSIX_TABLE) {
+            /* The default tried and said why not. */
+            if (vdev->msix_relocation == VFIO_MSIX_RELOCATION_WHERE_HELPFUL
+                && vdev->msix.decision) {
+                return vdev->msix.decision;
+            }
             return "x-msix-relocation=auto moves the emulated MSI-X table "
                    "off this page";
         }
@@ -201,7 +206,9 @@ static void vfio_bar_served_write(void *opaque, hwaddr addr, uint64_t data,
     if (part->bar->vdev->vbasedev.broken) {
         return;
     }
-    vfio_bar_count_page(part->bar, part->offset + addr);
+    if (!memory_replaying_coalesced()) {
+        vfio_bar_count_page(part->bar, part->offset + addr);
+    }
     volatile_stn_le(p, size, data);
     vfio_pci_intx_eoi(part->bar->vdev);
 }
@@ -235,6 +242,10 @@ static void vfio_bar_add_part(VFIOBar *bar, uint64_t offset, uint64_t size,
     if (served) {
         memory_region_init_io(&part->mr, OBJECT(vdev), &vfio_bar_served_ops,
                               part, name, size);
+        /* Writes need no exit; the MSI-X overlays above stay exact. */
+        if (vdev->coalesce_trapped_writes) {
+            memory_region_add_coalescing(&part->mr, 0, size);
+        }
     } else {
         memory_region_init_ram_device_ptr(&part->mr, OBJECT(vdev), name,
                                           size, ptr);
