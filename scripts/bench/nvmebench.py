@@ -208,11 +208,7 @@ def run_guest(build, tmp, server_args, device_opts, qd, ios, mode='poll',
     n = int(result['ios'])
     fwd, served, emulated = trapped_counts(vfio)
     coalesced = sum(b.get('coalesced-writes', 0) for b in vfio['bars'])
-    return {
-        'iops': int(result['iops']),
-        'p50_us': int(result['p50_ns']) / 1000.0,
-        'p99_us': int(result['p99_ns']) / 1000.0,
-        'ios': n,
+    return dict(io_numbers(result, cpu_guest, cpu_vmm, cpu_server), **{
         'exits_per_io': kvm['mmio-exits'] / n,
         'forwarded_per_io': fwd / n,
         'served_per_io': served / n,
@@ -224,6 +220,17 @@ def run_guest(build, tmp, server_args, device_opts, qd, ios, mode='poll',
             vfio.get('msix', {}).get('slow-path-interrupts', 0) / n,
         'coalesced_per_io': coalesced / n,
         'relocated': vfio.get('msix', {}).get('relocated', False),
+    })
+
+
+def io_numbers(result, cpu_guest, cpu_vmm, cpu_server):
+    """What any VMM's run reports: the guest's RESULT line and CPU time."""
+    n = int(result['ios'])
+    return {
+        'iops': int(result['iops']),
+        'p50_us': int(result['p50_ns']) / 1000.0,
+        'p99_us': int(result['p99_ns']) / 1000.0,
+        'ios': n,
         'cpu_guest_us_per_io': cpu_guest / 1000.0 / n,
         'cpu_vmm_us_per_io': cpu_vmm / 1000.0 / n,
         'cpu_server_us_per_io': cpu_server / 1000.0 / n,
@@ -276,23 +283,12 @@ def run_qemu(qemu, build, tmp, server_args, qd, ios, mode='poll',
         sys.stderr.write(out + vmm.stderr.read().decode(errors='replace'))
         raise RuntimeError('guest failed under QEMU (exit status %s): %s' %
                            (status, ' '.join(argv)))
-    n = int(result['ios'])
     cpu_guest, cpu_vmm = split_cpu(last)
-    return {
-        'iops': int(result['iops']),
-        'p50_us': int(result['p50_ns']) / 1000.0,
-        'p99_us': int(result['p99_ns']) / 1000.0,
-        'ios': n,
-        'exits_per_io': None,
-        'forwarded_per_io': None,
-        'served_per_io': None,
-        'trapped_per_io': None,
-        'coalesced_per_io': None,
-        'relocated': None,
-        'cpu_guest_us_per_io': cpu_guest / 1000.0 / n,
-        'cpu_vmm_us_per_io': cpu_vmm / 1000.0 / n,
-        'cpu_server_us_per_io': cpu_server / 1000.0 / n,
-    }
+    # QEMU has no x-query-vfio / x-query-kvm: those columns stay empty.
+    return dict(io_numbers(result, cpu_guest, cpu_vmm, cpu_server),
+                exits_per_io=None, forwarded_per_io=None,
+                served_per_io=None, trapped_per_io=None,
+                coalesced_per_io=None, relocated=None)
 
 
 def qemu_version(qemu):

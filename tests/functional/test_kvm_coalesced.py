@@ -26,7 +26,6 @@ build directory), GUEST_DIR.  Skips without /dev/kvm and without the
 packages for the nested run (qemu-system-x86, linux-image-amd64,
 busybox-static), or when the nested guest gets no /dev/kvm.
 """
-import gzip
 import json
 import os
 import re
@@ -139,38 +138,21 @@ def boot_nested():
         raise unittest.SkipTest(str(e))
     if not vmlinux:
         raise unittest.SkipTest('cannot extract vmlinux from ' + bzimage)
-    kvm = kvfio_image.module_load_order(mods, kvfio_image.KVM_MODULES)
-    c = kvfio_image.Cpio()
-    c.add_file('bin/busybox', '/bin/busybox', 0o755)
-    for ko in kvm:
-        c.add_file('lib/modules/' + os.path.basename(ko), ko, 0o644)
-    libs = set()
-    for b in (CONDUIT, SERVER):
-        c.add_file('conduit/' + os.path.basename(b), b, 0o755)
-        libs.update(kvfio_image.shared_libraries(b))
-    for lib in sorted(libs):
-        c.add_file(lib, os.path.realpath(lib), 0o755)
-    c.add_file('conduit/coalesce.elf', image, 0o644)
-    init = L1_INIT.replace('@KVM_MODULES@',
-                           ' '.join(os.path.basename(k) for k in kvm))
-    init = init.replace('@SERVER_ARGS@',
-                        ' '.join(nvmebench.TABLE_ON_DOORBELL_PAGE))
+    init = L1_INIT.replace('@SERVER_ARGS@',
+                           ' '.join(nvmebench.TABLE_ON_DOORBELL_PAGE))
     init = init.replace('@APPEND@', APPEND)
     init = init.replace('@DEVICE_OPTS@', DEVICE_OPTS)
-    c.add_data('init', init.encode(), 0o755)
+    initrd = kvfio_image.kvm_l1_initrd(mods, init, (CONDUIT, SERVER),
+                                       [('coalesce.elf', image)])
     with tempfile.TemporaryDirectory(prefix='conduit-coalesce-l1-') as tmp:
         kernel = os.path.join(tmp, 'vmlinux')
-        initrd = os.path.join(tmp, 'initrd')
+        initrd_path = os.path.join(tmp, 'initrd')
         with open(kernel, 'wb') as f:
             f.write(vmlinux)
-        with open(initrd, 'wb') as f:
-            f.write(gzip.compress(c.finish(), 1))
-        run = guestboot.boot([qemu, '-accel', 'tcg', '-M', 'q35', '-m', '1G',
-                              '-smp', '1', '-cpu', 'max', '-nographic',
-                              '-no-reboot', '-nodefaults', '-serial', 'stdio',
-                              '-kernel', kernel, '-initrd', initrd,
-                              '-append', 'console=ttyS0 panic=-1 quiet '
-                              'loglevel=3'], TIMEOUT * 4)
+        with open(initrd_path, 'wb') as f:
+            f.write(initrd)
+        run = guestboot.boot(kvfio_image.l1_argv(qemu, kernel, initrd_path),
+                             TIMEOUT * 4)
     out = run.output
     if os.environ.get('COALESCE_NESTED_LOG'):
         with open(os.environ['COALESCE_NESTED_LOG'], 'w') as f:

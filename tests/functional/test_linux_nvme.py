@@ -28,7 +28,6 @@ Environment (set by meson): CONDUIT_BINARY, VFIO_USER_NVME.  Exits 77
 (skipped) without qemu-system-x86_64, the kernel package or busybox-static,
 or when the L1 guest gets no /dev/kvm.
 """
-import gzip
 import json
 import os
 import re
@@ -161,28 +160,14 @@ def build_l2_initrd(mods_dir):
 
 
 def build_l1_initrd(mods_dir, bzimage, l2_initrd, cases):
-    kvm = kvfio_image.module_load_order(mods_dir, kvfio_image.KVM_MODULES)
-    c = kvfio_image.Cpio()
-    c.add_file('bin/busybox', '/bin/busybox', 0o755)
-    for ko in kvm:
-        c.add_file('lib/modules/' + os.path.basename(ko), ko, 0o644)
-    libs = set()
-    for b in (CONDUIT, SERVER):
-        c.add_file('conduit/' + os.path.basename(b), b, 0o755)
-        libs.update(kvfio_image.shared_libraries(b))
-    for lib in sorted(libs):
-        c.add_file(lib, os.path.realpath(lib), 0o755)
-    c.add_file('conduit/bzImage', bzimage, 0o644)
-    c.add_data('conduit/l2.cpio', l2_initrd)
     calls = '\n'.join("run_case %s '%s' '%s'" % (name, *CASES[name])
                       for name in cases)
-    init = L1_INIT.replace('@KVM_MODULES@',
-                           ' '.join(os.path.basename(k) for k in kvm))
-    init = init.replace('@DISK_MIB@', str(DISK_MIB))
+    init = L1_INIT.replace('@DISK_MIB@', str(DISK_MIB))
     init = init.replace('@DATA_OFFSET_KIB@', str(DATA_OFFSET_KIB))
     init = init.replace('@CASES@', calls)
-    c.add_data('init', init.encode(), 0o755)
-    return gzip.compress(c.finish(), 1)
+    return kvfio_image.kvm_l1_initrd(mods_dir, init, (CONDUIT, SERVER),
+                                     [('bzImage', bzimage),
+                                      ('l2.cpio', l2_initrd)])
 
 
 class CaseResult:
@@ -260,11 +245,7 @@ class LinuxNvmeDriverTest(unittest.TestCase):
         cls.l1_initrd = os.path.join(cls.tmp.name, 'initrd')
         with open(cls.l1_initrd, 'wb') as f:
             f.write(initrd)
-        argv = [cls.qemu, '-accel', 'tcg', '-M', 'q35', '-m', '1G',
-                '-smp', '1', '-cpu', 'max', '-nographic', '-no-reboot',
-                '-nodefaults', '-serial', 'stdio',
-                '-kernel', cls.l1_kernel, '-initrd', cls.l1_initrd,
-                '-append', 'console=ttyS0 panic=-1 quiet loglevel=3']
+        argv = kvfio_image.l1_argv(cls.qemu, cls.l1_kernel, cls.l1_initrd)
         cls.l1_run = guestboot.boot(argv, TIMEOUT)
         cls.out = out = cls.l1_run.output
         if os.environ.get('LINUX_NVME_LOG'):
