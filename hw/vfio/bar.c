@@ -157,7 +157,9 @@ static void vfio_bar_forward_write(void *opaque, hwaddr addr, uint64_t data,
     if (vdev->vbasedev.broken) {
         return;
     }
-    vfio_bar_count_page(bar, addr);
+    if (!memory_replaying_coalesced()) {
+        vfio_bar_count_page(bar, addr);
+    }
     stn_le_p(buf, size, data);
     trace_vfio_bar_forward_write(bar->nr, addr, data, size);
     if (!vfio_device_region_write(&vdev->vbasedev, bar->region.index, addr,
@@ -480,5 +482,15 @@ void vfio_bar_init_forward(VFIOBar *bar)
                           bar->region.size);
     memory_region_add_subregion_overlap(&bar->container, 0, &bar->forward,
                                         -1);
+    /*
+     * Pages that cannot be mapped: over vfio-user, writes become posted
+     * REGION_WRITEs sent in a batch when the ring drains (the kernel
+     * backend's pwrite is synchronous either way).  The view clips this
+     * to what shows the forward region, never the MSI-X overlays.
+     */
+    if (bar->vdev->coalesce_trapped_writes &&
+        object_dynamic_cast(OBJECT(bar->vdev), TYPE_VFIO_USER_PCI)) {
+        memory_region_add_coalescing(&bar->forward, 0, bar->region.size);
+    }
     bar->forward_init = true;
 }

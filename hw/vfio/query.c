@@ -99,6 +99,9 @@ static uint64_t coalesced_writes(VFIOBar *bar)
 {
     uint64_t n = 0;
 
+    if (bar->forward_init) {
+        n += memory_region_get_coalesced_writes(&bar->forward);
+    }
     for (guint i = 0; bar->parts && i < bar->parts->len; i++) {
         VFIOBarPart *part = g_ptr_array_index(bar->parts, i);
 

@@ -16,7 +16,9 @@ in the kernel and Conduit replays them from the ring.  The tests/guest
                drain the ring), and the drainer thread empties it.
 
 With x-coalesce-trapped-writes=off the same guest passes with every write
-exiting and nothing registered.
+exiting and nothing registered.  With MSIX_MAPPABLE withheld the page is
+not mapped at all: its doorbell writes go through the ring too and reach
+the server as posted REGION_WRITE messages, sent in a batch per drain.
 
 Where this host has no /dev/kvm, both runs happen nested, in one boot of
 Debian's kernel under Debian's QEMU (TCG, -cpu max offers SVM) that loads
@@ -51,6 +53,14 @@ NWRITES = 100       # fewer than the ring's ~170 slots: none may exit
 TAIL = 50
 APPEND = 'nwrites=%d tail=%d' % (NWRITES, TAIL)
 DEVICE_OPTS = ',x-msix-relocation=off,x-coalesce-trapped-writes='
+# name: (server options, x-coalesce-trapped-writes)
+CASES = {
+    'on': (nvmebench.TABLE_ON_DOORBELL_PAGE, 'on'),
+    'off': (nvmebench.TABLE_ON_DOORBELL_PAGE, 'off'),
+    # The page cannot be mapped: doorbells become posted REGION_WRITEs.
+    'withheld': (nvmebench.TABLE_ON_DOORBELL_PAGE + ['--no-msix-mappable'],
+                 'on'),
+}
 
 # L1 (nested only): KVM, then one Conduit run per setting.  The host-side
 # logic of run_direct() in shell: wait for the guest to go idle, query
@@ -64,10 +74,10 @@ if [ ! -c /dev/kvm ]; then
     poweroff -f
 fi
 run_case() {
-    name=$1
+    name=$1 srvargs=$2 coalesce=$3
     rm -f /tmp/nvme.sock /tmp/qmp.in /tmp/qmp.out /tmp/g.log
     /conduit/vfio-user-nvme --socket /tmp/nvme.sock --backend null \
-        --queues 4 @SERVER_ARGS@ 2>/tmp/server.err &
+        --queues 4 $srvargs 2>/tmp/server.err &
     srv=$!
     for i in $(seq 100); do [ -S /tmp/nvme.sock ] && break; usleep 100000; done
     mkfifo /tmp/qmp.in
@@ -75,7 +85,7 @@ run_case() {
         -display none -serial file:/tmp/g.log -qmp stdio \
         -kernel /conduit/coalesce.elf -append "@APPEND@" \
         -device isa-debug-exit,iobase=0xf4,iosize=4 \
-        -device vfio-user-pci,socket=/tmp/nvme.sock,id=nvme0@DEVICE_OPTS@$name \
+        -device vfio-user-pci,socket=/tmp/nvme.sock,id=nvme0@DEVICE_OPTS@$coalesce \
         </tmp/qmp.in >/tmp/qmp.out 2>/tmp/conduit.err &
     vm=$!
     exec 3>/tmp/qmp.in
@@ -103,8 +113,7 @@ run_case() {
     sed "s/^/NESTED-QMP $name /" /tmp/qmp.out
     sed "s/^/NESTED-STDERR $name /" /tmp/conduit.err /tmp/server.err
 }
-run_case on
-run_case off
+@CASES@
 echo "NESTED-END"
 poweroff -f
 '''
@@ -138,8 +147,9 @@ def boot_nested():
         raise unittest.SkipTest(str(e))
     if not vmlinux:
         raise unittest.SkipTest('cannot extract vmlinux from ' + bzimage)
-    init = L1_INIT.replace('@SERVER_ARGS@',
-                           ' '.join(nvmebench.TABLE_ON_DOORBELL_PAGE))
+    init = L1_INIT.replace('@CASES@', '\n'.join(
+        "run_case %s '%s' %s" % (name, ' '.join(srv), coalesce)
+        for name, (srv, coalesce) in CASES.items()))
     init = init.replace('@APPEND@', APPEND)
     init = init.replace('@DEVICE_OPTS@', DEVICE_OPTS)
     initrd = kvfio_image.kvm_l1_initrd(mods, init, (CONDUIT, SERVER),
@@ -161,7 +171,7 @@ def boot_nested():
         raise unittest.SkipTest('no /dev/kvm here nor inside the nested '
                                 'guest (no nested SVM)')
     results = {}
-    for name in ('on', 'off'):
+    for name in CASES:
         res = {'out': '\n'.join(
             line[len('NESTED-G %s ' % name):] for line in out.splitlines()
             if line.startswith('NESTED-G %s ' % name)),
@@ -208,12 +218,12 @@ class CoalescedTrappedWrites(unittest.TestCase):
             time.sleep(0.05)
         return out
 
-    def run_guest(self, coalesce):
+    def run_guest(self, case):
         if guestboot.kvm_usable():
             with tempfile.TemporaryDirectory(prefix='conduit-coalesce-') as t:
-                res = self.run_direct(t, coalesce)
+                res = self.run_direct(t, *CASES[case])
         else:
-            res = nested_results()['on' if coalesce else 'off']
+            res = nested_results()[case]
         self.assertIn('COALESCE-IDLE', res['out'],
                       res['out'] + res.get('err', ''))
         self.assertRegex(res['out'],
@@ -222,9 +232,8 @@ class CoalescedTrappedWrites(unittest.TestCase):
             self.assertIn(key, res, res['out'] + res.get('err', ''))
         return res
 
-    def run_direct(self, tmp, coalesce):
-        server, sock = nvmebench.start_server(
-            BUILD, tmp, nvmebench.TABLE_ON_DOORBELL_PAGE)
+    def run_direct(self, tmp, server_args, coalesce):
+        server, sock = nvmebench.start_server(BUILD, tmp, server_args)
         qmp_path = os.path.join(tmp, 'qmp.sock')
         serial = os.path.join(tmp, 'serial.log')
         argv = [CONDUIT, '-accel', 'kvm', '-m', '256', '-display', 'none',
@@ -234,7 +243,7 @@ class CoalescedTrappedWrites(unittest.TestCase):
                 '-append', APPEND,
                 '-device', 'isa-debug-exit,iobase=0xf4,iosize=4',
                 '-device', 'vfio-user-pci,id=nvme0,socket=' + sock +
-                DEVICE_OPTS + ('on' if coalesce else 'off')]
+                DEVICE_OPTS + coalesce]
         vmm = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE)
         res = {}
@@ -246,7 +255,7 @@ class CoalescedTrappedWrites(unittest.TestCase):
             res['out'] = out
             if 'COALESCE-IDLE' in out:
                 res['kvm_idle'] = qmp.cmd('x-query-kvm')
-                want = NWRITES + 2 * 16 + TAIL if coalesce else 0
+                want = NWRITES + 2 * 16 + TAIL if coalesce == 'on' else 0
                 deadline = time.time() + TIMEOUT
                 while True:
                     kvm = qmp.cmd('x-query-kvm')
@@ -276,7 +285,7 @@ class CoalescedTrappedWrites(unittest.TestCase):
         return int(m.group(1)), int(m.group(2))
 
     def test_coalesced_in_order_table_exact_ring_drained(self):
-        res = self.run_guest(True)
+        res = self.run_guest('on')
         out, kvm, vfio = res['out'], res['kvm'], res['vfio']
         table, doorbells = self.guest_counts(out)
         bar0 = [b for b in vfio['bars'] if b['bar'] == 0][0]
@@ -299,7 +308,7 @@ class CoalescedTrappedWrites(unittest.TestCase):
         self.assertGreater(kvm['coalesced-drainer-drains'], 0, ctx)
 
     def test_off_every_write_exits(self):
-        res = self.run_guest(False)
+        res = self.run_guest('off')
         out, kvm, vfio = res['out'], res['kvm'], res['vfio']
         table, doorbells = self.guest_counts(out)
         bar0 = [b for b in vfio['bars'] if b['bar'] == 0][0]
@@ -310,6 +319,25 @@ class CoalescedTrappedWrites(unittest.TestCase):
         self.assertEqual(bar0['coalesced-writes'], 0, ctx)
         self.assertGreaterEqual(bar0['mmap-served-writes'], doorbells, ctx)
         self.assertEqual(vfio['msix']['table-accesses'], table, ctx)
+
+
+    def test_withheld_page_posts_batched_writes(self):
+        res = self.run_guest('withheld')
+        out, kvm, vfio = res['out'], res['kvm'], res['vfio']
+        table, doorbells = self.guest_counts(out)
+        bar0 = [b for b in vfio['bars'] if b['bar'] == 0][0]
+        ctx = '%s\n%s\n%s' % (out, kvm, vfio)
+        # The page is not mapped: every write left the guest through the
+        # ring and reached the server as a posted REGION_WRITE.
+        for r in bar0['mapped']:
+            self.assertFalse(r['offset'] <= 4096 < r['offset'] + r['size'],
+                             ctx)
+        self.assertEqual(bar0['coalesced-writes'], doorbells + TAIL, ctx)
+        self.assertEqual(bar0['forwarded-writes'], 0, ctx)
+        self.assertGreaterEqual(bar0['forwarded-reads'], 8, ctx)
+        self.assertEqual(vfio['msix']['table-accesses'], table, ctx)
+        self.assertEqual(kvm['coalesced-pending'], 0, ctx)
+        self.assertEqual(kvm['exits'], res['kvm_idle']['exits'], ctx)
 
 
 if __name__ == '__main__':
