@@ -332,8 +332,14 @@ class CoalescedTrappedWrites(unittest.TestCase):
         for r in bar0['mapped']:
             self.assertFalse(r['offset'] <= 4096 < r['offset'] + r['size'],
                              ctx)
-        self.assertEqual(bar0['coalesced-writes'], doorbells + TAIL, ctx)
-        self.assertEqual(bar0['forwarded-writes'], 0, ctx)
+        # Every write arrived exactly once, in one way or the other; all
+        # but at most a couple through the ring (one was seen to exit in
+        # a nested run: a write KVM could not queue exits instead, which
+        # is still in order since every exit drains the ring first).
+        self.assertEqual(bar0['coalesced-writes'] + bar0['forwarded-writes'],
+                         doorbells + TAIL, ctx)
+        self.assertGreaterEqual(bar0['coalesced-writes'],
+                                doorbells + TAIL - 2, ctx)
         self.assertGreaterEqual(bar0['forwarded-reads'], 8, ctx)
         self.assertEqual(vfio['msix']['table-accesses'], table, ctx)
         self.assertEqual(kvm['coalesced-pending'], 0, ctx)
