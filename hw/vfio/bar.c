@@ -61,9 +61,8 @@ static const char *vfio_bar_overlay_hint(VFIOBar *bar, uint64_t page)
             continue;
         }
         if (ov->kind == VFIO_BAR_OVERLAY_MSIX_TABLE) {
-            /* The default tried and said why not. */
-            if (vdev->msix_relocation == VFIO_MSIX_RELOCATION_WHERE_HELPFUL
-                && vdev->msix.decision) {
+            /* The default tried and said why it could not. */
+            if (vdev->msix.relocation_impossible && vdev->msix.decision) {
                 return vdev->msix.decision;
             }
             return "x-msix-relocation=auto moves the emulated MSI-X table "

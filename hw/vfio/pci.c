@@ -776,8 +776,9 @@ static VFIOBarPlanInput vfio_pci_bar_plan_input(VFIOPCIDevice *vdev,
 }
 
 /*
- * Bytes of @bar that trap only because the emulated table or PBA sits on
- * a page the device lets us map; *page gets the first such page.
+ * Bytes of registers of @bar that trap only because the emulated table or
+ * PBA sits on their page, which the device lets us map; *page gets the
+ * first such page.
  */
 static uint64_t vfio_msix_relocation_gain(VFIOPCIDevice *vdev,
                                           VFIOBar *bar, uint64_t *page)
@@ -865,8 +866,8 @@ static bool vfio_msix_relocate(VFIOPCIDevice *vdev, Error **errp)
         }
         if (!gain) {
             vfio_msix_relocation_decided(vdev, false, g_strdup(
-                "MSI-X table kept in place: moving it would untrap no page "
-                "the device lets us map"));
+                "MSI-X table kept in place: it shares no host page with "
+                "device registers that could then be mapped"));
             return true;
         }
     }
@@ -887,6 +888,7 @@ static bool vfio_msix_relocate(VFIOPCIDevice *vdev, Error **errp)
             return false;
         }
         /* The hot-page warning repeats this if the page turns out hot. */
+        m->relocation_impossible = true;
         vfio_msix_relocation_decided(vdev, true, g_strdup_printf(
             "MSI-X table kept on BAR%u page 0x%" PRIx64 ", which therefore "
             "traps: it cannot be relocated (%s)", gain_bar, page,

@@ -87,6 +87,7 @@ typedef struct VFIOMsixInfo {
     uint32_t pba_bar, pba_offset;
     bool relocated;
     char *decision;             /* why relocated or not, for x-query-vfio */
+    bool relocation_impossible; /* the default wanted to, and could not */
     uint32_t emu_table_bar, emu_table_offset;   /* as the guest sees it */
     uint32_t emu_pba_bar, emu_pba_offset;
 } VFIOMsixInfo;
