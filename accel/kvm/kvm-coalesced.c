@@ -64,15 +64,25 @@ static void kvm_coalesced_apply(void *opaque, uint64_t addr,
 
 void kvm_coalesced_flush(bool vcpu)
 {
+    static bool flushing;       /* BQL */
     uint32_t n;
 
-    if (!kc.ring || !kvm_coalesced_ring_pending(kc.ring, kc.ring_max)) {
+    /*
+     * A write being replayed may change the topology (listener begin,
+     * zone removal) and so ask for a flush again: the drain in progress
+     * already applies everything in order, and a nested one would apply
+     * the current entry twice.
+     */
+    if (flushing || !kc.ring ||
+        !kvm_coalesced_ring_pending(kc.ring, kc.ring_max)) {
         return;
     }
+    flushing = true;
     memory_set_replaying_coalesced(true);
     n = kvm_coalesced_ring_drain(kc.ring, kc.ring_max, kvm_coalesced_apply,
                                  NULL);
     memory_set_replaying_coalesced(false);
+    flushing = false;
     if (vcpu) {
         kc.vcpu_drains++;
     } else {

@@ -335,9 +335,11 @@ class CoalescedTrappedWrites(unittest.TestCase):
             self.assertFalse(r['offset'] <= 4096 < r['offset'] + r['size'],
                              ctx)
         # Every write arrived exactly once, in one way or the other; all
-        # but at most a couple through the ring (one was seen to exit in
-        # a nested run: a write KVM could not queue exits instead, which
-        # is still in order since every exit drains the ring first).
+        # but at most a couple through the ring.  Linux 6.1's free-space
+        # check of the ring wraps and reports it full with exactly 85 of
+        # 170 slots in use, and the slower drain here (a message per
+        # write) can reach that: such a write exits instead, still in
+        # order since every exit drains the ring first.
         self.assertEqual(bar0['coalesced-writes'] + bar0['forwarded-writes'],
                          doorbells + TAIL, ctx)
         self.assertGreaterEqual(bar0['coalesced-writes'],
