@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * File descriptor sets (-add-fd): descriptors a parent process hands
  * over, opened later by path as /dev/fdset/N.  This is how libvirt gives

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The memory API: region tree, flat views, listeners and dispatch.
  *
@@ -180,6 +181,9 @@ void memory_region_finalize(MemoryRegion *mr)
         }
     }
     g_free(mr->name);
+    if (mr->coalesced) {
+        g_array_free(mr->coalesced, true);
+    }
     memset(mr, 0, sizeof(*mr));
     mr->ram_fd = -1;
 }
@@ -382,6 +386,123 @@ bool address_space_find_section(AddressSpace *as, hwaddr addr,
     return true;
 }
 
+/* ---- Coalesced MMIO --------------------------------------------------- */
+
+typedef struct CoalescedRange {
+    hwaddr offset;
+    uint64_t size;
+} CoalescedRange;
+
+static __thread bool replaying_coalesced;
+
+void memory_set_replaying_coalesced(bool on)
+{
+    replaying_coalesced = on;
+}
+
+bool memory_replaying_coalesced(void)
+{
+    return replaying_coalesced;
+}
+
+/*
+ * Announces (add) or withdraws one coalesced range of fr->mr, clipped to
+ * what fr shows, to one listener.
+ */
+static void listener_call_coalesced(MemoryListener *l, AddressSpace *as,
+                                    const FlatRange *fr,
+                                    const CoalescedRange *cr, bool add)
+{
+    MemoryRegionSection section;
+    hwaddr start = MAX(cr->offset, fr->offset_in_region);
+    hwaddr end = MIN(cr->offset + cr->size, fr->offset_in_region + fr->size);
+    hwaddr addr;
+
+    if (start >= end || !(add ? l->coalesced_io_add : l->coalesced_io_del)) {
+        return;
+    }
+    flatrange_to_section(fr, as, &section);
+    addr = fr->addr + (start - fr->offset_in_region);
+    trace_memory_listener_coalesced(l->name ? l->name : "", fr->mr->name,
+                                    add, addr, end - start);
+    if (add) {
+        l->coalesced_io_add(l, &section, addr, end - start);
+    } else {
+        l->coalesced_io_del(l, &section, addr, end - start);
+    }
+}
+
+static void listener_call_coalesced_all(MemoryListener *l, AddressSpace *as,
+                                        const FlatRange *fr, bool add)
+{
+    GArray *ranges = fr->mr->coalesced;
+
+    for (guint i = 0; ranges && i < ranges->len; i++) {
+        listener_call_coalesced(l, as, fr,
+                                &g_array_index(ranges, CoalescedRange, i),
+                                add);
+    }
+}
+
+/* Tells every listener of every view showing mr about one range. */
+static void memory_region_announce_coalesced(MemoryRegion *mr,
+                                             const CoalescedRange *cr,
+                                             bool add)
+{
+    AddressSpace *as;
+    MemoryListener *l;
+
+    for (as = address_spaces; as; as = as->next) {
+        FlatView *fv = as->current_map;
+
+        for (unsigned i = 0; fv && i < fv->nr; i++) {
+            if (fv->ranges[i].mr != mr) {
+                continue;
+            }
+            for (l = as->listeners; l; l = l->next) {
+                listener_call_coalesced(l, as, &fv->ranges[i], cr, add);
+            }
+        }
+    }
+}
+
+void memory_region_add_coalescing(MemoryRegion *mr, hwaddr offset,
+                                  uint64_t size)
+{
+    CoalescedRange cr = { offset, size };
+
+    assert(mr->kind == MEMORY_REGION_IO);
+    assert(size && offset + size <= mr->size && offset + size > offset);
+    if (!mr->coalesced) {
+        mr->coalesced = g_array_new(false, false, sizeof(CoalescedRange));
+    }
+    g_array_append_val(mr->coalesced, cr);
+    memory_region_announce_coalesced(mr, &cr, true);
+}
+
+void memory_region_clear_coalescing(MemoryRegion *mr)
+{
+    if (!mr->coalesced) {
+        return;
+    }
+    for (guint i = 0; i < mr->coalesced->len; i++) {
+        memory_region_announce_coalesced(
+            mr, &g_array_index(mr->coalesced, CoalescedRange, i), false);
+    }
+    g_array_free(mr->coalesced, true);
+    mr->coalesced = NULL;
+}
+
+bool memory_region_has_coalescing(MemoryRegion *mr)
+{
+    return mr->coalesced && mr->coalesced->len;
+}
+
+uint64_t memory_region_get_coalesced_writes(MemoryRegion *mr)
+{
+    return mr->coalesced_writes;
+}
+
 /* ---- Listeners and transactions --------------------------------------- */
 
 static void listener_call_add(MemoryListener *l, AddressSpace *as,
@@ -389,13 +510,13 @@ static void listener_call_add(MemoryListener *l, AddressSpace *as,
 {
     MemoryRegionSection section;
 
-    if (!l->region_add) {
-        return;
+    if (l->region_add) {
+        flatrange_to_section(fr, as, &section);
+        trace_memory_listener_region_add(l->name ? l->name : "", as->name,
+                                         fr->mr->name, fr->addr, fr->size);
+        l->region_add(l, &section);
     }
-    flatrange_to_section(fr, as, &section);
-    trace_memory_listener_region_add(l->name ? l->name : "", as->name,
-                                     fr->mr->name, fr->addr, fr->size);
-    l->region_add(l, &section);
+    listener_call_coalesced_all(l, as, fr, true);
 }
 
 static void listener_call_del(MemoryListener *l, AddressSpace *as,
@@ -403,6 +524,7 @@ static void listener_call_del(MemoryListener *l, AddressSpace *as,
 {
     MemoryRegionSection section;
 
+    listener_call_coalesced_all(l, as, fr, false);
     if (!l->region_del) {
         return;
     }
@@ -1089,7 +1211,9 @@ static MemTxResult io_access(MemoryRegion *mr, hwaddr addr, uint8_t *buf,
         len -= size;
     }
     if (reached) {
-        if (is_write) {
+        if (is_write && replaying_coalesced) {
+            mr->coalesced_writes++;
+        } else if (is_write) {
             mr->writes++;
         } else {
             mr->reads++;

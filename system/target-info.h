@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * What a system binary is built for.  Each target's file (target-x86_64.c,
  * target-ppc64.c), linked into that binary only, registers its TargetInfo

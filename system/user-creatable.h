@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Objects made with -object (QEMU's "user-creatable" interface): a type
  * derived from TYPE_USER_CREATABLE gets its properties from the option

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The KVM accelerator: the VM, its in-kernel irqchip and PIT, and one
  * thread per vCPU.
@@ -74,6 +75,7 @@ static void qmp_x_query_kvm(JsonObject *args, JsonNode **ret, Error **errp)
     JsonObject *o;
     JsonNode *node;
     KVMExitStats st;
+    KVMCoalescedStats cst;
 
     if (!kvm_state) {
         error_setg(errp, "KVM is not in use");
@@ -86,6 +88,14 @@ static void qmp_x_query_kvm(JsonObject *args, JsonNode **ret, Error **errp)
     json_object_set_int_member(o, "mmio-exits", st.mmio);
     json_object_set_int_member(o, "pio-exits", st.pio);
     json_object_set_int_member(o, "signal-msi", st.signal_msi);
+    kvm_coalesced_get_stats(&cst);
+    json_object_set_int_member(o, "coalesced-zones", cst.zones);
+    json_object_set_int_member(o, "coalesced-ring-size", cst.ring_size);
+    json_object_set_int_member(o, "coalesced-pending", cst.pending);
+    json_object_set_int_member(o, "coalesced-writes", cst.replayed);
+    json_object_set_int_member(o, "coalesced-vcpu-drains", cst.vcpu_drains);
+    json_object_set_int_member(o, "coalesced-drainer-drains",
+                               cst.drainer_drains);
     node = json_node_new(JSON_NODE_OBJECT);
     json_node_take_object(node, o);
     *ret = node;
@@ -581,6 +591,8 @@ static gpointer kvm_vcpu_thread(gpointer opaque)
         ret = ioctl(cpu->fd, KVM_RUN, 0);
         err = errno;
         bql_lock();
+        /* Queued writes land before anything this exit does. */
+        kvm_coalesced_flush(true);
         if (ret < 0) {
             if (err == EINTR || err == EAGAIN) {
                 continue;
@@ -690,6 +702,7 @@ static bool kvm_start_vcpus(MachineState *ms, Error **errp)
             g_usleep(100);
         }
     }
+    kvm_coalesced_start(s);
     return true;
 }
 
@@ -768,6 +781,7 @@ static bool kvm_init_machine(MachineState *ms, Error **errp)
         goto fail;
     }
     kvm_vfio_init(kvm_state);
+    kvm_coalesced_init(kvm_state);
     trace_kvm_init(kvm_state->run_size);
     return true;
 
@@ -811,6 +825,7 @@ static void kvm_accel_cleanup(void)
         kvm_vmstate_entry = NULL;
     }
     qemu_unregister_reset(kvm_reset_vcpus, NULL);
+    kvm_coalesced_cleanup(s);
     kvm_vfio_cleanup(s);
     kvm_irq_cleanup(s);
     kvm_memory_cleanup(s);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * State shared by the KVM accelerator's files, and the pure memslot
  * planning function (unit-tested without /dev/kvm).
@@ -58,6 +59,51 @@ typedef struct KVMState {
 } KVMState;
 
 extern KVMState *kvm_state;
+
+/* kvm-coalesced-ring.c: the coalesced MMIO ring, pure (unit-tested). */
+struct kvm_coalesced_mmio_ring;
+typedef void (*KVMCoalescedApply)(void *opaque, uint64_t addr,
+                                  const uint8_t *data, uint32_t len,
+                                  bool pio);
+/* Entries waiting in a ring of @max slots (0 for a corrupt ring). */
+uint32_t kvm_coalesced_ring_pending(const struct kvm_coalesced_mmio_ring *ring,
+                                    uint32_t max);
+/*
+ * Applies the waiting entries in order, freeing each slot after applying
+ * it; at most @max per call.  Returns how many were applied.
+ */
+uint32_t kvm_coalesced_ring_drain(struct kvm_coalesced_mmio_ring *ring,
+                                  uint32_t max, KVMCoalescedApply apply,
+                                  void *opaque);
+/*
+ * The drainer's adaptive back-off, like vfio-user-nvme's poller: spin
+ * (0) for KVM_COALESCED_SPIN_NS after the last entry, then sleep from
+ * KVM_COALESCED_MIN_SLEEP_NS doubling up to @max_sleep_ns, and after
+ * KVM_COALESCED_IDLE_NS of quiet at least KVM_COALESCED_IDLE_SLEEP_NS.
+ */
+#define KVM_COALESCED_SPIN_NS       (20 * 1000ll)
+#define KVM_COALESCED_MIN_SLEEP_NS  (1000ll)
+#define KVM_COALESCED_IDLE_NS       (200 * 1000 * 1000ll)
+#define KVM_COALESCED_IDLE_SLEEP_NS (1000 * 1000ll)
+int64_t kvm_coalesced_next_sleep(int64_t idle_ns, int64_t prev_sleep_ns,
+                                 int64_t max_sleep_ns);
+
+/* kvm-coalesced.c: zones from the memory API, the drainer thread. */
+typedef struct KVMCoalescedStats {
+    uint32_t zones;             /* registered now */
+    uint32_t ring_size;         /* slots, 0: no ring (capability missing) */
+    uint32_t pending;           /* entries in the ring now */
+    uint64_t replayed;          /* writes applied from the ring */
+    uint64_t vcpu_drains;       /* drains before an exit found entries */
+    uint64_t drainer_drains;    /* drains by the drainer thread */
+} KVMCoalescedStats;
+void kvm_coalesced_init(KVMState *s);
+/* Once the vCPUs exist: the ring lives in their kvm_run mapping. */
+void kvm_coalesced_start(KVMState *s);
+void kvm_coalesced_cleanup(KVMState *s);
+/* BQL held.  @vcpu: called before handling an exit. */
+void kvm_coalesced_flush(bool vcpu);
+void kvm_coalesced_get_stats(KVMCoalescedStats *st);
 
 /* kvm-memory.c */
 bool kvm_memory_init(KVMState *s, Error **errp);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vfio-user device ops: the VFIODeviceIOOps backend on a VFIOUserClient
  * (hw/vfio-user/client.c, the transport).  Each op is one request; every
@@ -424,6 +425,7 @@ const VFIODeviceIOOps vfio_user_device_io_ops = {
     .get_region_info = vfio_user_get_region_info,
     .region_read = vfio_user_region_read,
     .region_write = vfio_user_region_write,
+    .posts_writes = true,
     .get_irq_info = vfio_user_get_irq_info,
     .set_irqs = vfio_user_set_irqs,
     .reset = vfio_user_reset,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vfio_bar_plan(): the pure BAR mapping decision (see hw/vfio/bar-plan.h
  * for the rules).  Everything here is arithmetic on ranges.
@@ -370,6 +371,10 @@ const char *vfio_bar_plan_explain(const VFIOBarPlanInput *in,
             continue;
         }
         if (ov->kind == VFIO_BAR_OVERLAY_MSIX_TABLE) {
+            /* The default tried and said why it could not. */
+            if (in->relocation_refusal) {
+                return in->relocation_refusal;
+            }
             return "x-msix-relocation=auto moves the emulated MSI-X table "
                    "off this page";
         }

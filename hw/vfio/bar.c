@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The BAR mechanism: executes a vfio_bar_plan() plan with MemoryRegions.
  *
@@ -110,7 +111,9 @@ static void vfio_bar_forward_write(void *opaque, hwaddr addr, uint64_t data,
     if (bar->vbasedev->broken) {
         return;
     }
-    vfio_bar_count_page(bar, addr);
+    if (!memory_replaying_coalesced()) {
+        vfio_bar_count_page(bar, addr);
+    }
     stn_le_p(buf, size, data);
     trace_vfio_bar_forward_write(bar->vbasedev->name, bar->nr, addr, data,
                                  size);
@@ -160,7 +163,9 @@ static void vfio_bar_served_write(void *opaque, hwaddr addr, uint64_t data,
     if (part->bar->vbasedev->broken) {
         return;
     }
-    vfio_bar_count_page(part->bar, part->offset + addr);
+    if (!memory_replaying_coalesced()) {
+        vfio_bar_count_page(part->bar, part->offset + addr);
+    }
     /* A read-only region is mapped read-only: the write is dropped. */
     if (part->bar->region.flags & VFIO_REGION_INFO_FLAG_WRITE) {
         volatile_stn_le(p, size, data);
@@ -196,6 +201,10 @@ static void vfio_bar_add_part(VFIOBar *bar, uint64_t offset, uint64_t size,
     if (served) {
         memory_region_init_io(&part->mr, bar->owner, &vfio_bar_served_ops,
                               part, name, size);
+        /* Writes need no exit; the MSI-X overlays above stay exact. */
+        if (bar->coalesce_served) {
+            memory_region_add_coalescing(&part->mr, 0, size);
+        }
     } else {
         memory_region_init_ram_device_ptr(&part->mr, bar->owner, name,
                                           size, ptr);
@@ -342,6 +351,15 @@ static void vfio_bar_init_forward(VFIOBar *bar)
                           bar, name, bar->region.size);
     memory_region_add_subregion_overlap(&bar->container, 0, &bar->forward,
                                         -1);
+    /*
+     * Pages that cannot be mapped: over vfio-user, writes become posted
+     * REGION_WRITEs sent in a batch when the ring drains (the kernel
+     * backend's pwrite is synchronous either way).  The view clips this
+     * to what shows the forward region, never the MSI-X overlays.
+     */
+    if (bar->coalesce_forward) {
+        memory_region_add_coalescing(&bar->forward, 0, bar->region.size);
+    }
     bar->forward_init = true;
 }
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vfio-pci-base and vfio-pci: the device model, and its kernel driver.
  * vfio-user-pci is a subclass in hw/vfio-user/pci.c.
@@ -714,15 +715,127 @@ static bool vfio_msix_parse(VFIOPCIDevice *vdev, Error **errp)
     return true;
 }
 
+static const char *const vfio_msix_relocation_names[] = {
+    "off", "auto", "bar0", "bar1", "bar2", "bar3", "bar4", "bar5",
+    "where-helpful", NULL,
+};
+
+/* What vfio_bar_plan() needs from the device, MSI-X parts aside. */
+static VFIOBarPlanInput vfio_pci_bar_plan_input(VFIOPCIDevice *vdev,
+                                                VFIOBar *bar)
+{
+    return (VFIOBarPlanInput) {
+        .bar = bar->nr,
+        .size = bar->region.size,
+        .flags = bar->region.flags,
+        .caps = &bar->caps,
+        .host_page_size = vdev->host_page_size,
+        .page_size_override = vdev->page_size_override,
+        .no_mmap = vdev->no_mmap || bar->region.mmap_fd < 0,
+        .msix_mappable = vdev->msix_mappable,
+        .no_msix_emulation = vdev->no_msix_emulation,
+        .lazy_pba = vdev->lazy_pba,
+        /* Why the default could not move the table, for the hint. */
+        .relocation_refusal = vdev->msix.relocation_impossible ?
+                              vdev->msix.decision : NULL,
+    };
+}
+
+/*
+ * Bytes of registers of @bar that trap only because the emulated table or
+ * PBA sits on their page, which the device lets us map; *page gets the
+ * first such page.
+ */
+static uint64_t vfio_msix_relocation_gain(VFIOPCIDevice *vdev,
+                                          VFIOBar *bar, uint64_t *page)
+{
+    VFIOMsixInfo *m = &vdev->msix;
+    VFIOBarPlanInput now = vfio_pci_bar_plan_input(vdev, bar);
+    VFIOBarPlanInput moved;
+    g_autoptr(VFIOBarPlan) now_plan = NULL;
+    g_autoptr(VFIOBarPlan) moved_plan = NULL;
+
+    if (m->table_bar == bar->nr) {
+        now.table = (VFIOBarPlanMsixPart) {
+            .present = true,
+            .offset = m->table_offset,
+            .size = m->entries * (uint64_t)PCI_MSIX_ENTRY_SIZE,
+            .enabled = true,
+        };
+    }
+    moved = now;
+    moved.table.enabled = false;
+    if (m->pba_bar == bar->nr) {
+        now.pba = (VFIOBarPlanMsixPart) {
+            .present = true,
+            .offset = m->pba_offset,
+            .size = DIV_ROUND_UP(m->entries, 64) * 8ULL,
+            .enabled = !vdev->lazy_pba,
+        };
+    }
+    /* A plan that fails here fails again, with its message, later. */
+    now_plan = vfio_bar_plan(&now, NULL);
+    moved_plan = vfio_bar_plan(&moved, NULL);
+    if (!now_plan || !moved_plan) {
+        return 0;
+    }
+    return vfio_msix_relocation_untrapped(now_plan, moved_plan, page);
+}
+
+static void vfio_msix_relocation_decided(VFIOPCIDevice *vdev, bool log,
+                                         char *decision)
+{
+    VFIOMsixInfo *m = &vdev->msix;
+
+    g_free(m->decision);
+    m->decision = decision;
+    trace_vfio_msix_relocation_decision(vdev->vbasedev.name, decision);
+    if (log) {
+        info_report("vfio %s: %s", vdev->vbasedev.name, decision);
+    }
+}
+
 static bool vfio_msix_relocate(VFIOPCIDevice *vdev, Error **errp)
 {
     VFIOMsixInfo *m = &vdev->msix;
     VFIOMsixRelocSlot slots[PCI_ROM_SLOT];
     VFIOMsixRelocResult res;
+    bool by_default = vdev->msix_relocation ==
+                      VFIO_MSIX_RELOCATION_WHERE_HELPFUL;
+    uint64_t page_size = vdev->page_size_override ?: vdev->host_page_size;
+    uint64_t gain = 0, page = 0;
+    uint32_t gain_bar = m->table_bar;
+    Error *err = NULL;
     int i;
 
-    if (!m->cap || vdev->msix_relocation == VFIO_MSIX_RELOCATION_OFF) {
+    if (!m->cap) {
         return true;
+    }
+    if (vdev->msix_relocation == VFIO_MSIX_RELOCATION_OFF) {
+        vfio_msix_relocation_decided(vdev, false, g_strdup(
+            "MSI-X table kept in place (x-msix-relocation=off)"));
+        return true;
+    }
+    if (by_default) {
+        if (vdev->no_msix_emulation) {
+            vfio_msix_relocation_decided(vdev, false, g_strdup(
+                "MSI-X table kept in place: the machine does not emulate "
+                "it (vfio-no-msix-emulation)"));
+            return true;
+        }
+        gain = vfio_msix_relocation_gain(vdev, &vdev->bars[m->table_bar],
+                                         &page);
+        if (!gain && m->pba_bar != m->table_bar) {
+            gain_bar = m->pba_bar;
+            gain = vfio_msix_relocation_gain(vdev, &vdev->bars[m->pba_bar],
+                                             &page);
+        }
+        if (!gain) {
+            vfio_msix_relocation_decided(vdev, false, g_strdup(
+                "MSI-X table kept in place: it shares no host page with "
+                "device registers that could then be mapped"));
+            return true;
+        }
     }
     for (i = 0; i < PCI_ROM_SLOT; i++) {
         slots[i] = (VFIOMsixRelocSlot) {
@@ -733,10 +846,21 @@ static bool vfio_msix_relocate(VFIOPCIDevice *vdev, Error **errp)
         };
     }
     if (!vfio_msix_relocation_plan(slots, vdev->msix_relocation,
-                                   m->table_bar, m->entries, &res, errp)) {
-        error_prepend(errp, "vfio %s: x-msix-relocation: ",
-                      vdev->vbasedev.name);
-        return false;
+                                   m->table_bar, m->entries, page_size,
+                                   &res, &err)) {
+        if (!by_default) {
+            error_propagate_prepend(errp, err, "vfio %s: x-msix-relocation: ",
+                                    vdev->vbasedev.name);
+            return false;
+        }
+        /* The hot-page warning repeats this if the page turns out hot. */
+        m->relocation_impossible = true;
+        vfio_msix_relocation_decided(vdev, true, g_strdup_printf(
+            "MSI-X table kept on BAR%u page 0x%" PRIx64 ", which therefore "
+            "traps: it cannot be relocated (%s)", gain_bar, page,
+            error_get_pretty(err)));
+        error_free(err);
+        return true;
     }
     m->relocated = true;
     m->emu_table_bar = m->emu_pba_bar = res.bar;
@@ -748,6 +872,20 @@ static bool vfio_msix_relocate(VFIOPCIDevice *vdev, Error **errp)
     }
     trace_vfio_msix_relocate(vdev->vbasedev.name, res.bar, res.bar_size,
                              res.table_offset, res.pba_offset);
+    if (by_default) {
+        vfio_msix_relocation_decided(vdev, true, g_strdup_printf(
+            "MSI-X table and PBA relocated to BAR%u offset 0x%" PRIx64
+            " (%s of 0x%" PRIx64 " bytes) so that BAR%u page 0x%" PRIx64
+            " is mapped, not trapped; x-msix-relocation=off keeps them in "
+            "place", res.bar, res.table_offset,
+            res.new_bar ? "a new BAR" : "the BAR doubled", res.bar_size,
+            gain_bar, page));
+    } else {
+        vfio_msix_relocation_decided(vdev, false, g_strdup_printf(
+            "MSI-X table and PBA relocated to BAR%u offset 0x%" PRIx64
+            " (x-msix-relocation=%s)", res.bar, res.table_offset,
+            vfio_msix_relocation_names[vdev->msix_relocation]));
+    }
     return true;
 }
 
@@ -755,14 +893,7 @@ static bool vfio_pci_build_bar(VFIOPCIDevice *vdev, VFIOBar *bar,
                                Error **errp)
 {
     VFIOMsixInfo *m = &vdev->msix;
-    VFIOBarPlanInput in = {
-        .host_page_size = vdev->host_page_size,
-        .page_size_override = vdev->page_size_override,
-        .no_mmap = vdev->no_mmap,
-        .msix_mappable = vdev->msix_mappable,
-        .no_msix_emulation = vdev->no_msix_emulation,
-        .lazy_pba = vdev->lazy_pba,
-    };
+    VFIOBarPlanInput in = vfio_pci_bar_plan_input(vdev, bar);
 
     if (m->cap && m->table_bar == bar->nr) {
         in.table = (VFIOBarPlanMsixPart) {
@@ -780,7 +911,25 @@ static bool vfio_pci_build_bar(VFIOPCIDevice *vdev, VFIOBar *bar,
             .enabled = !vdev->lazy_pba,
         };
     }
+    bar->coalesce_served = vdev->coalesce_trapped_writes;
+    bar->coalesce_forward = vdev->coalesce_trapped_writes &&
+                            vdev->vbasedev.ops->posts_writes;
     return vfio_bar_realize(bar, &in, errp);
+}
+
+/*
+ * x-coalesce-trapped-writes=auto.  Coalescing saves the exit of each
+ * write to a trapped page but makes the device see the write only when
+ * a vCPU exits or the drainer thread looks, and the drainer is one more
+ * busy thread while the guest writes.  See docs/system/vfio.rst for the
+ * measurements behind the choice.
+ */
+static bool vfio_coalesce_trapped_writes(OnOffAuto prop)
+{
+    if (prop != ON_OFF_AUTO_AUTO) {
+        return prop == ON_OFF_AUTO_ON;
+    }
+    return vfio_coalesce_auto_policy(sysconf(_SC_NPROCESSORS_ONLN));
 }
 
 /* ---- realize / exit ---- */
@@ -889,6 +1038,8 @@ static bool vfio_pci_realize_common(VFIOPCIDevice *vdev, Error **errp)
     if (!vfio_msix_parse(vdev, errp) || !vfio_msix_relocate(vdev, errp)) {
         return false;
     }
+    vdev->coalesce_trapped_writes =
+        vfio_coalesce_trapped_writes(vdev->coalesce_prop);
     for (i = 0; i < PCI_ROM_SLOT; i++) {
         if (!vfio_pci_build_bar(vdev, &vdev->bars[i], errp)) {
             return false;
@@ -1046,14 +1197,11 @@ static void vfio_pci_instance_finalize(Object *obj)
         vdev->rom_size = 0;
     }
     g_clear_pointer(&vdev->rom_data, g_free);
+    g_clear_pointer(&vdev->msix.decision, g_free);
     g_clear_pointer(&vdev->vbasedev.name, g_free);
 }
 
 /* ---- types ---- */
-
-static const char *const vfio_msix_relocation_names[] = {
-    "off", "auto", "bar0", "bar1", "bar2", "bar3", "bar4", "bar5", NULL,
-};
 
 static const Property vfio_pci_common_props[] = {
     DEFINE_PROP_BOOL("x-no-mmap", VFIOPCIDevice, no_mmap, false,
@@ -1070,9 +1218,18 @@ static const Property vfio_pci_common_props[] = {
                      0, .description = "plan BAR mappings for this larger "
                                        "host page size (e.g. 64k)"),
     DEFINE_PROP_ENUM("x-msix-relocation", VFIOPCIDevice, msix_relocation,
-                     VFIO_MSIX_RELOCATION_OFF, vfio_msix_relocation_names,
+                     VFIO_MSIX_RELOCATION_WHERE_HELPFUL,
+                     vfio_msix_relocation_names,
                      .description = "move the emulated MSI-X table and PBA "
-                                    "to another BAR: off, auto, bar0..bar5"),
+                                    "to another BAR: where-helpful (only "
+                                    "if that untraps a mappable page), "
+                                    "off, auto, bar0..bar5"),
+    DEFINE_PROP_ON_OFF_AUTO("x-coalesce-trapped-writes", VFIOPCIDevice,
+                            coalesce_prop, ON_OFF_AUTO_AUTO,
+                            .description = "let KVM complete writes to "
+                                           "registers on a trapped page "
+                                           "without an exit (coalesced "
+                                           "MMIO); MSI-X stays exact"),
     DEFINE_PROP_INT32("bootindex", VFIOPCIDevice, bootindex, -1,
                       .description = "boot order (accepted for "
                                      "compatibility)"),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vfio-pci-base: a PCI function passed through a VFIODevice.  Private to
  * hw/vfio and the drivers that subclass it.
@@ -41,6 +42,8 @@ typedef enum VFIOMsixRelocation {
     VFIO_MSIX_RELOCATION_OFF,
     VFIO_MSIX_RELOCATION_AUTO,
     VFIO_MSIX_RELOCATION_BAR0,      /* ... BAR5 = BAR0 + 5 */
+    /* The default: as auto, but only where it untraps a mappable page. */
+    VFIO_MSIX_RELOCATION_WHERE_HELPFUL = VFIO_MSIX_RELOCATION_BAR0 + 6,
 } VFIOMsixRelocation;
 
 /* The MSI-X capability as the device has it, and where Conduit put it. */
@@ -50,6 +53,8 @@ typedef struct VFIOMsixInfo {
     uint32_t table_bar, table_offset;   /* physical */
     uint32_t pba_bar, pba_offset;
     bool relocated;
+    char *decision;             /* why relocated or not, for x-query-vfio */
+    bool relocation_impossible; /* the default wanted to, and could not */
     uint32_t emu_table_bar, emu_table_offset;   /* as the guest sees it */
     uint32_t emu_pba_bar, emu_pba_offset;
 } VFIOMsixInfo;
@@ -89,6 +94,7 @@ struct VFIOPCIDevice {
 
     bool broken_reported;
     struct QEMUBH *mmap_bh;     /* re-evaluates hidden mappings */
+    bool coalesce_trapped_writes;   /* x-coalesce-trapped-writes resolved */
     bool realized;
 
     /* Properties of vfio-pci (the kernel driver) */
@@ -101,6 +107,7 @@ struct VFIOPCIDevice {
     bool lazy_pba;
     uint64_t page_size_override;
     int msix_relocation;        /* VFIOMsixRelocation */
+    OnOffAuto coalesce_prop;    /* x-coalesce-trapped-writes */
     int32_t bootindex;
 };
 
@@ -153,13 +160,35 @@ typedef struct VFIOMsixRelocResult {
 /*
  * Where the emulated MSI-X table and PBA go for x-msix-relocation=@mode:
  * barN (a new BAR if the slot is free, else that BAR doubled with the
- * table in its upper half), or auto (the first free slot, else the
- * table's BAR doubled).  Fails with a clear message when no valid
- * choice exists.
+ * table in its upper half), or auto and where-helpful (the first free
+ * slot, else the table's BAR doubled).  A new BAR is at least
+ * @page_size (the host page, or x-host-page-size) and a doubled BAR's
+ * upper half starts on a page, so the emulated structures never share a
+ * host page with device registers.  Fails with a clear message when no
+ * valid choice exists.
  */
 bool vfio_msix_relocation_plan(const VFIOMsixRelocSlot slots[PCI_ROM_SLOT],
                                VFIOMsixRelocation mode, uint32_t table_bar,
-                               uint16_t entries, VFIOMsixRelocResult *res,
-                               Error **errp);
+                               uint16_t entries, uint64_t page_size,
+                               VFIOMsixRelocResult *res, Error **errp);
+
+/*
+ * Bytes of device registers that trap with the MSI-X structures in place
+ * (@now) but not once they are moved away (@moved): on each page that
+ * moving untraps, the bytes before the first MSI-X structure on it.
+ * Bytes after the last structure cannot be told from padding (a table on
+ * a page of its own is followed by nothing) and do not count.  0 means
+ * relocating would untrap no register.  *@first_page (if not NULL) gets
+ * the first page that gains.
+ */
+uint64_t vfio_msix_relocation_untrapped(const VFIOBarPlan *now,
+                                        const VFIOBarPlan *moved,
+                                        uint64_t *first_page);
+
+/* ---- x-coalesce-trapped-writes=auto (pure, unit-tested) ---- */
+
+/* Enough cores for the vCPU, the device's poller and the drainer. */
+#define VFIO_COALESCE_AUTO_MIN_CPUS 4
+bool vfio_coalesce_auto_policy(long online_cpus);
 
 #endif

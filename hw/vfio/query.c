@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * QMP x-query-vfio: what each vfio device maps, what traps, and how often.
  *
@@ -94,6 +95,22 @@ static JsonArray *hot_pages_to_json(VFIOBar *bar)
     return arr;
 }
 
+/* Writes that KVM completed in the kernel and Conduit replayed later. */
+static uint64_t coalesced_writes(VFIOBar *bar)
+{
+    uint64_t n = 0;
+
+    if (bar->forward_init) {
+        n += memory_region_get_coalesced_writes(&bar->forward);
+    }
+    for (guint i = 0; bar->parts && i < bar->parts->len; i++) {
+        VFIOBarPart *part = g_ptr_array_index(bar->parts, i);
+
+        n += memory_region_get_coalesced_writes(&part->mr);
+    }
+    return n;
+}
+
 static JsonObject *bar_to_json(VFIOBar *bar)
 {
     JsonObject *o = json_object_new();
@@ -117,6 +134,7 @@ static JsonObject *bar_to_json(VFIOBar *bar)
     json_object_set_int_member(o, "forwarded-writes", fw);
     json_object_set_int_member(o, "mmap-served-reads", sr);
     json_object_set_int_member(o, "mmap-served-writes", sw);
+    json_object_set_int_member(o, "coalesced-writes", coalesced_writes(bar));
     json_object_set_array_member(o, "hot-pages", hot_pages_to_json(bar));
     if (bar->plan) {
         json_object_set_boolean_member(o, "msix-mappable",
@@ -138,6 +156,9 @@ static JsonObject *msix_to_json(VFIOPCIDevice *vdev)
     PCIDevice *pdev = PCI_DEVICE(vdev);
     VFIOMsixInfo *m = &vdev->msix;
     JsonObject *o = json_object_new();
+    g_autofree char *mode = object_property_get_str(OBJECT(vdev),
+                                                    "x-msix-relocation",
+                                                    NULL);
     uint32_t i, fast = 0;
 
     for (i = 0; i < vdev->nr_msix_vectors; i++) {
@@ -149,6 +170,9 @@ static JsonObject *msix_to_json(VFIOPCIDevice *vdev)
     json_object_set_int_member(o, "pba-offset", m->emu_pba_offset);
     json_object_set_int_member(o, "vectors", m->entries);
     json_object_set_boolean_member(o, "relocated", m->relocated);
+    json_object_set_string_member(o, "relocation", mode ? mode : "");
+    json_object_set_string_member(o, "relocation-decision",
+                                  m->decision ? m->decision : "");
     json_object_set_boolean_member(o, "table-emulated",
         memory_region_is_enabled(msix_table_region(pdev)));
     json_object_set_boolean_member(o, "pba-emulated", msix_pba_enabled(pdev));
@@ -179,6 +203,8 @@ static JsonObject *device_to_json(VFIOPCIDevice *vdev)
                                ? vdev->page_size_override
                                : vdev->host_page_size);
     json_object_set_boolean_member(o, "broken", vdev->vbasedev.broken);
+    json_object_set_boolean_member(o, "coalesce-trapped-writes",
+                                   vdev->coalesce_trapped_writes);
     for (i = 0; i < PCI_ROM_SLOT; i++) {
         if (vdev->bars[i].bar_size) {
             json_array_add_object_element(bars, bar_to_json(&vdev->bars[i]));

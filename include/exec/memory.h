@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The memory API: a tree of MemoryRegions rendered into flat views.
  *
@@ -132,6 +133,8 @@ struct MemoryRegion {
 
     uint64_t reads;
     uint64_t writes;
+    uint64_t coalesced_writes;  /* replayed from a coalesced MMIO ring */
+    GArray *coalesced;          /* CoalescedRange, offsets in the region */
 };
 
 /* One piece of a FlatView: [addr, addr + size) shows mr at offset_in_region. */
@@ -166,6 +169,19 @@ struct MemoryListener {
     void (*region_add)(MemoryListener *listener, MemoryRegionSection *section);
     void (*region_del)(MemoryListener *listener, MemoryRegionSection *section);
     void (*region_nop)(MemoryListener *listener, MemoryRegionSection *section);
+    /*
+     * Coalesced MMIO: [addr, addr + len) of the address space, inside
+     * section, may have its writes completed by the accelerator and
+     * replayed later, in order.  Announced right after region_add of the
+     * section (and when the region gains a range), withdrawn right before
+     * region_del (and when the region's ranges are cleared).
+     */
+    void (*coalesced_io_add)(MemoryListener *listener,
+                             MemoryRegionSection *section, hwaddr addr,
+                             hwaddr len);
+    void (*coalesced_io_del)(MemoryListener *listener,
+                             MemoryRegionSection *section, hwaddr addr,
+                             hwaddr len);
     unsigned priority;
     const char *name;
 
@@ -308,6 +324,33 @@ bool address_space_find_section(AddressSpace *as, hwaddr addr,
 void memory_listener_register(MemoryListener *listener, AddressSpace *as);
 /* Calls region_del for every current range. */
 void memory_listener_unregister(MemoryListener *listener);
+
+/* ---- Coalesced MMIO --------------------------------------------------- */
+
+/*
+ * Marks [offset, offset + size) of an I/O region as coalesced: an
+ * accelerator that can (KVM_REGISTER_COALESCED_MMIO) completes guest
+ * writes there without an exit and replays them, in order and through the
+ * normal dispatch, before it handles any exit and from a drainer thread.
+ * Reads are never coalesced: they exit, and the ring is drained first, so
+ * a read sees every write before it.  Only for registers whose writes
+ * have no effect that must be seen before the vCPU runs on (doorbells,
+ * not interrupt acknowledges).  Without such an accelerator (qtest) the
+ * marking changes nothing.
+ */
+void memory_region_add_coalescing(MemoryRegion *mr, hwaddr offset,
+                                  uint64_t size);
+/* Withdraws every range of mr (the accelerator drains its ring first). */
+void memory_region_clear_coalescing(MemoryRegion *mr);
+bool memory_region_has_coalescing(MemoryRegion *mr);
+/* Writes into mr that were replayed from a coalesced ring. */
+uint64_t memory_region_get_coalesced_writes(MemoryRegion *mr);
+/*
+ * Set by an accelerator around the replay of coalesced writes: they are
+ * counted apart from trapped accesses (they did not exit).  Per thread.
+ */
+void memory_set_replaying_coalesced(bool on);
+bool memory_replaying_coalesced(void);
 
 /* ---- Dispatch --------------------------------------------------------- */
 

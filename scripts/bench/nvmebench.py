@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """One run of the tests/guest `nvme` guest under KVM against vfio-user-nvme.
 
 Shared by scripts/demo and scripts/bench/run.  A run starts the server
@@ -5,9 +6,18 @@ Shared by scripts/demo and scripts/bench/run.  A run starts the server
 and a QMP socket, waits for the guest's SHUTDOWN event (isa-debug-exit),
 then reads x-query-vfio and x-query-kvm before quitting, so the counters
 cover exactly the guest's run.
+
+CPU time is read per thread from /proc (schedstat, nanoseconds): the VMM's
+vCPU threads ("CPU n/KVM") are the guest, its other threads the VMM, and
+the server's threads the server; boot is included (the PVH guest boots in
+milliseconds).  run_qemu() runs the same guest and server under a peer
+QEMU (>= 10.1, its vfio-user-pci client), which exits at the guest's
+isa-debug-exit write, so its threads are sampled every few milliseconds
+until it does.
 """
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -79,6 +89,37 @@ class Qmp:
                 self.events.append(resp)
 
 
+def thread_cpu_ns(pid):
+    """{tid: (comm, on-CPU ns)} of a live process (empty once it is gone)."""
+    out = {}
+    base = '/proc/%d/task' % pid
+    try:
+        tids = os.listdir(base)
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            with open('%s/%s/comm' % (base, tid)) as f:
+                comm = f.read().strip()
+            with open('%s/%s/schedstat' % (base, tid)) as f:
+                ns = int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue
+        out[int(tid)] = (comm, ns)
+    return out
+
+
+def split_cpu(sample):
+    """(guest ns, VMM ns) of a VMM's threads: vCPU threads are the guest."""
+    guest = sum(ns for comm, ns in sample.values() if '/KVM' in comm)
+    vmm = sum(ns for comm, ns in sample.values() if '/KVM' not in comm)
+    return guest, vmm
+
+
+def process_cpu_ns(pid):
+    return sum(ns for _, ns in thread_cpu_ns(pid).values())
+
+
 def kvm_usable():
     return os.access('/dev/kvm', os.R_OK | os.W_OK)
 
@@ -146,6 +187,8 @@ def run_guest(build, tmp, server_args, device_opts, qd, ios, mode='poll',
         qmp = Qmp(qmp_path)
         ev = qmp.wait_event('SHUTDOWN')
         status = ev.get('data', {}).get('x-exit-status')
+        cpu_guest, cpu_vmm = split_cpu(thread_cpu_ns(vmm.pid))
+        cpu_server = process_cpu_ns(server.pid)
         vfio = qmp.cmd('x-query-vfio')[0]
         kvm = qmp.cmd('x-query-kvm')
         qmp.cmd('quit')
@@ -165,11 +208,8 @@ def run_guest(build, tmp, server_args, device_opts, qd, ios, mode='poll',
                            (status, ' '.join(argv)))
     n = int(result['ios'])
     fwd, served, emulated = trapped_counts(vfio)
-    return {
-        'iops': int(result['iops']),
-        'p50_us': int(result['p50_ns']) / 1000.0,
-        'p99_us': int(result['p99_ns']) / 1000.0,
-        'ios': n,
+    coalesced = sum(b.get('coalesced-writes', 0) for b in vfio['bars'])
+    return dict(io_numbers(result, cpu_guest, cpu_vmm, cpu_server), **{
         'exits_per_io': kvm['mmio-exits'] / n,
         'forwarded_per_io': fwd / n,
         'served_per_io': served / n,
@@ -179,4 +219,86 @@ def run_guest(build, tmp, server_args, device_opts, qd, ios, mode='poll',
         'irqs_per_io': int(result.get('irqs', 0)) / n,
         'slow_path_per_io':
             vfio.get('msix', {}).get('slow-path-interrupts', 0) / n,
+        'coalesced_per_io': coalesced / n,
+        'relocated': vfio.get('msix', {}).get('relocated', False),
+    })
+
+
+def io_numbers(result, cpu_guest, cpu_vmm, cpu_server):
+    """What any VMM's run reports: the guest's RESULT line and CPU time."""
+    n = int(result['ios'])
+    return {
+        'iops': int(result['iops']),
+        'p50_us': int(result['p50_ns']) / 1000.0,
+        'p99_us': int(result['p99_ns']) / 1000.0,
+        'ios': n,
+        'cpu_guest_us_per_io': cpu_guest / 1000.0 / n,
+        'cpu_vmm_us_per_io': cpu_vmm / 1000.0 / n,
+        'cpu_server_us_per_io': cpu_server / 1000.0 / n,
     }
+
+
+def run_qemu(qemu, build, tmp, server_args, qd, ios, mode='poll',
+             server_extra=()):
+    """The same guest and server under a peer QEMU; numbers QEMU cannot
+    report (exits, trapped accesses) are None."""
+    server, sock = start_server(build, tmp,
+                                list(server_args) + list(server_extra))
+    serial = os.path.join(tmp, 'serial-qemu.log')
+    if os.path.exists(serial):
+        os.unlink(serial)
+    # vfio-user needs guest RAM in shared memory the server can map.
+    argv = [qemu, '-accel', 'kvm', '-M', 'pc', '-m', '256',
+            '-object', 'memory-backend-memfd,id=mem,size=256M,share=on',
+            '-machine', 'memory-backend=mem', '-display', 'none',
+            '-nodefaults', '-serial', 'file:' + serial,
+            '-kernel', os.path.join(build, 'tests', 'guest', 'nvme.elf'),
+            '-append', 'qd=%d ios=%d mode=%s' % (qd, ios, mode),
+            '-device', 'isa-debug-exit,iobase=0xf4,iosize=4',
+            '-device', json.dumps({'driver': 'vfio-user-pci',
+                                   'socket': {'type': 'unix',
+                                              'path': sock}})]
+    vmm = None
+    last = {}
+    try:
+        vmm = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE)
+        deadline = time.time() + TIMEOUT
+        while vmm.poll() is None and time.time() < deadline:
+            # Threads keep their last count when they exit: merge.
+            last.update(thread_cpu_ns(vmm.pid))
+            time.sleep(0.005)
+        cpu_server = process_cpu_ns(server.pid)
+        status = vmm.wait(timeout=30)
+    finally:
+        if vmm and vmm.poll() is None:
+            vmm.kill()
+            vmm.wait()
+        server.terminate()
+        server.wait()
+    with open(serial, errors='replace') as f:
+        out = f.read()
+    result = parse_result(out)
+    # isa-debug-exit: QEMU exits with (code << 1) | 1, 1 for a pass.
+    if status != 1 or result is None:
+        sys.stderr.write(out + vmm.stderr.read().decode(errors='replace'))
+        raise RuntimeError('guest failed under QEMU (exit status %s): %s' %
+                           (status, ' '.join(argv)))
+    cpu_guest, cpu_vmm = split_cpu(last)
+    # QEMU has no x-query-vfio / x-query-kvm: those columns stay empty.
+    return dict(io_numbers(result, cpu_guest, cpu_vmm, cpu_server),
+                exits_per_io=None, forwarded_per_io=None,
+                served_per_io=None, trapped_per_io=None,
+                coalesced_per_io=None, relocated=None)
+
+
+def qemu_version(qemu):
+    """(major, minor) of a QEMU binary, or None."""
+    try:
+        out = subprocess.run([qemu, '--version'], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, timeout=30,
+                             check=True).stdout.decode()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    m = re.search(r'version (\d+)\.(\d+)', out)
+    return (int(m.group(1)), int(m.group(2))) if m else None

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Builds what test_kernel_vfio.py boots: Debian's kernel and an initramfs.
 
 The kernel comes from the linux-image-amd64 package (/boot/vmlinuz-VER and
@@ -261,3 +262,41 @@ def build_payload(binaries, run_script=None, files=()):
     if run_script:
         c.add_data('conduit/run.sh', run_script.encode(), 0o755)
     return gzip.compress(c.finish(), 1)
+
+
+def kvm_l1_initrd(mods_dir, init, binaries, files=()):
+    """A gzip'd archive for an L1 guest that runs Conduit under KVM:
+    busybox, the KVM modules (@KVM_MODULES@ in @init becomes their names
+    in load order), @binaries under /conduit with their libraries, and
+    @files, (name under /conduit, source path or bytes) pairs."""
+    kvm = module_load_order(mods_dir, KVM_MODULES)
+    c = Cpio()
+    c.add_file('bin/busybox', '/bin/busybox', 0o755)
+    for ko in kvm:
+        c.add_file('lib/modules/' + os.path.basename(ko), ko, 0o644)
+    libs = set()
+    for b in binaries:
+        c.add_file('conduit/' + os.path.basename(b), b, 0o755)
+        libs.update(shared_libraries(b))
+    for lib in sorted(libs):
+        c.add_file(lib, os.path.realpath(lib), 0o755)
+    for name, src in files:
+        if isinstance(src, bytes):
+            c.add_data('conduit/' + name, src)
+        else:
+            c.add_file('conduit/' + name, src, 0o644)
+    init = init.replace('@KVM_MODULES@',
+                        ' '.join(os.path.basename(k) for k in kvm))
+    c.add_data('init', init.encode(), 0o755)
+    return gzip.compress(c.finish(), 1)
+
+
+def l1_argv(qemu, kernel, initrd, memory='1G'):
+    """Debian's QEMU (TCG, -cpu max offers SVM) booting an L1 guest.
+    no_timer_check: on a loaded host TCG's timer can look broken to the
+    kernel's IO-APIC check, which then panics at boot."""
+    return [qemu, '-accel', 'tcg', '-M', 'q35', '-m', memory, '-smp', '1',
+            '-cpu', 'max', '-nographic', '-no-reboot', '-nodefaults',
+            '-serial', 'stdio', '-kernel', kernel, '-initrd', initrd,
+            '-append', 'console=ttyS0 panic=-1 quiet loglevel=3 '
+            'no_timer_check']

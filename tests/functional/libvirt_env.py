@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """A private libvirtd for tests: own configuration, sockets and state.
 
 Debian's libvirtd runs privileged as root with state under /run/libvirt,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """libvirt drives Conduit: the capability probe, a domain's life cycle,
 vfio-user through <qemu:commandline> and hot-plug, and <hostdev>.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """libvirt's <hostdev> passthrough for real, inside a Linux guest.
 
 The outer guest is the one test_kernel_vfio.py boots (Debian's QEMU under

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Linux's own nvme driver drives vfio-user-nvme through Conduit.
 
 Linux is far too slow under this host's KVM (it emulates CPL0 code and
@@ -15,17 +16,19 @@ trapped while Linux ran.
 Three layouts, one boot of L1:
   default    table and PBA in BAR4, MSIX_MAPPABLE: BAR0 is mapped whole,
              so Linux's register and doorbell accesses never exit;
-  relocated  table on the doorbell page, x-msix-relocation=auto: the
-             emulated table moves to a free BAR and BAR0 still never traps;
-  withheld   table on the doorbell page, MSIX_MAPPABLE withheld: the page
-             traps and Linux's doorbell writes are forwarded (it works,
+  relocated  table on the doorbell page, no option: by default the
+             emulated table moves to a free BAR (it shares the page with
+             doorbells the device lets us map), Linux finds it there, and
+             BAR0 never traps;
+  withheld   table on the doorbell page, MSIX_MAPPABLE withheld: moving
+             the table would not make the page mappable, so the default
+             leaves it in place; the page traps and Linux's doorbell writes are forwarded (it works,
              slowly: this is what the project exists to avoid).
 
 Environment (set by meson): CONDUIT_BINARY, VFIO_USER_NVME.  Exits 77
 (skipped) without qemu-system-x86_64, the kernel package or busybox-static,
 or when the L1 guest gets no /dev/kvm.
 """
-import gzip
 import json
 import os
 import re
@@ -48,7 +51,7 @@ DATA_OFFSET_KIB = 1024
 CASES = {
     'default': ('', ''),
     'relocated': ('--msix-bar 0 --msix-table-offset 0x1800 '
-                  '--msix-pba-offset 0x1c00', ',x-msix-relocation=auto'),
+                  '--msix-pba-offset 0x1c00', ''),
     'withheld': ('--msix-bar 0 --msix-table-offset 0x1800 '
                  '--msix-pba-offset 0x1c00 --no-msix-mappable', ''),
 }
@@ -158,28 +161,14 @@ def build_l2_initrd(mods_dir):
 
 
 def build_l1_initrd(mods_dir, bzimage, l2_initrd, cases):
-    kvm = kvfio_image.module_load_order(mods_dir, kvfio_image.KVM_MODULES)
-    c = kvfio_image.Cpio()
-    c.add_file('bin/busybox', '/bin/busybox', 0o755)
-    for ko in kvm:
-        c.add_file('lib/modules/' + os.path.basename(ko), ko, 0o644)
-    libs = set()
-    for b in (CONDUIT, SERVER):
-        c.add_file('conduit/' + os.path.basename(b), b, 0o755)
-        libs.update(kvfio_image.shared_libraries(b))
-    for lib in sorted(libs):
-        c.add_file(lib, os.path.realpath(lib), 0o755)
-    c.add_file('conduit/bzImage', bzimage, 0o644)
-    c.add_data('conduit/l2.cpio', l2_initrd)
     calls = '\n'.join("run_case %s '%s' '%s'" % (name, *CASES[name])
                       for name in cases)
-    init = L1_INIT.replace('@KVM_MODULES@',
-                           ' '.join(os.path.basename(k) for k in kvm))
-    init = init.replace('@DISK_MIB@', str(DISK_MIB))
+    init = L1_INIT.replace('@DISK_MIB@', str(DISK_MIB))
     init = init.replace('@DATA_OFFSET_KIB@', str(DATA_OFFSET_KIB))
     init = init.replace('@CASES@', calls)
-    c.add_data('init', init.encode(), 0o755)
-    return gzip.compress(c.finish(), 1)
+    return kvfio_image.kvm_l1_initrd(mods_dir, init, (CONDUIT, SERVER),
+                                     [('bzImage', bzimage),
+                                      ('l2.cpio', l2_initrd)])
 
 
 class CaseResult:
@@ -257,11 +246,7 @@ class LinuxNvmeDriverTest(unittest.TestCase):
         cls.l1_initrd = os.path.join(cls.tmp.name, 'initrd')
         with open(cls.l1_initrd, 'wb') as f:
             f.write(initrd)
-        argv = [cls.qemu, '-accel', 'tcg', '-M', 'q35', '-m', '1G',
-                '-smp', '1', '-cpu', 'max', '-nographic', '-no-reboot',
-                '-nodefaults', '-serial', 'stdio',
-                '-kernel', cls.l1_kernel, '-initrd', cls.l1_initrd,
-                '-append', 'console=ttyS0 panic=-1 quiet loglevel=3']
+        argv = kvfio_image.l1_argv(cls.qemu, cls.l1_kernel, cls.l1_initrd)
         cls.l1_run = guestboot.boot(argv, TIMEOUT)
         cls.out = out = cls.l1_run.output
         if os.environ.get('LINUX_NVME_LOG'):
@@ -321,8 +306,14 @@ class LinuxNvmeDriverTest(unittest.TestCase):
 
     def test_relocated_table_bar0_never_traps(self):
         r, vfio, bar0 = self.check_driver('relocated')
+        # No x- option: the default (where-helpful) relocated it.
+        self.assertEqual(vfio['msix']['relocation'], 'where-helpful', vfio)
         self.assertTrue(vfio['msix']['relocated'], vfio)
+        self.assertIn('relocated to BAR', vfio['msix']['relocation-decision'],
+                      vfio)
         self.assertNotEqual(vfio['msix']['bar'], 0, vfio)
+        # Linux's vectors fire through the relocated table (irqfd).
+        self.assertGreaterEqual(vfio['msix']['fast-path-vectors'], 2, vfio)
         self.assertEqual(bar0['trapped'], [], vfio)
         self.assertEqual(bar0['forwarded-reads'] + bar0['forwarded-writes'],
                          0, vfio)
@@ -330,6 +321,8 @@ class LinuxNvmeDriverTest(unittest.TestCase):
     def test_withheld_capability_doorbells_trap(self):
         r, vfio, bar0 = self.check_driver('withheld')
         self.assertFalse(vfio['msix']['relocated'], vfio)
+        self.assertIn('kept in place', vfio['msix']['relocation-decision'],
+                      vfio)
         self.assertEqual(vfio['msix']['bar'], 0, vfio)
         # The doorbell page holds the table: it traps, and Linux's
         # doorbell writes there are forwarded to the server.

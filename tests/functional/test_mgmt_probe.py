@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """What a management tool's probe and start-up see, without KVM or libvirt.
 
 libvirt probes with -daemonize and QMP introspection, then starts domains

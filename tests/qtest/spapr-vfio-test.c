@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vfio-user-pci with the in-tree vfio-user-nvme server behind the pseries
  * PHB: config space through RTAS, MSI-X vectors granted by ibm,change-msi
@@ -497,7 +498,8 @@ static void test_seed_table_on_doorbell_page(void)
 
     ppc = seed_run(&n, true, "");
     nvme_stop(&n);
-    pc = seed_run(&n, false, "");
+    /* pc's default would relocate the table (vfio-user-pci-test). */
+    pc = seed_run(&n, false, ",x-msix-relocation=off");
     nvme_stop(&n);
 
     g_assert_false(ppc.table_emulated);
@@ -529,7 +531,8 @@ static void test_seed_64k_pages(void)
 
     ppc = seed_run(&n, true, ",x-host-page-size=65536");
     nvme_stop(&n);
-    pc = seed_run(&n, false, ",x-host-page-size=65536");
+    pc = seed_run(&n, false,
+                  ",x-host-page-size=65536,x-msix-relocation=off");
     nvme_stop(&n);
 
     g_assert_false(ppc.table_emulated);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vfio-user-pci against the in-tree vfio-user-nvme server.
  *
@@ -244,7 +245,8 @@ static void test_db_page_mmap_served(void)
     Ctx c;
     Counts a, b;
 
-    ctx_start(&c, LAYOUT_DB_PAGE, NULL);
+    /* The default would move the table away (test_relocation_default). */
+    ctx_start(&c, LAYOUT_DB_PAGE, ",x-msix-relocation=off");
     bring_up(&c);
     g_assert_cmpint(c.dev->msix_table_bar, ==, 0);
     g_assert_cmphex(c.dev->msix_table_off, ==, 0x1800);
@@ -280,7 +282,7 @@ static void test_hot_page_warning(void)
     uint32_t db = QNVME_DOORBELL_BASE + 3 * 4;   /* I/O CQ 1 head */
     const char *err, *hint = "x-msix-relocation=auto";
 
-    ctx_start(&c, LAYOUT_DB_PAGE, NULL);
+    ctx_start(&c, LAYOUT_DB_PAGE, ",x-msix-relocation=off");
     bring_up(&c);
     do_ios(&c, 2, true);
     /* Rewriting the current CQ head is harmless, and each write exits. */
@@ -316,6 +318,8 @@ static void test_db_page_no_cap(void)
 
     ctx_start(&c, LAYOUT_DB_PAGE " --no-msix-mappable", NULL);
     bring_up(&c);
+    /* Relocating would untrap nothing: the default leaves it in place. */
+    g_assert_false(msix_flag(&c, "relocated"));
     /* As Linux: only the table's page is withheld, registers are mapped. */
     g_assert_false(bar0_maps(&c, DOORBELL_PAGE));
     g_assert_true(bar0_traps(&c, DOORBELL_PAGE));
@@ -357,6 +361,84 @@ static void test_relocation_auto(void)
     ctx_stop(&c);
 }
 
+/*
+ * Out of the box: the table shares the doorbell page with registers the
+ * device lets us map, and BAR2 is free, so the default moves it there,
+ * says so once on stderr, and reports why in x-query-vfio.
+ */
+static void test_relocation_default(void)
+{
+    Ctx c;
+    Counts a, b;
+    JsonObject *dev, *msix;
+    const char *err, *what = "relocated to BAR2";
+
+    ctx_start(&c, LAYOUT_DB_PAGE, NULL);
+    bring_up(&c);
+    g_assert_cmpint(c.dev->msix_table_bar, ==, 2);
+    dev = qvfio_query_device(c.qts);
+    msix = json_object_get_object_member(dev, "msix");
+    g_assert_true(json_object_get_boolean_member(msix, "relocated"));
+    g_assert_cmpstr(json_object_get_string_member(msix, "relocation"), ==,
+                    "where-helpful");
+    g_assert_nonnull(strstr(json_object_get_string_member(
+                                msix, "relocation-decision"), what));
+    json_object_unref(dev);
+    g_assert_cmpint(bar0_nr_trapped(&c), ==, 0);
+    a = bar0_counts(&c);
+    do_ios(&c, NR_IOS, true);
+    b = bar0_counts(&c);
+    g_assert_cmpint(b.served_writes + b.served_reads + b.fwd_writes +
+                    b.fwd_reads - a.served_writes - a.served_reads -
+                    a.fwd_writes - a.fwd_reads, ==, 0);
+    err = qtest_get_stderr(c.qts);
+    g_assert_nonnull(strstr(err, what));
+    g_assert_null(strstr(strstr(err, what) + 1, what));
+    g_assert_nonnull(strstr(err, "x-msix-relocation=off"));
+    ctx_stop(&c);
+
+    /* Where nothing would be gained, nothing moves: BAR4 layout. */
+    ctx_start(&c, NULL, NULL);
+    bring_up(&c);
+    g_assert_false(msix_flag(&c, "relocated"));
+    ctx_stop(&c);
+}
+
+/*
+ * 64 KiB host pages: the whole 16 KiB BAR0 shares one page with the
+ * table, so the default relocates, into a new BAR of a full page.
+ */
+static void test_relocation_default_64k(void)
+{
+    Ctx c;
+    JsonObject *dev;
+    JsonArray *bars;
+    bool found = false;
+
+    ctx_start(&c, "--msix-bar 0 --msix-table-offset 0x3000 "
+              "--msix-pba-offset 0x3800", ",x-host-page-size=65536");
+    bring_up(&c);
+    g_assert_true(msix_flag(&c, "relocated"));
+    g_assert_cmpint(msix_field(&c, "bar"), ==, 2);
+    g_assert_cmpint(msix_field(&c, "table-offset") % 65536, ==, 0);
+    dev = qvfio_query_device(c.qts);
+    bars = json_object_get_array_member(dev, "bars");
+    for (guint i = 0; i < json_array_get_length(bars); i++) {
+        JsonObject *bar = json_array_get_object_element(bars, i);
+
+        if (json_object_get_int_member(bar, "bar") == 2) {
+            g_assert_cmpint(json_object_get_int_member(bar, "size"), >=,
+                            65536);
+            found = true;
+        }
+    }
+    g_assert_true(found);
+    json_object_unref(dev);
+    g_assert_cmpint(bar0_nr_trapped(&c), ==, 0);
+    do_ios(&c, NR_IOS, true);
+    ctx_stop(&c);
+}
+
 static void test_relocation_refused(void)
 {
     g_autofree char *err = NULL;
@@ -388,7 +470,7 @@ static void test_64k_pages(gconstpointer data)
     JsonObject *dev;
     JsonArray *trapped;
 
-    ctx_start(&c, srv, ",x-host-page-size=65536");
+    ctx_start(&c, srv, ",x-host-page-size=65536,x-msix-relocation=off");
     dev = qvfio_query_device(c.qts);
     g_assert_cmpint(json_object_get_int_member(dev, "host-page-size"), ==,
                     65536);
@@ -499,7 +581,7 @@ static void test_lazy_pba_off(void)
     Ctx c;
     Counts a, b;
 
-    ctx_start(&c, LAYOUT_PBA_DB_PAGE, ",x-lazy-pba=off");
+    ctx_start(&c, LAYOUT_PBA_DB_PAGE, ",x-lazy-pba=off,x-msix-relocation=off");
     bring_up(&c);
     g_assert_true(msix_flag(&c, "pba-emulated"));
     g_assert_true(bar0_traps(&c, DOORBELL_PAGE));
@@ -842,6 +924,10 @@ int main(int argc, char **argv)
                    test_db_page_no_cap);
     g_test_add_func("/vfio-user-pci/msix-relocation/auto-untraps-doorbells",
                    test_relocation_auto);
+    g_test_add_func("/vfio-user-pci/msix-relocation/default-where-helpful",
+                    test_relocation_default);
+    g_test_add_func("/vfio-user-pci/msix-relocation/default-64k-page",
+                    test_relocation_default_64k);
     g_test_add_func("/vfio-user-pci/msix-relocation/refuses-upper-half",
                    test_relocation_refused);
     g_test_add_data_func("/vfio-user-pci/host-page-64k/msix-mappable",

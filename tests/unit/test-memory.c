@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The memory API: rendering, listener diffs, dispatch and RAM backing.
  */
@@ -597,6 +598,134 @@ static void test_listener_replay(void)
     memory_region_set_enabled(&f.overlay.mr, true);
     g_assert_cmpuint(f.events->len, ==, 0);
     listener_fixture_finalize(&f);
+}
+
+/* ---- Coalesced MMIO ranges ------------------------------------------- */
+
+typedef struct CoalescedZone {
+    bool add;
+    hwaddr addr;
+    hwaddr len;
+} CoalescedZone;
+
+static GArray *coalesced_log;
+
+static void coalesced_add(MemoryListener *l, MemoryRegionSection *s,
+                          hwaddr addr, hwaddr len)
+{
+    CoalescedZone z = { true, addr, len };
+
+    g_assert_true(addr >= s->offset_within_address_space &&
+                  addr + len <= s->offset_within_address_space + s->size);
+    g_array_append_val(coalesced_log, z);
+}
+
+static void coalesced_del(MemoryListener *l, MemoryRegionSection *s,
+                          hwaddr addr, hwaddr len)
+{
+    CoalescedZone z = { false, addr, len };
+
+    g_array_append_val(coalesced_log, z);
+}
+
+static void assert_zone(unsigned i, bool add, hwaddr addr, hwaddr len)
+{
+    CoalescedZone *z;
+
+    g_assert_cmpuint(i, <, coalesced_log->len);
+    z = &g_array_index(coalesced_log, CoalescedZone, i);
+    g_assert_cmpint(z->add, ==, add);
+    g_assert_cmphex(z->addr, ==, addr);
+    g_assert_cmphex(z->len, ==, len);
+}
+
+/*
+ * A coalesced range is announced for what the view shows of it: an
+ * overlay above cuts it (the MSI-X table over doorbells), disabling the
+ * region withdraws it, and clearing withdraws what was announced.
+ */
+static void test_coalesced_ranges(void)
+{
+    MemoryRegion root;
+    TestDev page, table;
+    AddressSpace as;
+    MemoryListener l = {
+        .coalesced_io_add = coalesced_add,
+        .coalesced_io_del = coalesced_del,
+        .name = "coalesced",
+    };
+    uint32_t v = 0x1234;
+
+    coalesced_log = g_array_new(false, false, sizeof(CoalescedZone));
+    memory_region_init(&root, NULL, "root", 0x100000);
+    dev_init(&page, &ops_1_4, "page", 0x1000);
+    dev_init(&table, &ops_1_4, "table", 0x100);
+    address_space_init(&as, &root, "test");
+    memory_region_add_subregion(&root, 0x4000, &page.mr);
+    memory_region_add_subregion_overlap(&root, 0x4800, &table.mr, 1);
+    memory_listener_register(&l, &as);
+    g_assert_false(memory_region_has_coalescing(&page.mr));
+
+    /* Marked while visible: announced at once, minus the overlay. */
+    memory_region_add_coalescing(&page.mr, 0, 0x1000);
+    g_assert_true(memory_region_has_coalescing(&page.mr));
+    g_assert_cmpuint(coalesced_log->len, ==, 2);
+    assert_zone(0, true, 0x4000, 0x800);
+    assert_zone(1, true, 0x4900, 0x700);
+
+    /* The overlay goes away: the old pieces go, the whole page comes. */
+    g_array_set_size(coalesced_log, 0);
+    memory_region_set_enabled(&table.mr, false);
+    g_assert_cmpuint(coalesced_log->len, ==, 3);
+    assert_zone(0, false, 0x4000, 0x800);
+    assert_zone(1, false, 0x4900, 0x700);
+    assert_zone(2, true, 0x4000, 0x1000);
+
+    /* Disabled: withdrawn; enabled again: announced again. */
+    g_array_set_size(coalesced_log, 0);
+    memory_region_set_enabled(&page.mr, false);
+    memory_region_set_enabled(&page.mr, true);
+    g_assert_cmpuint(coalesced_log->len, ==, 2);
+    assert_zone(0, false, 0x4000, 0x1000);
+    assert_zone(1, true, 0x4000, 0x1000);
+
+    /* Writes replayed from a ring are counted apart from trapped ones. */
+    memory_set_replaying_coalesced(true);
+    address_space_write(&as, 0x4004, &v, 4);
+    memory_set_replaying_coalesced(false);
+    g_assert_false(memory_replaying_coalesced());
+    g_assert_cmpuint(memory_region_get_coalesced_writes(&page.mr), ==, 1);
+    g_assert_cmpuint(page.mr.writes, ==, 0);
+    address_space_write(&as, 0x4004, &v, 4);
+    g_assert_cmpuint(memory_region_get_coalesced_writes(&page.mr), ==, 1);
+    g_assert_cmpuint(page.mr.writes, ==, 1);
+
+    /* Cleared: what was announced is withdrawn. */
+    g_array_set_size(coalesced_log, 0);
+    memory_region_clear_coalescing(&page.mr);
+    g_assert_false(memory_region_has_coalescing(&page.mr));
+    g_assert_cmpuint(coalesced_log->len, ==, 1);
+    assert_zone(0, false, 0x4000, 0x1000);
+
+    /* Marked while not in the view: announced when it shows up. */
+    g_array_set_size(coalesced_log, 0);
+    memory_region_del_subregion(&root, &page.mr);
+    memory_region_add_coalescing(&page.mr, 0x10, 0x20);
+    g_assert_cmpuint(coalesced_log->len, ==, 0);
+    memory_region_add_subregion(&root, 0x8000, &page.mr);
+    g_assert_cmpuint(coalesced_log->len, ==, 1);
+    assert_zone(0, true, 0x8010, 0x20);
+    /* Unregistering withdraws everything. */
+    g_array_set_size(coalesced_log, 0);
+    memory_listener_unregister(&l);
+    g_assert_cmpuint(coalesced_log->len, ==, 1);
+    assert_zone(0, false, 0x8010, 0x20);
+
+    address_space_destroy(&as);
+    memory_region_finalize(&table.mr);
+    memory_region_finalize(&page.mr);
+    memory_region_finalize(&root);
+    g_array_free(coalesced_log, true);
 }
 
 static void test_listener_diff_enable(void)
@@ -1500,6 +1629,8 @@ int main(int argc, char **argv)
     g_test_add_func("/memory/dispatch/endianness", test_dispatch_endianness);
     g_test_add_func("/memory/counters/once-per-access", test_counters);
     g_test_add_func("/memory/ram/memfd-shared", test_ram_memfd_shared);
+    g_test_add_func("/memory/coalesced/ranges-follow-the-view",
+                    test_coalesced_ranges);
 #if defined(__x86_64__) && defined(__linux__)
     g_test_add_func("/memory/ram-device/exact-width",
                     test_ram_device_exact_width);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vfio_bar_plan(): how a device BAR is mapped into the guest.
  *
@@ -82,6 +83,12 @@ typedef struct VFIOBarPlanInput {
      * it: the plan holds both PBA states whatever it says.
      */
     bool lazy_pba;
+    /*
+     * Why x-msix-relocation's default wanted to move the table off a
+     * mapped page and could not (NULL: it could, or did not try).  Only
+     * vfio_bar_plan_explain() reads it.
+     */
+    const char *relocation_refusal;
     /* The device, for the trace event (may be NULL). */
     const char *name;
 } VFIOBarPlanInput;

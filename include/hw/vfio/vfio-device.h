@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * VFIO device access, independent of the backend.
  *
@@ -93,6 +94,12 @@ struct VFIODeviceIOOps {
     bool (*region_write)(VFIODevice *vbasedev, uint32_t index, uint64_t off,
                          uint32_t size, const void *buf, bool post,
                          Error **errp);
+    /*
+     * A posted region_write returns before the device has it (vfio-user
+     * sends a message without waiting), so batching trapped writes
+     * through KVM's coalesced ring saves a round trip each.
+     */
+    bool posts_writes;
     /* @info->index is the input; flags and count are filled in. */
     bool (*get_irq_info)(VFIODevice *vbasedev, struct vfio_irq_info *info,
                          Error **errp);

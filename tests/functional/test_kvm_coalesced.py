@@ -1,0 +1,354 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Coalesced MMIO for the registers of a trapped page, under KVM.
+
+vfio-user-nvme puts its MSI-X table on the doorbell page (0x1800) and
+Conduit keeps it there (x-msix-relocation=off), so the page traps.  With
+x-coalesce-trapped-writes=on, KVM completes the guest's doorbell writes
+in the kernel and Conduit replays them from the ring.  The tests/guest
+`coalesce` guest checks, and so does this script through QMP:
+
+  ordering     a read after queued writes sees every one of them, and
+               none of the writes exited (all were replayed from the ring);
+  table exact  MSI-X table writes between doorbell writes exit one by one
+               (the table region counts exactly the guest's accesses);
+  idle         after its last writes the guest halts for good (no exit can
+               drain the ring), and the drainer thread empties it.
+
+With x-coalesce-trapped-writes=off the same guest passes with every write
+exiting and nothing registered.  With MSIX_MAPPABLE withheld the page is
+not mapped at all: its doorbell writes go through the ring too and reach
+the server as posted REGION_WRITE messages, sent in a batch per drain.
+
+Where this host has no /dev/kvm, both runs happen nested, in one boot of
+Debian's kernel under Debian's QEMU (TCG, -cpu max offers SVM) that loads
+kvm-amd, as test_linux_nvme.py does; QMP then goes through stdio.
+Environment (set by meson): CONDUIT_BINARY (vfio-user-nvme from the same
+build directory), GUEST_DIR.  Skips without /dev/kvm and without the
+packages for the nested run (qemu-system-x86, linux-image-amd64,
+busybox-static), or when the nested guest gets no /dev/kvm.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, '..', '..', 'scripts', 'bench'))
+import guestboot  # noqa: E402
+import kvfio_image  # noqa: E402
+import nvmebench  # noqa: E402
+
+CONDUIT = os.environ.get('CONDUIT_BINARY', '')
+BUILD = os.path.dirname(CONDUIT)
+SERVER = os.path.join(BUILD, 'vfio-user-nvme')
+# Guards against a hung guest only; nothing asserts on time.
+TIMEOUT = 300
+# The whole nested boot, inside meson's 900 s for the test.
+NESTED_TIMEOUT = 840
+NWRITES = 100       # fewer than the ring's ~170 slots: none may exit
+TAIL = 50
+APPEND = 'nwrites=%d tail=%d' % (NWRITES, TAIL)
+DEVICE_OPTS = ',x-msix-relocation=off,x-coalesce-trapped-writes='
+# name: (server options, x-coalesce-trapped-writes)
+CASES = {
+    'on': (nvmebench.TABLE_ON_DOORBELL_PAGE, 'on'),
+    'off': (nvmebench.TABLE_ON_DOORBELL_PAGE, 'off'),
+    # The page cannot be mapped: doorbells become posted REGION_WRITEs.
+    'withheld': (nvmebench.TABLE_ON_DOORBELL_PAGE + ['--no-msix-mappable'],
+                 'on'),
+}
+
+# L1 (nested only): KVM, then one Conduit run per setting.  The host-side
+# logic of run_direct() in shell: wait for the guest to go idle, query
+# KVM's counters, then query until the ring is empty (or give up).
+L1_INIT = kvfio_image.INIT_PROLOGUE + r'''echo "NESTED-BOOTED"
+for m in @KVM_MODULES@; do
+    insmod /lib/modules/$m || echo "NESTED-ERROR insmod $m"
+done
+if [ ! -c /dev/kvm ]; then
+    echo "NESTED-NO-KVM"
+    poweroff -f
+fi
+run_case() {
+    name=$1 srvargs=$2 coalesce=$3
+    rm -f /tmp/nvme.sock /tmp/qmp.in /tmp/qmp.out /tmp/g.log
+    /conduit/vfio-user-nvme --socket /tmp/nvme.sock --backend null \
+        --queues 4 $srvargs 2>/tmp/server.err &
+    srv=$!
+    for i in $(seq 100); do [ -S /tmp/nvme.sock ] && break; usleep 100000; done
+    mkfifo /tmp/qmp.in
+    /conduit/conduit-system-x86_64 -accel kvm -m 256 -nodefaults \
+        -display none -serial file:/tmp/g.log -qmp stdio \
+        -kernel /conduit/coalesce.elf -append "@APPEND@" \
+        -device isa-debug-exit,iobase=0xf4,iosize=4 \
+        -device vfio-user-pci,socket=/tmp/nvme.sock,id=nvme0@DEVICE_OPTS@$coalesce \
+        </tmp/qmp.in >/tmp/qmp.out 2>/tmp/conduit.err &
+    vm=$!
+    exec 3>/tmp/qmp.in
+    echo '{"execute":"qmp_capabilities"}' >&3
+    for i in $(seq 240); do
+        grep -q "COALESCE-IDLE" /tmp/g.log 2>/dev/null && break
+        kill -0 $vm 2>/dev/null || break
+        sleep 1
+    done
+    echo '{"execute":"x-query-kvm"}' >&3
+    for i in $(seq 60); do
+        sleep 1
+        echo '{"execute":"x-query-kvm"}' >&3
+        usleep 200000
+        tail -n 1 /tmp/qmp.out | grep -q '"coalesced-pending": *0[,}]' && break
+    done
+    echo '{"execute":"x-query-vfio"}' >&3
+    echo '{"execute":"quit"}' >&3
+    exec 3>&-
+    wait $vm
+    echo "NESTED-CONDUIT-EXIT $name $?"
+    kill $srv
+    wait $srv
+    sed "s/^/NESTED-G $name /" /tmp/g.log
+    sed "s/^/NESTED-QMP $name /" /tmp/qmp.out
+    sed "s/^/NESTED-STDERR $name /" /tmp/conduit.err /tmp/server.err
+}
+@CASES@
+echo "NESTED-END"
+poweroff -f
+'''
+
+
+def nested_results():
+    """Both runs in one nested boot: {'on': res, 'off': res}.  Cached."""
+    if not hasattr(nested_results, 'cache'):
+        try:
+            nested_results.cache = boot_nested()
+        except unittest.SkipTest as e:
+            nested_results.cache = e
+    if isinstance(nested_results.cache, Exception):
+        raise nested_results.cache
+    return nested_results.cache
+
+
+def boot_nested():
+    qemu = guestboot.require_qemu_and([(CONDUIT, 'CONDUIT_BINARY'),
+                                       (SERVER, 'vfio-user-nvme')])
+    if not os.access('/bin/busybox', os.X_OK):
+        raise unittest.SkipTest('no /dev/kvm, and busybox-static is not '
+                                'installed for a nested run')
+    image = guestboot.guest_image('coalesce')
+    if not os.path.exists(image):
+        raise unittest.SkipTest('coalesce guest not built')
+    try:
+        ver, bzimage, mods = kvfio_image.find_kernel()
+        vmlinux = kvfio_image.extract_vmlinux(bzimage)
+    except kvfio_image.Unavailable as e:
+        raise unittest.SkipTest(str(e))
+    if not vmlinux:
+        raise unittest.SkipTest('cannot extract vmlinux from ' + bzimage)
+    init = L1_INIT.replace('@CASES@', '\n'.join(
+        "run_case %s '%s' %s" % (name, ' '.join(srv), coalesce)
+        for name, (srv, coalesce) in CASES.items()))
+    init = init.replace('@APPEND@', APPEND)
+    init = init.replace('@DEVICE_OPTS@', DEVICE_OPTS)
+    initrd = kvfio_image.kvm_l1_initrd(mods, init, (CONDUIT, SERVER),
+                                       [('coalesce.elf', image)])
+    with tempfile.TemporaryDirectory(prefix='conduit-coalesce-l1-') as tmp:
+        kernel = os.path.join(tmp, 'vmlinux')
+        initrd_path = os.path.join(tmp, 'initrd')
+        with open(kernel, 'wb') as f:
+            f.write(vmlinux)
+        with open(initrd_path, 'wb') as f:
+            f.write(initrd)
+        run = guestboot.boot(kvfio_image.l1_argv(qemu, kernel, initrd_path),
+                             NESTED_TIMEOUT)
+    out = run.output
+    if os.environ.get('COALESCE_NESTED_LOG'):
+        with open(os.environ['COALESCE_NESTED_LOG'], 'w') as f:
+            f.write(out)
+    if 'NESTED-NO-KVM' in out:
+        raise unittest.SkipTest('no /dev/kvm here nor inside the nested '
+                                'guest (no nested SVM)')
+    results = {}
+    for name in CASES:
+        res = {'out': '\n'.join(
+            line[len('NESTED-G %s ' % name):] for line in out.splitlines()
+            if line.startswith('NESTED-G %s ' % name)),
+            'err': '\n'.join(line for line in out.splitlines()
+                             if line.startswith('NESTED-STDERR %s ' % name))}
+        kvms = []
+        for line in out.splitlines():
+            if not line.startswith('NESTED-QMP %s ' % name):
+                continue
+            try:
+                ret = json.loads(line[len('NESTED-QMP %s ' % name):])
+            except ValueError:
+                continue
+            ret = ret.get('return')
+            if isinstance(ret, dict) and 'coalesced-pending' in ret:
+                kvms.append(ret)
+            elif isinstance(ret, list) and ret:
+                res['vfio'] = ret[0]
+        if kvms:
+            res['kvm_idle'], res['kvm'] = kvms[0], kvms[-1]
+        if 'NESTED-END' not in out:
+            res['err'] += '\nL1 did not finish:\n' + out[-3000:]
+        results[name] = res
+    return results
+
+
+class CoalescedTrappedWrites(unittest.TestCase):
+    def setUp(self):
+        if not os.access(CONDUIT, os.X_OK):
+            self.skipTest('CONDUIT_BINARY not built')
+        if not os.access(SERVER, os.X_OK):
+            self.skipTest('vfio-user-nvme not built')
+        self.image = guestboot.guest_image('coalesce')
+        if not os.path.exists(self.image):
+            self.skipTest('coalesce guest not built')
+
+    def wait_serial(self, path, pattern, vmm):
+        deadline = time.time() + TIMEOUT
+        while time.time() < deadline:
+            with open(path, errors='replace') as f:
+                out = f.read()
+            if re.search(pattern, out) or vmm.poll() is not None:
+                return out
+            time.sleep(0.05)
+        return out
+
+    def run_guest(self, case):
+        if guestboot.kvm_usable():
+            with tempfile.TemporaryDirectory(prefix='conduit-coalesce-') as t:
+                res = self.run_direct(t, *CASES[case])
+        else:
+            res = nested_results()[case]
+        self.assertIn('COALESCE-IDLE', res['out'],
+                      res['out'] + res.get('err', ''))
+        self.assertRegex(res['out'],
+                         r'SUMMARY: \d+ tests, 0 unexpected failures')
+        for key in ('kvm_idle', 'kvm', 'vfio'):
+            self.assertIn(key, res, res['out'] + res.get('err', ''))
+        return res
+
+    def run_direct(self, tmp, server_args, coalesce):
+        server, sock = nvmebench.start_server(BUILD, tmp, server_args)
+        qmp_path = os.path.join(tmp, 'qmp.sock')
+        serial = os.path.join(tmp, 'serial.log')
+        argv = [CONDUIT, '-accel', 'kvm', '-m', '256', '-display', 'none',
+                '-nodefaults', '-serial', 'file:' + serial,
+                '-qmp', 'unix:%s,server=on,wait=off' % qmp_path,
+                '-kernel', self.image,
+                '-append', APPEND,
+                '-device', 'isa-debug-exit,iobase=0xf4,iosize=4',
+                '-device', 'vfio-user-pci,id=nvme0,socket=' + sock +
+                DEVICE_OPTS + coalesce]
+        vmm = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE)
+        res = {}
+        try:
+            qmp = nvmebench.Qmp(qmp_path)
+            qmp.sock.settimeout(TIMEOUT)
+            out = self.wait_serial(serial, r'COALESCE-IDLE|SUMMARY: .*[1-9]\d* '
+                                   r'unexpected', vmm)
+            res['out'] = out
+            if 'COALESCE-IDLE' in out:
+                res['kvm_idle'] = qmp.cmd('x-query-kvm')
+                want = NWRITES + 2 * 16 + TAIL if coalesce == 'on' else 0
+                deadline = time.time() + TIMEOUT
+                while True:
+                    kvm = qmp.cmd('x-query-kvm')
+                    if (kvm['coalesced-writes'] >= want and
+                            not kvm['coalesced-pending']) or \
+                            time.time() > deadline:
+                        break
+                    time.sleep(0.05)
+                res['kvm'] = kvm
+                res['vfio'] = qmp.cmd('x-query-vfio')[0]
+            qmp.cmd('quit')
+            qmp.sock.close()
+            res['err'] = vmm.communicate(timeout=30)[1].decode(
+                errors='replace')
+        finally:
+            if vmm.poll() is None:
+                vmm.kill()
+                vmm.wait()
+            server.terminate()
+            server.wait()
+        return res
+
+    def guest_counts(self, out):
+        m = re.search(r'COALESCE table-accesses=(\d+) doorbell-writes=(\d+)',
+                      out)
+        self.assertIsNotNone(m, out)
+        return int(m.group(1)), int(m.group(2))
+
+    def test_coalesced_in_order_table_exact_ring_drained(self):
+        res = self.run_guest('on')
+        out, kvm, vfio = res['out'], res['kvm'], res['vfio']
+        table, doorbells = self.guest_counts(out)
+        bar0 = [b for b in vfio['bars'] if b['bar'] == 0][0]
+        ctx = '%s\n%s\n%s' % (out, kvm, vfio)
+        self.assertTrue(vfio['coalesce-trapped-writes'], ctx)
+        self.assertGreater(kvm['coalesced-ring-size'], NWRITES, ctx)
+        self.assertGreaterEqual(kvm['coalesced-zones'], 1, ctx)
+        # Every doorbell write came from the ring, none exited.
+        self.assertEqual(bar0['coalesced-writes'], doorbells + TAIL, ctx)
+        self.assertEqual(bar0['mmap-served-writes'], 0, ctx)
+        self.assertEqual(kvm['coalesced-writes'], doorbells + TAIL, ctx)
+        # The doorbell reads did exit (reads are never coalesced).
+        self.assertGreaterEqual(bar0['mmap-served-reads'], 8, ctx)
+        # Table accesses exited one by one, none was replayed.
+        self.assertEqual(vfio['msix']['table-accesses'], table, ctx)
+        # The idle guest's ring was emptied, by the drainer: not one exit
+        # since the guest said it was going idle.
+        self.assertEqual(kvm['coalesced-pending'], 0, ctx)
+        self.assertEqual(kvm['exits'], res['kvm_idle']['exits'], ctx)
+        self.assertGreater(kvm['coalesced-drainer-drains'], 0, ctx)
+
+    def test_off_every_write_exits(self):
+        res = self.run_guest('off')
+        out, kvm, vfio = res['out'], res['kvm'], res['vfio']
+        table, doorbells = self.guest_counts(out)
+        bar0 = [b for b in vfio['bars'] if b['bar'] == 0][0]
+        ctx = '%s\n%s\n%s' % (out, kvm, vfio)
+        self.assertFalse(vfio['coalesce-trapped-writes'], ctx)
+        self.assertEqual(kvm['coalesced-zones'], 0, ctx)
+        self.assertEqual(kvm['coalesced-writes'], 0, ctx)
+        self.assertEqual(bar0['coalesced-writes'], 0, ctx)
+        self.assertGreaterEqual(bar0['mmap-served-writes'], doorbells, ctx)
+        self.assertEqual(vfio['msix']['table-accesses'], table, ctx)
+
+
+    def test_withheld_page_posts_batched_writes(self):
+        res = self.run_guest('withheld')
+        out, kvm, vfio = res['out'], res['kvm'], res['vfio']
+        table, doorbells = self.guest_counts(out)
+        bar0 = [b for b in vfio['bars'] if b['bar'] == 0][0]
+        ctx = '%s\n%s\n%s' % (out, kvm, vfio)
+        # The page is not mapped: every write left the guest through the
+        # ring and reached the server as a posted REGION_WRITE.
+        for r in bar0['mapped']:
+            self.assertFalse(r['offset'] <= 4096 < r['offset'] + r['size'],
+                             ctx)
+        # Every write arrived exactly once, in one way or the other; all
+        # but at most a couple through the ring.  Linux 6.1's free-space
+        # check of the ring wraps and reports it full with exactly 85 of
+        # 170 slots in use, and the slower drain here (a message per
+        # write) can reach that: such a write exits instead, still in
+        # order since every exit drains the ring first.
+        self.assertEqual(bar0['coalesced-writes'] + bar0['forwarded-writes'],
+                         doorbells + TAIL, ctx)
+        self.assertGreaterEqual(bar0['coalesced-writes'],
+                                doorbells + TAIL - 2, ctx)
+        self.assertGreaterEqual(bar0['forwarded-reads'], 8, ctx)
+        self.assertEqual(vfio['msix']['table-accesses'], table, ctx)
+        self.assertEqual(kvm['coalesced-pending'], 0, ctx)
+        self.assertEqual(kvm['exits'], res['kvm_idle']['exits'], ctx)
+
+
+if __name__ == '__main__':
+    sys.exit(guestboot.main())
