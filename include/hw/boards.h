@@ -75,6 +75,8 @@ struct MachineState {
     char *kernel_cmdline;
     char *firmware;
     CpuTopology smp;            /* default: one vCPU */
+    /* -machine acpi=on|off (-no-acpi): build ACPI tables (default on). */
+    bool acpi;
     AccelState *accelerator;
 };
 
