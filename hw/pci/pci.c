@@ -784,12 +784,51 @@ void pci_bus_reset(PCIBus *bus)
 
 /* ---- bus ---- */
 
-PCIDevice *pci_find_device(PCIBus *bus, int bus_num, uint8_t devfn)
+static PCIDevice *pci_find_device_below(PCIBus *bus, int this_num,
+                                        int bus_num, uint8_t devfn,
+                                        int depth)
 {
-    if (!bus || bus_num != 0) {
+    if (!bus || depth > 16) {
         return NULL;
     }
-    return bus->devices[devfn];
+    if (bus_num == this_num) {
+        return bus->devices[devfn];
+    }
+    for (int i = 0; i < PCI_DEVFN_MAX; i++) {
+        PCIDevice *d = bus->devices[i];
+        uint8_t sec, sub;
+
+        if (!d || !d->secondary_bus) {
+            continue;
+        }
+        sec = d->config[PCI_SECONDARY_BUS];
+        sub = d->config[PCI_SUBORDINATE_BUS];
+        /* An unconfigured bridge (secondary 0) forwards nothing. */
+        if (sec > this_num && sec <= bus_num && bus_num <= sub) {
+            return pci_find_device_below(d->secondary_bus, sec, bus_num,
+                                         devfn, depth + 1);
+        }
+    }
+    return NULL;
+}
+
+PCIDevice *pci_find_device(PCIBus *bus, int bus_num, uint8_t devfn)
+{
+    return pci_find_device_below(bus, 0, bus_num, devfn, 0);
+}
+
+PCIBus *pci_bridge_bus_new(PCIDevice *bridge, const char *name)
+{
+    PCIBus *parent = bridge->bus;
+    PCIBus *bus = PCI_BUS(qbus_new(TYPE_PCI_BUS, DEVICE(bridge), name));
+
+    bus->bar_space_mem = parent->bar_space_mem;
+    bus->bar_space_io = parent->bar_space_io;
+    bus->dma_root = parent->dma_root;
+    bus->qbus.hotplug_allowed = true;
+    bus->parent_dev = bridge;
+    bridge->secondary_bus = bus;
+    return bus;
 }
 
 void pci_for_each_device(PCIBus *bus,

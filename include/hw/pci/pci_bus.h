@@ -19,6 +19,9 @@ struct PCIBus {
 
     void (*hotplug_hook)(PCIBus *bus, PCIDevice *dev, void *opaque);
     void *hotplug_opaque;
+
+    /* A bridge's secondary bus: the bridge, NULL on a root bus. */
+    PCIDevice *parent_dev;
 };
 
 #endif
