@@ -10,6 +10,7 @@
  */
 #include "qemu/osdep.h"
 #include "libqtest.h"
+#include "libqos/nvme.h"
 
 #define ECAM 0xe0000000ULL
 #define RP_DEVFN (4 << 3)
@@ -249,6 +250,43 @@ static void test_guest_never_answers(void)
     qtest_quit(qts);
 }
 
+/* The real thing: the vfio-user NVMe server's controller behind the port. */
+static void test_vfio_user_nvme(void)
+{
+    QNvmeServer srv;
+    QTestState *qts;
+    JsonObject *ev;
+
+    qnvme_server_start(&srv, NULL);
+    qts = qtest_init(RP_ARGS);
+    guest_setup(qts, SLTCTL_PCC | SLTCTL_PIC_OFF);
+    qtest_qmp_device_add(qts, "vfio-user-pci", "nvme1",
+                         "{'bus': 'rp1', 'socket': '%s'}", srv.sock);
+    g_assert_true(qtest_get_irq(qts, 0x41));
+    /* The controller answers config cycles for bus 1, device 0. */
+    g_assert_cmphex(qtest_readw(qts, cfg_addr(SEC_BUS, 0, 0x0a)), ==,
+                    0x0108);
+    g_assert_cmphex(qtest_readb(qts, cfg_addr(SEC_BUS, 0, 0x09)), ==, 0x02);
+    rp_writew(qts, SLTSTA, SLTSTA_PDC);
+    rp_writew(qts, SLTCTL, SLTCTL_ABPE | SLTCTL_PDCE | SLTCTL_HPIE |
+              SLTCTL_DLLSCE | SLTCTL_AIC_OFF | SLTCTL_PIC_ON);
+    g_assert_cmphex(rp_readw(qts, LNKSTA) & LNKSTA_DLLLA, ==, LNKSTA_DLLLA);
+
+    json_node_unref(qtest_qmp_assert_success(
+        qts, "{'execute': 'device_del', 'arguments': {'id': 'nvme1'}}"));
+    g_assert_cmphex(rp_readw(qts, SLTSTA) & SLTSTA_ABP, ==, SLTSTA_ABP);
+    rp_writew(qts, SLTSTA, SLTSTA_ABP | SLTSTA_DLLSC);
+    rp_writew(qts, SLTCTL, SLTCTL_ABPE | SLTCTL_PDCE | SLTCTL_HPIE |
+              SLTCTL_DLLSCE | SLTCTL_AIC_OFF | SLTCTL_PIC_OFF | SLTCTL_PCC);
+    ev = qtest_qmp_eventwait(qts, "DEVICE_DELETED");
+    json_object_unref(ev);
+    g_assert_cmphex(child_vendor(qts), ==, 0xffff);
+    /* Conduit let go of the server cleanly; the VM runs on. */
+    g_assert_true(qtest_probe_child(qts));
+    qtest_quit(qts);
+    qnvme_server_stop(&srv);
+}
+
 static void test_bad_bus(void)
 {
     QTestState *qts = qtest_init(RP_ARGS);
@@ -280,5 +318,6 @@ int main(int argc, char **argv)
     g_test_add_func("/pcie-root-port/guest-never-answers",
                     test_guest_never_answers);
     g_test_add_func("/pcie-root-port/bad-bus", test_bad_bus);
+    g_test_add_func("/pcie-root-port/vfio-user-nvme", test_vfio_user_nvme);
     return g_test_run();
 }
