@@ -21,7 +21,13 @@
 #include "trace.h"
 
 #define PM1_STS_BITS (ACPI_PM1_TMR | ACPI_PM1_PWRBTN | ACPI_PM1_WAK)
+/* Events that can raise the SCI. */
 #define PM1_EN_BITS (ACPI_PM1_TMR | ACPI_PM1_PWRBTN)
+/*
+ * Enables the guest may set: also the global lock and RTC alarm ones,
+ * which never fire here but must read back (ACPICA checks).
+ */
+#define PM1_EN_WRITABLE (PM1_EN_BITS | ACPI_PM1_GBL | ACPI_PM1_RTC)
 #define PM1_CNT_SLP_TYP_MASK (7u << ACPI_PM1_CNT_SLP_TYP_SHIFT)
 #define PM_TIMER_HZ 3579545ULL
 
@@ -82,7 +88,8 @@ AcpiPmAction acpi_pm1_write(AcpiPm1 *pm, unsigned off, uint64_t val,
     }
     /* Status bits are write-one-to-clear. */
     pm->sts &= ~(bytes[0] & touched[0] & PM1_STS_BITS);
-    pm->en = (pm->en & ~touched[1]) | (bytes[1] & touched[1] & PM1_EN_BITS);
+    pm->en = (pm->en & ~touched[1]) |
+             (bytes[1] & touched[1] & PM1_EN_WRITABLE);
     if (touched[2]) {
         uint16_t typ = PM1_CNT_SLP_TYP_MASK & touched[2];
 

@@ -8,9 +8,9 @@
  * active reporting, and "no command completed support" so the guest never
  * waits for command completions.
  *
- * device_add onto the port's bus fills the slot (presence detect changed);
- * the guest powers it on (link up: data link layer state changed) and
- * enumerates.  device_del presses the attention button; the guest powers
+ * device_add onto the port's bus fills the slot (presence detect changed
+ * and an attention button press, as an operator would do); the guest
+ * powers it on (link up: data link layer state changed) and enumerates.  device_del presses the attention button; the guest powers
  * the slot off when it has released the device, and only then is the
  * device removed and DEVICE_DELETED sent.  A guest that never answers
  * leaves the device in place; a second device_del says the removal is
@@ -165,7 +165,13 @@ static void rp_plugged(PCIBus *bus, PCIDevice *dev, void *opaque)
 
     trace_pcie_root_port_plug(rp_name(rp), dev->name, rp_power_on(rp));
     rp_set_presence(rp, true);
-    rp_slot_event(rp, PCI_EXP_SLTSTA_PDC);
+    /*
+     * Presence changed, and the attention button is pressed for the
+     * operator: a guest with a button-equipped slot (Linux's pciehp)
+     * leaves presence events disabled and powers the slot on in answer
+     * to the button.
+     */
+    rp_slot_event(rp, PCI_EXP_SLTSTA_PDC | PCI_EXP_SLTSTA_ABP);
     if (rp_power_on(rp)) {
         rp_set_link(rp, true, true);
     }

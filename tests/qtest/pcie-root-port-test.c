@@ -140,17 +140,19 @@ static void test_hotplug_sequence(void)
 
     guest_setup(qts, SLTCTL_PCC | SLTCTL_PIC_OFF);
 
-    /* device_add: presence detected, one MSI. */
+    /* device_add: presence detected and the button pressed, one MSI. */
     qtest_qmp_device_add(qts, "pci-testdev", "hp1", "{'bus': 'rp1'}");
     g_assert_true(qtest_get_irq(qts, 0x41));
-    g_assert_cmphex(rp_readw(qts, SLTSTA) & (SLTSTA_PDS | SLTSTA_PDC), ==,
-                    SLTSTA_PDS | SLTSTA_PDC);
+    g_assert_cmphex(rp_readw(qts, SLTSTA) &
+                    (SLTSTA_PDS | SLTSTA_PDC | SLTSTA_ABP), ==,
+                    SLTSTA_PDS | SLTSTA_PDC | SLTSTA_ABP);
     g_assert_cmphex(rp_readw(qts, LNKSTA) & LNKSTA_DLLLA, ==, 0);
     /* Routed by bus number through the port. */
     g_assert_cmphex(child_vendor(qts), ==, 0x1d0c);
 
     /* The guest acknowledges and powers the slot on: the link comes up. */
-    rp_writew(qts, SLTSTA, SLTSTA_PDC);
+    rp_writew(qts, SLTSTA, SLTSTA_PDC | SLTSTA_ABP);
+    g_assert_cmphex(rp_readw(qts, SLTSTA) & (SLTSTA_PDC | SLTSTA_ABP), ==, 0);
     set_msi_data(qts, 0x42);
     rp_writew(qts, SLTCTL, SLTCTL_ABPE | SLTCTL_PDCE | SLTCTL_HPIE |
               SLTCTL_DLLSCE | SLTCTL_AIC_OFF | SLTCTL_PIC_ON);
@@ -263,6 +265,7 @@ static void test_vfio_user_nvme(void)
     qtest_qmp_device_add(qts, "vfio-user-pci", "nvme1",
                          "{'bus': 'rp1', 'socket': '%s'}", srv.sock);
     g_assert_true(qtest_get_irq(qts, 0x41));
+    rp_writew(qts, SLTSTA, SLTSTA_ABP);
     /* The controller answers config cycles for bus 1, device 0. */
     g_assert_cmphex(qtest_readw(qts, cfg_addr(SEC_BUS, 0, 0x0a)), ==,
                     0x0108);

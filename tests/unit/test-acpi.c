@@ -595,10 +595,14 @@ static void test_pm1(void)
     acpi_pm1_press_power_button(&pm);
     g_assert_cmphex(acpi_pm1_read(&pm, 0, 2), ==, ACPI_PM1_PWRBTN);
     g_assert_false(acpi_pm1_sci_level(&pm));
-    /* Enabling it raises the SCI; unknown enable bits stay clear. */
+    /*
+     * Enabling it raises the SCI; the global lock and RTC enables read
+     * back (they never fire), other enable bits stay clear.
+     */
     acpi_pm1_write(&pm, 2, 0xffff, 2);
     g_assert_cmphex(acpi_pm1_read(&pm, 2, 2), ==,
-                    ACPI_PM1_PWRBTN | ACPI_PM1_TMR);
+                    ACPI_PM1_PWRBTN | ACPI_PM1_TMR | ACPI_PM1_GBL |
+                    ACPI_PM1_RTC);
     g_assert_true(acpi_pm1_sci_level(&pm));
     /* Writing 0 to status changes nothing; 1 clears (byte access too). */
     acpi_pm1_write(&pm, 0, 0, 2);

@@ -31,7 +31,9 @@
 
 /* PM1 status/enable bits (ACPI 6.5, 4.8.4.1). */
 #define ACPI_PM1_TMR            (1u << 0)
+#define ACPI_PM1_GBL            (1u << 5)
 #define ACPI_PM1_PWRBTN         (1u << 8)
+#define ACPI_PM1_RTC            (1u << 10)
 #define ACPI_PM1_WAK            (1u << 15)
 /* PM1 control bits (4.8.4.2). */
 #define ACPI_PM1_CNT_SCI_EN     (1u << 0)
