@@ -129,8 +129,6 @@ typedef struct AcpiPmState {
 
 #define ACPI_PM(obj) OBJECT_CHECK(AcpiPmState, (obj), TYPE_ACPI_PM)
 
-static AcpiPmState *acpi_pm_dev;
-
 static void acpi_pm_update_sci(AcpiPmState *s)
 {
     qemu_set_irq(s->sci, acpi_pm1_sci_level(&s->pm1));
@@ -221,9 +219,6 @@ static void acpi_pm_finalize(Object *obj)
         qemu_unregister_powerdown_handler(acpi_pm_powerdown, s);
         memory_region_finalize(&s->io);
     }
-    if (acpi_pm_dev == s) {
-        acpi_pm_dev = NULL;
-    }
 }
 
 static void acpi_pm_class_init(ObjectClass *klass, void *data)
@@ -248,7 +243,6 @@ DeviceState *acpi_pm_create(MachineState *ms, qemu_irq sci, Error **errp)
     if (sci) {
         qdev_connect_gpio_out(dev, 0, sci);
     }
-    acpi_pm_dev = ACPI_PM(dev);
     return dev;
 }
 

@@ -27,6 +27,7 @@
 #include "hw/pci/msi.h"
 #include "hw/qdev-properties.h"
 #include "qapi/error.h"
+#include "qemu/main-loop.h"
 #include "trace.h"
 
 #define TYPE_PCIE_ROOT_PORT "pcie-root-port"
@@ -50,6 +51,7 @@ typedef struct PCIERootPort {
     uint8_t port;
     PCIBus *sec_bus;
     DeviceState *unplug_pending;    /* device_del waiting for the guest */
+    QEMUBH *remove_bh;              /* completes it outside config cycles */
     bool event_line;                /* an enabled event is pending */
 } PCIERootPort;
 
@@ -157,6 +159,21 @@ static void rp_remove_devices(PCIERootPort *rp)
     rp_set_link(rp, false, false);
 }
 
+/*
+ * The guest released the slot (or the machine was reset): the device
+ * goes from the main loop, not from inside the config write or the reset
+ * walk that noticed it.
+ */
+static void rp_remove_bh(void *opaque)
+{
+    PCIERootPort *rp = opaque;
+
+    if (rp->unplug_pending) {
+        rp_remove_devices(rp);
+        rp_slot_event(rp, PCI_EXP_SLTSTA_PDC);
+    }
+}
+
 /* ---- hot-plug: device_add / device_del ---- */
 
 static void rp_plugged(PCIBus *bus, PCIDevice *dev, void *opaque)
@@ -232,8 +249,7 @@ static void rp_write_config(PCIDevice *d, uint32_t addr, uint32_t val,
             if (rp->unplug_pending) {
                 trace_pcie_root_port_unplug(rp_name(rp),
                                             "guest powered the slot off");
-                rp_remove_devices(rp);
-                rp_slot_event(rp, PCI_EXP_SLTSTA_PDC);
+                qemu_bh_schedule(rp->remove_bh);
             }
         }
     }
@@ -328,7 +344,7 @@ static void rp_reset(PCIDevice *d)
     rp->event_line = false;
     /* A reset ends a pending removal: the guest starts from scratch. */
     if (rp->unplug_pending) {
-        rp_remove_devices(rp);
+        qemu_bh_schedule(rp->remove_bh);
     }
 }
 
@@ -353,12 +369,16 @@ static bool rp_realize(PCIDevice *d, Error **errp)
     rp->sec_bus = pci_bridge_bus_new(d, bus_name);
     pci_bus_set_hotplug_hook(rp->sec_bus, rp_plugged, rp);
     rp->sec_bus->qbus.unplug_request = rp_unplug_request;
+    rp->remove_bh = qemu_bh_new(rp_remove_bh, rp);
     rp_reset(d);
     return true;
 }
 
 static void rp_exit(PCIDevice *d)
 {
+    PCIERootPort *rp = PCIE_ROOT_PORT(d);
+
+    g_clear_pointer(&rp->remove_bh, qemu_bh_delete);
     msi_uninit(d);
 }
 
