@@ -32,7 +32,7 @@
 
 #define TYPE_PCIE_ROOT_PORT "pcie-root-port"
 #define PCI_DEVICE_ID_CONDUIT_ROOT_PORT 0x0010
-#define PCI_CLASS_BRIDGE_PCI_ 0x0604
+#define RP_CLASS_PCI_BRIDGE 0x0604
 
 #define RP_EXP_OFFSET 0x40
 #define RP_EXP_SIZE 0x3c
@@ -407,7 +407,7 @@ static void rp_class_init(ObjectClass *klass, void *data)
     pc->config_write = rp_write_config;
     pc->vendor_id = PCI_VENDOR_ID_CONDUIT;
     pc->device_id = PCI_DEVICE_ID_CONDUIT_ROOT_PORT;
-    pc->class_id = PCI_CLASS_BRIDGE_PCI_;
+    pc->class_id = RP_CLASS_PCI_BRIDGE;
     pc->is_express = true;
     pc->is_bridge = true;
 }
