@@ -548,6 +548,7 @@ static void test_iasl(void)
     {
         g_autofree char *out = NULL;
         g_autofree char *dsl = NULL;
+        g_autofree char *dsl_path = g_build_filename(dir, "dsdt.dsl", NULL);
         char *argv[] = { iasl, (char *)"-p", (char *)"recompiled",
                          (char *)"dsdt.dsl", NULL };
         bool ok = run(dir, argv, &out);
@@ -558,8 +559,7 @@ static void test_iasl(void)
         g_assert_true(ok);
         g_assert_nonnull(strstr(out, " 0 Errors, 0 Warnings"));
         /* Spot-check the disassembly: the names we emitted are there. */
-        g_assert_true(g_file_get_contents(
-            g_build_filename(dir, "dsdt.dsl", NULL), &dsl, NULL, NULL));
+        g_assert_true(g_file_get_contents(dsl_path, &dsl, NULL, NULL));
         g_assert_nonnull(strstr(dsl, "Device (PCI0)"));
         g_assert_nonnull(strstr(dsl, "EisaId (\"PNP0A08\")"));
         g_assert_nonnull(strstr(dsl, "Method (_OSC, 4, NotSerialized)"));
