@@ -881,12 +881,14 @@ static bool pci_bus_check_address(BusState *qbus, DeviceState *qdev,
     int fn;
 
     if (devfn < 0) {
-        for (devfn = 0; devfn < PCI_DEVFN_MAX; devfn += 8) {
+        int end = bus->single_slot ? 8 : PCI_DEVFN_MAX;
+
+        for (devfn = 0; devfn < end; devfn += 8) {
             if (!bus->devices[devfn]) {
                 break;
             }
         }
-        if (devfn >= PCI_DEVFN_MAX) {
+        if (devfn >= end) {
             error_setg(errp, "PCI: no slot available for %s",
                        pci_dev_label(qdev));
             return false;
@@ -897,6 +899,14 @@ static bool pci_bus_check_address(BusState *qbus, DeviceState *qdev,
     if (devfn >= PCI_DEVFN_MAX) {
         error_setg(errp, "PCI: invalid address 0x%x for %s",
                    devfn, pci_dev_label(qdev));
+        return false;
+    }
+    if (bus->single_slot && PCI_SLOT(devfn)) {
+        error_setg(errp, "PCI: %s cannot be at %x.%x on bus '%s': a PCIe "
+                   "link has device 0 only", pci_dev_label(qdev),
+                   PCI_SLOT(devfn), PCI_FUNC(devfn), bus->qbus.name);
+        error_append_hint(errp, "Use addr=0.%x, or another root port.\n",
+                          PCI_FUNC(devfn));
         return false;
     }
     if (bus->devices[devfn]) {

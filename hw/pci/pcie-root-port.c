@@ -369,6 +369,7 @@ static bool rp_realize(PCIDevice *d, Error **errp)
     rp->sec_bus = pci_bridge_bus_new(d, bus_name);
     pci_bus_set_hotplug_hook(rp->sec_bus, rp_plugged, rp);
     rp->sec_bus->qbus.unplug_request = rp_unplug_request;
+    rp->sec_bus->single_slot = true;
     rp->remove_bh = qemu_bh_new(rp_remove_bh, rp);
     rp_reset(d);
     return true;

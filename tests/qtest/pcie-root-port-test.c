@@ -300,12 +300,24 @@ static void test_bad_bus(void)
                       "{'driver': 'pcie-root-port', 'id': 'rp2'}}");
     g_assert_nonnull(qtest_qmp_error_desc(reply));
     json_object_unref(reply);
+    /* A link has device 0 only; the hint names the fix. */
+    reply = qtest_qmp(qts, "{'execute': 'device_add', 'arguments': "
+                      "{'driver': 'pci-testdev', 'id': 'hp0', 'bus': 'rp1', "
+                      "'addr': '01.0'}}");
+    g_assert_nonnull(strstr(qtest_qmp_error_desc(reply),
+                            "a PCIe link has device 0 only"));
+    json_object_unref(reply);
     /* One device per port: the slot's function 0 is taken. */
     qtest_qmp_device_add(qts, "pci-testdev", "hp1", "{'bus': 'rp1'}");
     reply = qtest_qmp(qts, "{'execute': 'device_add', 'arguments': "
                       "{'driver': 'pci-testdev', 'id': 'hp2', 'bus': 'rp1', "
                       "'addr': '00.0'}}");
     g_assert_nonnull(qtest_qmp_error_desc(reply));
+    json_object_unref(reply);
+    /* Without addr there is no free slot left either. */
+    reply = qtest_qmp(qts, "{'execute': 'device_add', 'arguments': "
+                      "{'driver': 'pci-testdev', 'id': 'hp3', 'bus': 'rp1'}}");
+    g_assert_nonnull(strstr(qtest_qmp_error_desc(reply), "no slot available"));
     json_object_unref(reply);
     qtest_quit(qts);
 }

@@ -22,6 +22,8 @@ struct PCIBus {
 
     /* A bridge's secondary bus: the bridge, NULL on a root bus. */
     PCIDevice *parent_dev;
+    /* The far end of a PCIe link: only device (slot) 0 exists. */
+    bool single_slot;
 };
 
 #endif
