@@ -817,6 +817,34 @@ PCIDevice *pci_find_device(PCIBus *bus, int bus_num, uint8_t devfn)
     return pci_find_device_below(bus, 0, bus_num, devfn, 0);
 }
 
+/*
+ * INTx behind a bridge: line n of the secondary bus (already swizzled by
+ * the device's slot) leaves the bridge as its pin n and is swizzled again
+ * by the bridge's own slot on the parent bus, as the PCI-to-PCI bridge
+ * architecture and Linux's ACPI _PRT fallback both assume.
+ */
+static void pci_bridge_set_irq(void *opaque, int irq, int level)
+{
+    PCIDevice *bridge = opaque;
+    PCIBus *sec = bridge->secondary_bus;
+    PCIBus *up = bridge->bus;
+    uint8_t bit = 1u << irq;
+    int up_irq;
+
+    if (!sec || !up || !up->set_irq || !up->nirq ||
+        !!(sec->intx_forwarded & bit) == !!level) {
+        return;
+    }
+    sec->intx_forwarded ^= bit;
+    up_irq = up->map_irq ? up->map_irq(bridge, irq)
+                         : (PCI_SLOT(bridge->devfn) + irq) % up->nirq;
+    if (up_irq < 0 || up_irq >= up->nirq) {
+        return;
+    }
+    up->irq_count[up_irq] += level ? 1 : -1;
+    up->set_irq(up->irq_opaque, up_irq, up->irq_count[up_irq] != 0);
+}
+
 PCIBus *pci_bridge_bus_new(PCIDevice *bridge, const char *name)
 {
     PCIBus *parent = bridge->bus;
@@ -828,6 +856,7 @@ PCIBus *pci_bridge_bus_new(PCIDevice *bridge, const char *name)
     bus->qbus.hotplug_allowed = true;
     bus->parent_dev = bridge;
     bridge->secondary_bus = bus;
+    pci_bus_irqs(bus, pci_bridge_set_irq, NULL, bridge, 4);
     return bus;
 }
 

@@ -252,6 +252,36 @@ static void test_guest_never_answers(void)
     qtest_quit(qts);
 }
 
+/*
+ * INTx behind the port: the device's INTA leaves the port as its INTA,
+ * swizzled by the port's slot (4) onto root-bus line (4 + 0) % 4 = 0.
+ */
+static void test_intx_forwarded(void)
+{
+    QTestState *qts = qtest_init(RP_ARGS " -device pci-testdev,bus=rp1,"
+                                 "id=cold1");
+    const uint64_t bar0 = 0xe2000000;
+
+    qtest_irq_intercept_out(qts, "/machine/pci-host");
+    rp_writel(qts, 0x18, SEC_BUS << 16 | SEC_BUS << 8);
+    qtest_writel(qts, cfg_addr(SEC_BUS, 0, 0x10), bar0);
+    qtest_writew(qts, cfg_addr(SEC_BUS, 0, 0x04), 0x0002);    /* memory */
+    g_assert_cmphex(qtest_readl(qts, bar0), ==, 0x54444e43);   /* magic */
+
+    qtest_writel(qts, bar0 + 0x0c, 1);
+    g_assert_true(qtest_get_irq(qts, 0));
+    g_assert_false(qtest_get_irq(qts, 1));
+    qtest_writel(qts, bar0 + 0x0c, 0);
+    g_assert_false(qtest_get_irq(qts, 0));
+    /* The device's Interrupt Disable gates it before the port. */
+    qtest_writew(qts, cfg_addr(SEC_BUS, 0, 0x04), 0x0402);
+    qtest_writel(qts, bar0 + 0x0c, 1);
+    g_assert_false(qtest_get_irq(qts, 0));
+    qtest_writew(qts, cfg_addr(SEC_BUS, 0, 0x04), 0x0002);
+    g_assert_true(qtest_get_irq(qts, 0));
+    qtest_quit(qts);
+}
+
 /* The real thing: the vfio-user NVMe server's controller behind the port. */
 static void test_vfio_user_nvme(void)
 {
@@ -334,5 +364,6 @@ int main(int argc, char **argv)
                     test_guest_never_answers);
     g_test_add_func("/pcie-root-port/bad-bus", test_bad_bus);
     g_test_add_func("/pcie-root-port/vfio-user-nvme", test_vfio_user_nvme);
+    g_test_add_func("/pcie-root-port/intx-forwarded", test_intx_forwarded);
     return g_test_run();
 }

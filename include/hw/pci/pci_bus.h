@@ -24,6 +24,8 @@ struct PCIBus {
     PCIDevice *parent_dev;
     /* The far end of a PCIe link: only device (slot) 0 exists. */
     bool single_slot;
+    /* Secondary bus: INTA..D levels last forwarded to the parent bus. */
+    uint8_t intx_forwarded;
 };
 
 #endif
