@@ -61,6 +61,12 @@ static void qmp_system_reset(JsonObject *args, JsonNode **ret, Error **errp)
     qemu_system_reset_request_cause(SHUTDOWN_CAUSE_HOST_QMP_SYSTEM_RESET);
 }
 
+static void qmp_system_powerdown(JsonObject *args, JsonNode **ret,
+                                 Error **errp)
+{
+    qemu_system_powerdown_request();
+}
+
 static void qmp_quit(JsonObject *args, JsonNode **ret, Error **errp)
 {
     /* The reply goes out before the main loop acts on this. */
@@ -315,6 +321,8 @@ static void __attribute__((constructor)) qmp_cmds_register(void)
     qmp_register_command_args("cont", qmp_cont, "", 0);
     qmp_register_command_args("system_reset", qmp_system_reset, "", 0);
     qmp_register_command_args("quit", qmp_quit, "", QCO_ALLOW_PRECONFIG);
+    qmp_register_command_args("system_powerdown", qmp_system_powerdown, "",
+                              0);
     qmp_register_command_args("device_add", qmp_device_add,
                               "driver:s *id:s *bus:s **", 0);
     qmp_register_command_args("device_del", qmp_device_del, "id:s", 0);

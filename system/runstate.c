@@ -171,6 +171,48 @@ void qemu_system_shutdown_request(int status)
     qemu_system_shutdown_request_cause(SHUTDOWN_CAUSE_GUEST_SHUTDOWN, status);
 }
 
+/* Powerdown: called with the BQL (QMP), so a plain list is enough. */
+
+typedef struct PowerdownHandler {
+    QemuPowerdownHandler *fn;
+    void *opaque;
+} PowerdownHandler;
+
+static GSList *powerdown_handlers;
+
+void qemu_register_powerdown_handler(QemuPowerdownHandler *fn, void *opaque)
+{
+    PowerdownHandler *h = g_new(PowerdownHandler, 1);
+
+    h->fn = fn;
+    h->opaque = opaque;
+    powerdown_handlers = g_slist_append(powerdown_handlers, h);
+}
+
+void qemu_unregister_powerdown_handler(QemuPowerdownHandler *fn,
+                                       void *opaque)
+{
+    for (GSList *l = powerdown_handlers; l; l = l->next) {
+        PowerdownHandler *h = l->data;
+
+        if (h->fn == fn && h->opaque == opaque) {
+            powerdown_handlers = g_slist_delete_link(powerdown_handlers, l);
+            g_free(h);
+            return;
+        }
+    }
+}
+
+void qemu_system_powerdown_request(void)
+{
+    qapi_event_send("POWERDOWN", NULL);
+    for (GSList *l = powerdown_handlers; l; l = l->next) {
+        PowerdownHandler *h = l->data;
+
+        h->fn(h->opaque);
+    }
+}
+
 void qemu_system_reset_request_cause(ShutdownCause cause)
 {
     if (cause == SHUTDOWN_CAUSE_NONE) {

@@ -55,6 +55,7 @@ typedef enum OptIndex {
     OPT_LOG, OPT_VERSION, OPT_HELP, OPT_H, OPT_PIDFILE, OPT_GLOBAL,
     OPT_OBJECT, OPT_OVERCOMMIT, OPT_UUID, OPT_RTC, OPT_BOOT, OPT_ADD_FD,
     OPT_AUDIODEV, OPT_MSG, OPT_CPU, OPT_SANDBOX,
+    OPT_NO_ACPI,
 } OptIndex;
 
 typedef struct OptDef {
@@ -124,6 +125,8 @@ static const OptDef opt_defs[] = {
     { "no-shutdown", OPT_NO_SHUTDOWN, false, "",
       "stop (do not exit) when the guest shuts down" },
     { "no-reboot", OPT_NO_REBOOT, false, "", "exit instead of rebooting" },
+    { "no-acpi", OPT_NO_ACPI, false, "",
+      "no ACPI tables (same as -machine acpi=off)" },
     { "no-user-config", OPT_NO_USER_CONFIG, false, "",
       "accepted for compatibility (there are no config files)" },
     { "trace", OPT_TRACE, true, "[enable=]PATTERN|events=FILE|file=FILE",
@@ -178,6 +181,7 @@ typedef struct VlConfig {
     const char *qtest_log;
     bool nographic;
     bool nodefaults;
+    bool no_acpi;
     SmpConfig smp;
     const char *smp_arg;        /* the last -smp, for error locations */
     const char *kernel;
@@ -926,6 +930,9 @@ static void parse_one(VlConfig *cfg, const OptDef *def, const char *name,
     case OPT_NO_REBOOT:
         no_reboot = true;
         break;
+    case OPT_NO_ACPI:
+        cfg->no_acpi = true;
+        break;
     case OPT_NO_USER_CONFIG:
         break;
     case OPT_TRACE:
@@ -1325,6 +1332,9 @@ int qemu_main(int argc, char **argv)
             fatal_err(err);
         }
         loc_pop();
+    }
+    if (cfg.no_acpi) {
+        ms->acpi = false;
     }
     apply_machine_opts(&cfg, ms);
     if (cfg.kernel) {

@@ -225,6 +225,26 @@ static bool machine_set_dump_guest_core(Object *obj, bool value,
         return false;
     }
     ms->dump_guest_core = value;
+/* acpi=on|off|auto, as QEMU spells it; auto means on. */
+static char *machine_get_acpi(Object *obj, Error **errp)
+{
+    return g_strdup(MACHINE(obj)->acpi ? "on" : "off");
+}
+
+static bool machine_set_acpi(Object *obj, const char *value, Error **errp)
+{
+    MachineState *ms = MACHINE(obj);
+
+    if (!strcmp(value, "on") || !strcmp(value, "auto")) {
+        ms->acpi = true;
+    } else if (!strcmp(value, "off")) {
+        ms->acpi = false;
+    } else {
+        error_setg(errp, "Parameter 'acpi' does not accept value '%s'",
+                   value);
+        error_append_hint(errp, "Use on, off or auto.\n");
+        return false;
+    }
     return true;
 }
 
@@ -255,6 +275,8 @@ static void machine_class_init(ObjectClass *oc, void *data)
                                   machine_set_kernel_cmdline);
     object_class_property_add_str(oc, "firmware", machine_get_firmware,
                                   machine_set_firmware);
+    object_class_property_add_str(oc, "acpi", machine_get_acpi,
+                                  machine_set_acpi);
     object_class_property_add_uint(oc, "ram-size",
                                    offsetof(MachineState, ram_size), 8,
                                    false);
@@ -276,6 +298,7 @@ static void machine_initfn(Object *obj)
 
     ms->ram_size = MACHINE_GET_CLASS(obj)->default_ram_size;
     ms->dump_guest_core = true;
+    ms->acpi = true;
     ms->smp = (CpuTopology) {
         .cpus = 1, .max_cpus = 1, .sockets = 1, .dies = 1, .cores = 1,
         .threads = 1,

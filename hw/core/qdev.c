@@ -436,9 +436,6 @@ bool qdev_unplug(DeviceState *dev, Error **errp)
 {
     DeviceClass *dc = DEVICE_GET_CLASS(dev);
     BusState *bus = dev->parent_bus;
-    g_autofree char *path = object_get_canonical_path(OBJECT(dev));
-    g_autofree char *id = g_strdup(dev->id);
-    JsonObject *data;
 
     /*
      * Only a hot-pluggable device on a hot-pluggable bus may go.  A device
@@ -458,6 +455,19 @@ bool qdev_unplug(DeviceState *dev, Error **errp)
         !BUS_GET_CLASS(bus)->unplug(bus, dev, errp)) {
         return false;
     }
+    if (bus && bus->unplug_request) {
+        return bus->unplug_request(bus, dev, errp);
+    }
+    qdev_unplug_complete(dev);
+    return true;
+}
+
+void qdev_unplug_complete(DeviceState *dev)
+{
+    g_autofree char *path = object_get_canonical_path(OBJECT(dev));
+    g_autofree char *id = g_strdup(dev->id);
+    JsonObject *data;
+
     trace_qdev_unplug(object_get_typename(OBJECT(dev)), path ? path : "");
     if (OBJECT(dev)->parent) {
         object_unparent(OBJECT(dev));
@@ -472,7 +482,6 @@ bool qdev_unplug(DeviceState *dev, Error **errp)
     }
     json_object_set_string_member(data, "path", path ? path : "");
     qapi_event_send("DEVICE_DELETED", data);
-    return true;
 }
 
 void qdev_print_device_list(FILE *out)

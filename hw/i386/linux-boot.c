@@ -33,6 +33,7 @@
 #define BP_CMDLINE_SIZE 0x238
 #define BP_INIT_SIZE 0x260
 /* Zero-page fields outside the setup header. */
+#define BP_ACPI_RSDP_ADDR 0x070
 #define BP_EXT_RAMDISK_IMAGE 0x0c0
 #define BP_EXT_RAMDISK_SIZE 0x0c4
 #define BP_EXT_CMD_LINE_PTR 0x0c8
@@ -142,6 +143,7 @@ bool linux_build_boot_params(const uint8_t *image, size_t len,
     put32(bp + BP_EXT_RAMDISK_IMAGE, cfg->initrd_paddr >> 32);
     put32(bp + BP_RAMDISK_SIZE, (uint32_t)cfg->initrd_size);
     put32(bp + BP_EXT_RAMDISK_SIZE, cfg->initrd_size >> 32);
+    put64(bp + BP_ACPI_RSDP_ADDR, cfg->rsdp_paddr);
     nr_e820 = MIN(cfg->nr_map, (size_t)BP_E820_MAX);
     bp[BP_E820_ENTRIES] = nr_e820;
     for (size_t i = 0; i < nr_e820; i++) {
@@ -192,6 +194,7 @@ bool linux_load(MachineState *ms, const uint8_t *image, size_t len,
         .cmdline_paddr = LINUX_CMDLINE_ADDR,
         .cmdline_size = strlen(cmdline) + 1,
         .map = map,
+        .rsdp_paddr = x86_acpi_rsdp_addr(ms),
     };
     LinuxImageInfo info;
     uint8_t bp[4096];

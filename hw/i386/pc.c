@@ -13,12 +13,41 @@
 #include "hw/pci/pci_host.h"
 #include "hw/i386/x86-boot.h"
 #include "hw/i386/pc-isa.h"
+#include "hw/i386/acpi-pc.h"
+#include "hw/acpi/acpi-tables.h"
+#include "hw/irq.h"
+#include "hw/qdev-core.h"
+#include "sysemu/kvm.h"
 #include "trace.h"
 
 void pc_ram_split(uint64_t ram_size, uint64_t *below_4g, uint64_t *above_4g)
 {
     *below_4g = MIN(ram_size, PC_LOWMEM_LIMIT);
     *above_4g = ram_size - *below_4g;
+}
+
+static void pc_pci_intx_handler(void *opaque, int n, int level)
+{
+    kvm_set_irq_line(n, level);
+}
+
+/*
+ * PCI INTA..D of the root bus are GSIs 16..19 of the in-kernel IOAPIC,
+ * as the DSDT's _PRT says.  Under qtest the lines stay unconnected.
+ */
+static void pc_pci_connect_intx(void)
+{
+    DeviceState *host = DEVICE(object_resolve_path("/machine/pci-host",
+                                                   NULL));
+
+    if (!kvm_enabled() || !host) {
+        return;
+    }
+    for (int i = 0; i < 4; i++) {
+        qdev_connect_gpio_out(host, i,
+                              qemu_allocate_irq(pc_pci_intx_handler, NULL,
+                                                ACPI_PCI_INTX_GSI_BASE + i));
+    }
 }
 
 static bool pc_init(MachineState *ms, Error **errp)
@@ -48,7 +77,11 @@ static bool pc_init(MachineState *ms, Error **errp)
                                   : 0, errp)) {
         return false;
     }
+    pc_pci_connect_intx();
     if (!pc_isa_init(ms, errp)) {
+        return false;
+    }
+    if (!pc_acpi_init(ms, errp)) {
         return false;
     }
     if (ms->kernel_filename &&

@@ -245,6 +245,15 @@ static bool overlaps(uint64_t a, uint64_t asz, uint64_t b, uint64_t bsz)
     return a < b + bsz && b < a + asz;
 }
 
+void pvh_start_info_set_rsdp(uint8_t *block, uint64_t rsdp_paddr)
+{
+    HvmStartInfo info;
+
+    memcpy(&info, block, sizeof(info));
+    info.rsdp_paddr = rsdp_paddr;
+    memcpy(block, &info, sizeof(info));
+}
+
 bool pvh_load(MachineState *ms, const uint8_t *image, size_t len,
               uint64_t below_4g, uint64_t above_4g, Error **errp)
 {
@@ -307,6 +316,7 @@ bool pvh_load(MachineState *ms, const uint8_t *image, size_t len,
                                      PVH_CMDLINE_ADDR, initrd_addr,
                                      initrd_size, map, nr_map);
     g_assert(block_len);
+    pvh_start_info_set_rsdp(block, x86_acpi_rsdp_addr(ms));
 
     for (size_t i = 0; i < img.nr_segments; i++) {
         PvhSegment *s = &img.segments[i];

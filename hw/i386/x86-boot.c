@@ -40,6 +40,11 @@ const X86BootEntry *x86_boot_get_entry(void)
     return &x86_boot_entry;
 }
 
+uint64_t x86_acpi_rsdp_addr(MachineState *ms)
+{
+    return ms->acpi ? X86_ACPI_RSDP_ADDR : 0;
+}
+
 size_t x86_build_memmap(uint64_t below_4g, uint64_t above_4g,
                         X86MemMapEntry *map, size_t max)
 {

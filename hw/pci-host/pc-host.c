@@ -505,16 +505,22 @@ void pc_msi_init(MachineState *ms)
     pc_msi_dev = PC_MSI(dev);
 }
 
+PCIHostWindow pc_pci_mmio64_window(uint64_t ram_above_4g_end)
+{
+    uint64_t base64 = MAX(ram_above_4g_end, 0x100000000ULL);
+
+    base64 = QEMU_ALIGN_UP(base64, 1ULL << 30);
+    return (PCIHostWindow){ base64, base64 + PC_PCI_MMIO64_SIZE };
+}
+
 PCIBus *pc_pci_host_init(MachineState *ms, uint64_t ram_above_4g_end,
                          Error **errp)
 {
     DeviceState *dev = qdev_new(TYPE_PC_PCI_HOST);
     PCPCIHost *s = PC_PCI_HOST(dev);
-    uint64_t base64 = MAX(ram_above_4g_end, 0x100000000ULL);
 
     s->mmio32 = (PCIHostWindow){ PC_PCI_MMIO32_BASE, PC_PCI_MMIO32_END };
-    base64 = QEMU_ALIGN_UP(base64, 1ULL << 30);
-    s->mmio64 = (PCIHostWindow){ base64, base64 + PC_PCI_MMIO64_SIZE };
+    s->mmio64 = pc_pci_mmio64_window(ram_above_4g_end);
     s->io = (PCIHostWindow){ PC_PCI_IO_BASE, PC_PCI_IO_END };
     object_property_add_child(OBJECT(ms), "pci-host", OBJECT(dev));
     if (!qdev_realize_and_unref(dev, NULL, errp)) {

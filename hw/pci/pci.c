@@ -799,12 +799,80 @@ static PCIDevice *pci_bus_visible_device(PCIBus *bus, unsigned devfn)
     return dev && dev->qdev.realized ? dev : NULL;
 }
 
-PCIDevice *pci_find_device(PCIBus *bus, int bus_num, uint8_t devfn)
+static PCIDevice *pci_find_device_below(PCIBus *bus, int this_num,
+                                        int bus_num, uint8_t devfn,
+                                        int depth)
 {
-    if (!bus || bus_num != 0) {
+    if (!bus || depth > 16) {
         return NULL;
     }
-    return pci_bus_visible_device(bus, devfn);
+    if (bus_num == this_num) {
+        return pci_bus_visible_device(bus, devfn);
+    }
+    for (int i = 0; i < PCI_DEVFN_MAX; i++) {
+        PCIDevice *d = bus->devices[i];
+        uint8_t sec, sub;
+
+        if (!d || !d->secondary_bus) {
+            continue;
+        }
+        sec = d->config[PCI_SECONDARY_BUS];
+        sub = d->config[PCI_SUBORDINATE_BUS];
+        /* An unconfigured bridge (secondary 0) forwards nothing. */
+        if (sec > this_num && sec <= bus_num && bus_num <= sub) {
+            return pci_find_device_below(d->secondary_bus, sec, bus_num,
+                                         devfn, depth + 1);
+        }
+    }
+    return NULL;
+}
+
+PCIDevice *pci_find_device(PCIBus *bus, int bus_num, uint8_t devfn)
+{
+    return pci_find_device_below(bus, 0, bus_num, devfn, 0);
+}
+
+/*
+ * INTx behind a bridge: line n of the secondary bus (already swizzled by
+ * the device's slot) leaves the bridge as its pin n and is swizzled again
+ * by the bridge's own slot on the parent bus, as the PCI-to-PCI bridge
+ * architecture and Linux's ACPI _PRT fallback both assume.
+ */
+static void pci_bridge_set_irq(void *opaque, int irq, int level)
+{
+    PCIDevice *bridge = opaque;
+    PCIBus *sec = bridge->secondary_bus;
+    PCIBus *up = bridge->bus;
+    uint8_t bit = 1u << irq;
+    int up_irq;
+
+    if (!sec || !up || !up->set_irq || !up->nirq ||
+        !!(sec->intx_forwarded & bit) == !!level) {
+        return;
+    }
+    sec->intx_forwarded ^= bit;
+    up_irq = up->map_irq ? up->map_irq(bridge, irq)
+                         : (PCI_SLOT(bridge->devfn) + irq) % up->nirq;
+    if (up_irq < 0 || up_irq >= up->nirq) {
+        return;
+    }
+    up->irq_count[up_irq] += level ? 1 : -1;
+    up->set_irq(up->irq_opaque, up_irq, up->irq_count[up_irq] != 0);
+}
+
+PCIBus *pci_bridge_bus_new(PCIDevice *bridge, const char *name)
+{
+    PCIBus *parent = bridge->bus;
+    PCIBus *bus = PCI_BUS(qbus_new(TYPE_PCI_BUS, DEVICE(bridge), name));
+
+    bus->bar_space_mem = parent->bar_space_mem;
+    bus->bar_space_io = parent->bar_space_io;
+    bus->dma_root = parent->dma_root;
+    bus->qbus.hotplug_allowed = true;
+    bus->parent_dev = bridge;
+    bridge->secondary_bus = bus;
+    pci_bus_irqs(bus, pci_bridge_set_irq, NULL, bridge, 4);
+    return bus;
 }
 
 void pci_for_each_device(PCIBus *bus,
@@ -859,12 +927,14 @@ static bool pci_bus_check_address(BusState *qbus, DeviceState *qdev,
     int fn;
 
     if (devfn < 0) {
-        for (devfn = 0; devfn < PCI_DEVFN_MAX; devfn += 8) {
+        int end = bus->single_slot ? 8 : PCI_DEVFN_MAX;
+
+        for (devfn = 0; devfn < end; devfn += 8) {
             if (!bus->devices[devfn]) {
                 break;
             }
         }
-        if (devfn >= PCI_DEVFN_MAX) {
+        if (devfn >= end) {
             error_setg(errp, "PCI: no slot available for %s",
                        pci_dev_label(qdev));
             return false;
@@ -875,6 +945,14 @@ static bool pci_bus_check_address(BusState *qbus, DeviceState *qdev,
     if (devfn >= PCI_DEVFN_MAX) {
         error_setg(errp, "PCI: invalid address 0x%x for %s",
                    devfn, pci_dev_label(qdev));
+        return false;
+    }
+    if (bus->single_slot && PCI_SLOT(devfn)) {
+        error_setg(errp, "PCI: %s cannot be at %x.%x on bus '%s': a PCIe "
+                   "link has device 0 only", pci_dev_label(qdev),
+                   PCI_SLOT(devfn), PCI_FUNC(devfn), bus->qbus.name);
+        error_append_hint(errp, "Use addr=0.%x, or another root port.\n",
+                          PCI_FUNC(devfn));
         return false;
     }
     if (bus->devices[devfn]) {

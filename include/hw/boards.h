@@ -76,6 +76,8 @@ struct MachineState {
     char *kernel_cmdline;
     char *firmware;
     CpuTopology smp;            /* default: one vCPU */
+    /* -machine acpi=on|off (-no-acpi): build ACPI tables (default on). */
+    bool acpi;
     AccelState *accelerator;
     bool dump_guest_core;       /* -machine dump-guest-core (default on) */
 };

@@ -100,6 +100,13 @@ struct BusState {
     int num_children;
     bool hotplug_allowed;
     bool realized;
+    /*
+     * Set by a hot-plug controller (a PCIe slot) that removes devices in
+     * cooperation with the guest: qdev_unplug() hands the request over and
+     * returns; the controller calls qdev_unplug_complete() once the guest
+     * released the device, or fails the request with errp.
+     */
+    bool (*unplug_request)(BusState *bus, DeviceState *dev, Error **errp);
 };
 
 #define DEVICE(obj) OBJECT_CHECK(DeviceState, (obj), TYPE_DEVICE)
@@ -160,9 +167,13 @@ DeviceState *qdev_device_add(QemuOpts *opts, Error **errp);
  * DEVICE_DELETED event.  Refused, as by QEMU, unless the device is
  * hot-pluggable and sits on a bus that allows hot-plug ("Bus '%s' does not
  * support hotplugging" / "Device '%s' does not support hotplugging"); a
- * device on no bus is part of the board and is never removed.
+ * device on no bus is part of the board and is never removed.  On a bus
+ * with an unplug_request handler the removal is only requested (true:
+ * accepted, completed later).
  */
 bool qdev_unplug(DeviceState *dev, Error **errp);
+/* Unrealize, unparent, DEVICE_DELETED: the end of every removal. */
+void qdev_unplug_complete(DeviceState *dev);
 /* Prints "name  - desc" for every user-creatable device type. */
 void qdev_print_device_list(FILE *out);
 

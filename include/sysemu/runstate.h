@@ -81,6 +81,16 @@ void qemu_del_vm_change_state_handler(VMChangeStateEntry *e);
  */
 void qemu_system_shutdown_request(int status);
 void qemu_system_shutdown_request_cause(ShutdownCause cause, int status);
+/*
+ * system_powerdown: emits POWERDOWN and runs the powerdown handlers (the
+ * ACPI power button), which ask the guest to shut itself down.  Nothing
+ * else happens if no handler is registered (a machine without ACPI).
+ */
+void qemu_system_powerdown_request(void);
+typedef void QemuPowerdownHandler(void *opaque);
+void qemu_register_powerdown_handler(QemuPowerdownHandler *fn, void *opaque);
+void qemu_unregister_powerdown_handler(QemuPowerdownHandler *fn,
+                                       void *opaque);
 /* Asks the main loop to reset the machine (guest-reset cause). */
 void qemu_system_reset_request(void);
 void qemu_system_reset_request_cause(ShutdownCause cause);

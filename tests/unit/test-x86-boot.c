@@ -254,6 +254,13 @@ static void test_start_info(void)
     g_assert_cmphex(si.memmap_paddr, ==, 0x6000 + 56);
     g_assert_cmpuint(len, ==, 56 + nr * 24);
 
+    /* The RSDP pointer (ACPI on) lands in rsdp_paddr only. */
+    pvh_start_info_set_rsdp(block, X86_ACPI_RSDP_ADDR);
+    memcpy(&si, block, sizeof(si));
+    g_assert_cmphex(si.rsdp_paddr, ==, 0xe0000);
+    g_assert_cmphex(si.memmap_paddr, ==, 0x6000 + 56);
+    g_assert_cmpuint(si.memmap_entries, ==, nr);
+
     /* Too small a buffer: refused, not overrun. */
     g_assert_cmpuint(pvh_build_start_info(block, 56 + 32 + 24, 0x6000, 0,
                                           0x1000, 1, map, nr), ==, 0);
@@ -373,6 +380,14 @@ static void test_boot_params(void)
     for (size_t i = 0x2d0 + cfg.nr_map * 20; i < sizeof(bp); i++) {
         g_assert_cmphex(bp[i], ==, 0);
     }
+    /* No ACPI: acpi_rsdp_addr stays 0. */
+    g_assert_cmphex(rd64(bp + 0x070), ==, 0);
+
+    /* With ACPI the RSDP address goes to acpi_rsdp_addr (protocol 2.14). */
+    cfg.rsdp_paddr = X86_ACPI_RSDP_ADDR;
+    g_assert_true(linux_build_boot_params(img, 0x2000, &cfg, bp, &info,
+                                          &error_abort));
+    g_assert_cmphex(rd64(bp + 0x070), ==, 0xe0000);
 }
 
 static void expect_bp_error(const uint8_t *img, size_t len,

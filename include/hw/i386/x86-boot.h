@@ -47,6 +47,16 @@ typedef struct X86MemMapEntry {
 #define X86_E820_RAM 1
 #define X86_E820_RESERVED 2
 
+/*
+ * Where the pc machine's ACPI tables start (hw/i386/acpi-pc.c): the RSDP
+ * first, inside the legacy BIOS area a guest scans, so the boot
+ * protocols' pointers and the scan find the same table.
+ */
+#define X86_ACPI_RSDP_ADDR 0xe0000
+#define X86_ACPI_AREA_SIZE 0x20000
+/* The RSDP address to hand to the guest: 0 with -machine acpi=off. */
+uint64_t x86_acpi_rsdp_addr(MachineState *ms);
+
 /* The pc memory map for the given RAM split; returns the entry count. */
 size_t x86_build_memmap(uint64_t below_4g, uint64_t above_4g,
                         X86MemMapEntry *map, size_t max);
@@ -131,6 +141,8 @@ size_t pvh_build_start_info(uint8_t *out, size_t out_size, uint64_t base,
                             uint64_t cmdline_paddr,
                             uint64_t initrd_paddr, uint64_t initrd_size,
                             const X86MemMapEntry *map, size_t nr_map);
+/* Sets rsdp_paddr in a block built by pvh_build_start_info(). */
+void pvh_start_info_set_rsdp(uint8_t *block, uint64_t rsdp_paddr);
 
 bool pvh_load(MachineState *ms, const uint8_t *image, size_t len,
               uint64_t below_4g, uint64_t above_4g, Error **errp);
@@ -153,6 +165,7 @@ typedef struct LinuxBootConfig {
     uint64_t initrd_size;
     const X86MemMapEntry *map;
     size_t nr_map;
+    uint64_t rsdp_paddr;        /* boot_params.acpi_rsdp_addr, 0: none */
 } LinuxBootConfig;
 
 typedef struct LinuxImageInfo {

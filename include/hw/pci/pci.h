@@ -134,6 +134,9 @@ struct PCIDevice {
     /* MSI */
     uint8_t msi_cap;
 
+    /* Bridges: the bus behind it (config cycles are routed by number). */
+    PCIBus *secondary_bus;
+
     /* MSI-X (hw/pci/msix.c) */
     uint8_t msix_cap;
     uint32_t msix_entries_nr;
@@ -181,7 +184,17 @@ typedef struct PCIDeviceClass {
 PCIBus *pci_root_bus_new(DeviceState *parent, const char *name,
                          MemoryRegion *mem, MemoryRegion *io,
                          MemoryRegion *dma_root);
+/*
+ * The device at bus_num/devfn below root bus bus (number 0): bridges pass
+ * a number on to their secondary bus when it is within their
+ * [secondary, subordinate] range, as the bus-number registers say.
+ */
 PCIDevice *pci_find_device(PCIBus *bus, int bus_num, uint8_t devfn);
+/*
+ * Creates bridge's secondary bus "name", decoding into the same spaces as
+ * the bridge's own bus (windows are not enforced).
+ */
+PCIBus *pci_bridge_bus_new(PCIDevice *bridge, const char *name);
 void pci_for_each_device(PCIBus *bus,
                          void (*fn)(PCIBus *bus, PCIDevice *dev, void *opaque),
                          void *opaque);

@@ -20,6 +20,13 @@ struct PCIBus {
 
     void (*hotplug_hook)(PCIBus *bus, PCIDevice *dev, void *opaque);
     void *hotplug_opaque;
+
+    /* A bridge's secondary bus: the bridge, NULL on a root bus. */
+    PCIDevice *parent_dev;
+    /* The far end of a PCIe link: only device (slot) 0 exists. */
+    bool single_slot;
+    /* Secondary bus: INTA..D levels last forwarded to the parent bus. */
+    uint8_t intx_forwarded;
 };
 
 #endif

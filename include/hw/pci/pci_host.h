@@ -37,6 +37,12 @@ typedef struct PCIHostWindow {
 PCIBus *pc_pci_host_init(MachineState *ms, uint64_t ram_above_4g_end,
                          Error **errp);
 
+/*
+ * The 64-bit BAR window for a machine whose RAM ends (above 4 GiB) at
+ * ram_above_4g_end: from the next GiB boundary, PC_PCI_MMIO64_SIZE long.
+ */
+PCIHostWindow pc_pci_mmio64_window(uint64_t ram_above_4g_end);
+
 /* Assigns every BAR of every device on bus, enables decoding + mastering. */
 void pc_pci_assign_bars(PCIBus *bus);
 

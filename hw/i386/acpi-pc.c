@@ -1,0 +1,94 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * ACPI on the pc machine: describes the board to hw/acpi/acpi-tables.c
+ * and copies the tables into guest RAM at X86_ACPI_RSDP_ADDR at every
+ * reset (the -kernel loaders point the guest there), and creates the
+ * fixed-hardware PM device whose SCI is ISA IRQ 9.
+ */
+#include "qemu/osdep.h"
+#include "hw/i386/acpi-pc.h"
+#include "hw/i386/pc.h"
+#include "hw/i386/topology.h"
+#include "hw/i386/x86-boot.h"
+#include "hw/acpi/acpi-tables.h"
+#include "hw/acpi/pm.h"
+#include "hw/boards.h"
+#include "hw/char/serial.h"
+#include "hw/irq.h"
+#include "hw/pci/pci_host.h"
+#include "exec/memory.h"
+#include "exec/address-spaces.h"
+#include "qapi/error.h"
+#include "sysemu/sysemu.h"
+#include "sysemu/kvm.h"
+#include "trace.h"
+
+static void pc_acpi_sci_handler(void *opaque, int n, int level)
+{
+    kvm_set_irq_line(ACPI_SCI_IRQ, level);
+}
+
+static void pc_acpi_reset(void *opaque)
+{
+    MachineState *ms = opaque;
+    PCMachineState *pcms = PC_MACHINE(ms);
+    unsigned max_cpus = MAX(ms->smp.max_cpus, ms->smp.cpus);
+    g_autofree uint32_t *apic_ids = g_new(uint32_t, max_cpus);
+    PCIHostWindow mmio64 = pc_pci_mmio64_window(pcms->above_4g_mem_size
+                                                ? PC_HIGHMEM_BASE +
+                                                  pcms->above_4g_mem_size
+                                                : 0);
+    AcpiPlatform p = {
+        .nr_cpus = ms->smp.cpus,
+        .max_cpus = max_cpus,
+        .apic_ids = apic_ids,
+        .ecam_base = PC_PCI_ECAM_BASE,
+        .ecam_last_bus = PC_PCI_ECAM_SIZE / (1 << 20) - 1,
+        .mmio32_base = PC_PCI_MMIO32_BASE,
+        .mmio32_end = PC_PCI_MMIO32_END,
+        .mmio64_base = mmio64.base,
+        .mmio64_end = mmio64.end,
+        .serial_iobase = serial_isa_iobase,
+        .serial_irq = serial_isa_irq,
+        .rtc = true,
+    };
+    AcpiTables t;
+
+    for (unsigned i = 0; i < max_cpus; i++) {
+        apic_ids[i] = x86_apic_id_from_index(&ms->smp, i);
+    }
+    for (int i = 0; i < 4; i++) {
+        p.serial[i] = serial_hd(i) != NULL;
+    }
+    acpi_build_tables(&p, X86_ACPI_RSDP_ADDR, &t);
+    g_assert(t.blob->len <= X86_ACPI_AREA_SIZE);
+    address_space_write(&address_space_memory, X86_ACPI_RSDP_ADDR,
+                        t.blob->data, t.blob->len);
+    trace_pc_acpi_tables(X86_ACPI_RSDP_ADDR, t.blob->len, p.nr_cpus);
+    acpi_tables_free(&t);
+}
+
+bool pc_acpi_init(MachineState *ms, Error **errp)
+{
+    PCMachineState *pcms = PC_MACHINE(ms);
+    qemu_irq sci = NULL;
+
+    if (!ms->acpi) {
+        return true;
+    }
+    if (pcms->below_4g_mem_size < X86_ACPI_RSDP_ADDR + X86_ACPI_AREA_SIZE) {
+        error_setg(errp, "-machine acpi=on needs at least 1 MiB of RAM for "
+                   "the ACPI tables");
+        error_append_hint(errp, "Use -m 2 or more, or -machine acpi=off.\n");
+        return false;
+    }
+    if (kvm_enabled()) {
+        sci = qemu_allocate_irq(pc_acpi_sci_handler, NULL, 0);
+    }
+    if (!acpi_pm_create(ms, sci, errp)) {
+        return false;
+    }
+    qemu_register_reset(pc_acpi_reset, ms);
+    return true;
+}
