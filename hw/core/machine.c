@@ -225,6 +225,9 @@ static bool machine_set_dump_guest_core(Object *obj, bool value,
         return false;
     }
     ms->dump_guest_core = value;
+    return true;
+}
+
 /* acpi=on|off|auto, as QEMU spells it; auto means on. */
 static char *machine_get_acpi(Object *obj, Error **errp)
 {
