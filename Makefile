@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Conduit: a thin wrapper around configure + meson + ninja.
 #
 #   make demo    install build deps if missing, configure, build, run the demo

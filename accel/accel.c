@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Accelerator selection: the abstract "accel" type, lookup by short name,
  * and the one accelerator instance the machine runs on.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * QOM-lite: types, classes, reference counted objects, properties and the
  * composition tree.

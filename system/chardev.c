@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Character devices: socket (UNIX, client or listening; or an inherited
  * fd), stdio, file and null back-ends, and the front-end API.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Program entry for conduit-system-* binaries.  Which machines exist is
  * decided by what the binary links, not here.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * QMP commands of the core: version and status, run control, device
  * hot-plug and QOM introspection.

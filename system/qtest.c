@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * qtest protocol server.  One request per line, one reply line each
  * ("OK[ value]" / "FAIL reason"); intercepted interrupt lines report

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Run state, VM start/stop, reset and shutdown requests, and the top of
  * the main loop that acts on those requests.

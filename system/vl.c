@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The command line: parse every option first, then build the system in a
  * fixed order (chardevs and monitors, accelerator, board, -device, reset,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * error_report() and friends: one line on stderr with a location prefix.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Event notifiers on eventfd. */
 #include "qemu/osdep.h"
 #include "qemu/event_notifier.h"

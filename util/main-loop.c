@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Main loop: a GMainContext driven by the main thread.  The BQL is held
  * while sources dispatch and dropped around poll(), so vCPU and helper

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Option lists ("key=val,key=val" and JSON objects) and number parsers.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Memory shared with an untrusted peer: shrink seals and the SIGBUS guard.
  * See include/qemu/peer-mem.h.

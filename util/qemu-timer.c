@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Timers on the realtime and virtual clocks.  Each clock keeps its armed
  * timers in a list sorted by expiry (ties in arming order); the main loop

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Tracing runtime: the registry of events, glob enabling and output.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The KVM accelerator: the VM, its in-kernel irqchip and PIT, and one
  * thread per vCPU.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * State shared by the KVM accelerator's files, and the pure memslot
  * planning function (unit-tested without /dev/kvm).

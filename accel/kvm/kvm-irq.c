@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Interrupts with the in-kernel irqchip: KVM_SIGNAL_MSI for emulated
  * devices, GSI routes + irqfds for passthrough vectors, and ISA lines.

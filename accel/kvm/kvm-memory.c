@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Memslots from the memory API: a MemoryListener on the system address
  * space turns each RAM and RAM-device section into a KVM memslot (its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Memslot planning: which page-aligned part of a RAM section KVM can map.
  * Pure, so the unit tests cover every alignment case without /dev/kvm.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * KVM's side of device passthrough: the hooks vfio installs nothing
  * without.

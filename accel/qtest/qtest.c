@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The qtest accelerator: no vCPUs.  The guest is driven from outside over
  * the qtest protocol, and the virtual clock only moves when the test says

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * 8250/16550A UART: enough of the register set for polled drivers (Linux's
  * 8250 probe included) and an optional interrupt line.  Output goes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Buses: a named QOM child of the device that provides it, listing the
  * devices plugged into it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Interrupt / GPIO lines: a handler, its opaque and a line number.
  */

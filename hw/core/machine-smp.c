@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * -smp: from the option text to a checked CpuTopology.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The abstract machine type: the object at /machine, its generic
  * properties, machine lookup by short name, and init-done callbacks.

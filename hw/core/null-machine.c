@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * "-M none": no devices, and no RAM unless -m asks for some (then it is
  * mapped at address 0).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Typed device properties: parsing, printing, defaults, and the bridge to
  * QOM properties.

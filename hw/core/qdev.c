@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * qdev: device life cycle (new, realize, unrealize, unplug), user device
  * creation from options, reset, and GPIO lines.

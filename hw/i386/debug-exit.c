@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * isa-debug-exit: a write of V to its port makes Conduit exit with status
  * (V << 1) | 1, as QEMU's device does, so a test guest can report pass or

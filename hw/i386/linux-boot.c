@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Linux bzImage direct boot through the 64-bit boot protocol: the
  * protected-mode kernel goes to 1 MiB, a zero page (boot_params) carries

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Legacy ISA devices of the pc machine: the CMOS RTC, and one 16550A per
  * -serial backend at the usual COM port, their IRQ lines going to the

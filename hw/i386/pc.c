@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The minimal "pc" machine: guest RAM laid out like QEMU's pc (low RAM up
  * to 3.5 GiB, the rest above 4 GiB).  PCI, firmware loading and serial

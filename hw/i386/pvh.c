@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * PVH direct boot: an ELF image (32- or 64-bit) whose XEN_ELFNOTE_PHYS32_ENTRY
  * note gives a 32-bit entry point.  Its PT_LOAD segments go to their

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * -kernel on the pc machine: pick the loader by format, remember the boot
  * vCPU's entry state, and load the image again at every machine reset so

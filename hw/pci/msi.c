@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * MSI capability emulation (PCI 3.0 6.8.1).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * MSI-X emulation: capability, vector table, pending bit array, vector
  * notifiers and lazy PBA.  The rules are in include/hw/pci/msix.h.

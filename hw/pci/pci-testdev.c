@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * pci-testdev: a PCI function for testing the PCI and MSI-X core alone.
  *

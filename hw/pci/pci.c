@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * PCI core: the bus, config space semantics, capabilities, BARs, INTx and
  * bus mastering.

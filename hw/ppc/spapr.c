@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The pseries machine of conduit-system-ppc64, driven by qtest (no POWER
  * vCPU is emulated): RAM at 0, the interrupt source controller at

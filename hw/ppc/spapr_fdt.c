@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The pseries flattened device tree, built with libfdt at every reset so
  * it describes the machine as it is (devices added with -device included):

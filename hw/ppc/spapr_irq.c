@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The pseries interrupt source controller: numbered sources, one GPIO
  * input line per number, so qtest irq_intercept_in on /machine/ics sees

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * RTAS, the PAPR run-time services the guest calls instead of touching
  * platform hardware.  A call is a name (the guest learns its token from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * MC146818A-compatible CMOS RTC: port 0x70 selects one of 128 bytes
  * (bit 7, the NMI mask on PCs, is ignored), port 0x71 reads or writes it.

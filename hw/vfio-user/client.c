@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vfio-user client: the socket transport (hw/vfio-user/device.c builds
  * the VFIODeviceIOOps backend on it).

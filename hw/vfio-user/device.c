@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vfio-user device ops: the VFIODeviceIOOps backend on a VFIOUserClient
  * (hw/vfio-user/client.c, the transport).  Each op is one request; every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vfio_bar_plan(): the pure BAR mapping decision (see hw/vfio/bar-plan.h
  * for the rules).  Everything here is arithmetic on ranges.

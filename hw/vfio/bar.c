@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The BAR mechanism: executes a vfio_bar_plan() plan with MemoryRegions.
  *

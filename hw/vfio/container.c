@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Kernel VFIO groups and containers: /dev/vfio/N and /dev/vfio/vfio.
  *

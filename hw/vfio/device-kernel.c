@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The kernel VFIO backend's device ops: ioctls and pread/pwrite on the
  * device fd that the group hands out.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * DMA listener: makes guest RAM reachable by the device.
  *

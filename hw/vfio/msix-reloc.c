@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * x-msix-relocation: where the emulated MSI-X table and PBA go.
  *

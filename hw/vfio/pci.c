@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vfio-pci-base and vfio-pci: the device model, and its kernel driver.
  * vfio-user-pci is a subclass in hw/vfio-user/pci.c.

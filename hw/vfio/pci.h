@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vfio-pci-base: a PCI function passed through a VFIODevice.  Private to
  * hw/vfio and the drivers that subclass it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * QMP x-query-vfio: what each vfio device maps, what traps, and how often.
  *

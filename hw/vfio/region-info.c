@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Region-info capability chains: a bounded walker, parsers for the
  * capabilities Conduit uses, and a builder for well-formed buffers.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Character devices: byte streams the monitor, the qtest server and
  * emulated UARTs talk through.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The memory API: a tree of MemoryRegions rendered into flat views.
  *

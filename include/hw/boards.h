@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Machines: a MachineClass describes a board ("pc", "none"); the single
  * MachineState instance lives at /machine and owns the board's devices.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Typed device properties: a device declares a table of Property entries
  * (name, type, field offset in the instance struct, default, description).

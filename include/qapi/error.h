@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Errors as values, in the QEMU style: a function that can fail takes
  * "Error **errp" last, sets it with error_setg() and returns false (or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Compiler and arithmetic helpers shared by the whole tree. */
 #ifndef QEMU_COMPILER_H
 #define QEMU_COMPILER_H

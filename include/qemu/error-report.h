@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Human-readable reports on stderr (or the monitor), prefixed with the
  * program name and the location being processed, e.g.

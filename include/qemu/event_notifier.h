@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Event notifiers: an eventfd (rfd == wfd) that one side signals and the
  * other polls; used for KVM irqfds, VFIO interrupts and cross-thread

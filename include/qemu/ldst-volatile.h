@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Exactly one load or store of 1, 2, 4 or 8 bytes through a volatile
  * pointer (any other size is treated as 8).

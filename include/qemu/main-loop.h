@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The main loop: one glib GMainContext, run by the main thread, with the
  * big lock (BQL) held except while it sleeps in poll().

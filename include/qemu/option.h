@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Option lists as the command line and QMP give them: an ordered list of
  * (key, string value) pairs plus an optional id.

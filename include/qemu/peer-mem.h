@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Memory shared with an untrusted peer through an fd (vfio-user DMA
  * ranges, BAR region fds).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * UNIX domain socket helpers with SCM_RIGHTS fd passing.
  *

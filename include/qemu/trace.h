@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Tracing runtime.  Events are declared in each directory's trace-events
  * file; scripts/tracetool turns them into trace_NAME() inline functions.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Forward declarations of the types that cross module boundaries. */
 #ifndef QEMU_TYPEDEFS_H
 #define QEMU_TYPEDEFS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * QOM-lite: a small single-inheritance type system with reference counted
  * objects, named properties and a composition tree.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Accelerators: the engine that runs the guest ("kvm") or stands in for
  * one ("qtest").  Each registers a type "<name>-accel" derived from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The KVM accelerator (x86): VM and vCPUs, memslots, in-kernel irqchip
  * and the interrupt routing API used by device models.

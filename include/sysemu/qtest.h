@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The qtest protocol server: a line protocol (QEMU-compatible) on a
  * chardev through which test programs read and write guest memory and I/O

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * VM run state, start/stop, reset and shutdown requests.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Entry points of the system emulator shared by both target binaries. */
 #ifndef SYSEMU_SYSEMU_H
 #define SYSEMU_SYSEMU_H

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """One run of the tests/guest `nvme` guest under KVM against vfio-user-nvme.
 
 Shared by scripts/demo and scripts/bench/run.  A run starts the server

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Boot the tests/guest images and check what they report.
 
 A guest prints PASS/FAIL/SKIP lines and a final

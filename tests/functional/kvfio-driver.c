@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Drives Conduit's vfio-pci over the kernel VFIO backend, inside the Linux
  * guest that test_kernel_vfio.py boots: a real kernel, a real IOMMU

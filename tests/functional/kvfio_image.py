@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Builds what test_kernel_vfio.py boots: Debian's kernel and an initramfs.
 
 The kernel comes from the linux-image-amd64 package (/boot/vmlinuz-VER and

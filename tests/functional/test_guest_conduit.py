@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The tests/guest images under Conduit itself (-accel kvm): PVH boot,
 PCI enumeration and BAR assignment, and MSI-X delivery from pci-testdev.
 """

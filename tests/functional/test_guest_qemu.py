@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The tests/guest images boot unchanged under Debian's qemu-system-x86_64
 (PVH via -kernel, KVM), so their numbers can be compared with other VMMs.
 """

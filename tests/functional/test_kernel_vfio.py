@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The kernel VFIO backend for real, inside a Linux guest of Debian's QEMU.
 
 Our machines have no VFIO devices, but Debian's QEMU emulates what is

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The CPUID a guest sees under Conduit's KVM accelerator.
 
 KVM_GET_SUPPORTED_CPUID is filtered to what guests can rely on: CX16 and

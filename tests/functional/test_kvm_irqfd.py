@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """MSI-X vectors of a vfio-user device under KVM: the irqfd fast path.
 
 The tests/guest `nvme` guest runs in mode=irq against

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The KVM accelerator's own behaviour, seen from outside the VMM.
 
 test_guest_conduit.py checks what the tests/guest images report; this file

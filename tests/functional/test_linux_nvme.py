@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Linux's own nvme driver drives vfio-user-nvme through Conduit.
 
 Linux is far too slow under this host's KVM (it emulates CPL0 code and

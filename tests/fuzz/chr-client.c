@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* See chr-client.h. */
 #include "qemu/osdep.h"
 #include "chr-client.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * In-process client for fuzzing chardev front-ends (QMP, qtest): the
  * target listens on a UNIX socket chardev, each input is one connection,

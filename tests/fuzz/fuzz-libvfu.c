@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libFuzzer target: the vfio-user server library (libvfu) decoding
  * whatever a client sends: every command, including SET_IRQS and DMA_MAP

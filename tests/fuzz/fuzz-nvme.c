@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libFuzzer target: the NVMe controller model of vfio-user-nvme
  * (contrib/vfio-user/nvme) on fuzzed submission-queue entries, PRP lists

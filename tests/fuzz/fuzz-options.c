@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libFuzzer target: -machine and -device option strings.  The input is
  * "MACHINE-OPTS\nDEVICE-OPTS": the first line is parsed as -machine does

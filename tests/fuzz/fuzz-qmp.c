@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libFuzzer target: arbitrary bytes on a QMP monitor after capabilities
  * negotiation.  No machine exists, so device commands meet an empty tree.

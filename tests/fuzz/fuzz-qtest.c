@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libFuzzer target: arbitrary bytes on the qtest protocol socket, against
  * 64 KiB of RAM at address 0 and an empty port space.

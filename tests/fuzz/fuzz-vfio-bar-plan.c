@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libFuzzer target: the region-info capability-chain walker
  * (hw/vfio/region-info.c) and vfio_bar_plan() (hw/vfio/bar-plan.c) on an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libFuzzer target: the vfio-user client (hw/vfio-user/client.c) against a
  * server whose every byte is fuzzed: the VERSION reply (JSON caps), replies

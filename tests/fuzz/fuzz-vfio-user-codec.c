@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libFuzzer target: the shared vfio-user codecs (util/vfio-user-codec.c)
  * on arbitrary payloads.  Byte 0 picks the decoder, byte 1 the number of

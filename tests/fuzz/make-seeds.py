@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Writes the hand-made seed corpora under tests/fuzz/corpus/.
 
 Each seed is one small valid input per message kind, in the input format

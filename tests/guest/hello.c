@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * hello: the smallest guest.  Proves the PVH entry, long mode, serial
  * output, the command line, exceptions-free interrupt set-up and a round

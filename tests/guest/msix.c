@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * msix: Conduit's pci-testdev (1d0c:0001) raises MSI-X vectors on request
  * and the guest's handlers count them.  Checks delivery of every vector,

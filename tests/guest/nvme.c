@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * nvme: a minimal NVMe driver and benchmark.  Admin queue, Identify
  * controller and namespace 1, Set Features (number of queues), N I/O

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * pci: enumerate through 0xcf8/0xcfc, size every BAR, and (reassign=1)
  * clear and reassign the BARs of bus-0 endpoints ourselves, checking the

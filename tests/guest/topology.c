@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * topology: the -smp topology as the BSP's CPUID shows it.  The command
  * line gives what to expect: threads=T (per core) and pkg=P (logical CPUs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libqtest: runs a conduit-system-* binary under the qtest accelerator and
  * talks to it over two UNIX sockets that this process listens on (the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libqtest: starts a conduit-system-* binary under "-accel qtest" and
  * drives it over the qtest line protocol and QMP.

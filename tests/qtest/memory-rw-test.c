@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Guest RAM through the qtest protocol: every access size and form
  * (readb..q, hex read/write, base64, memset), unaligned and across 4 KiB

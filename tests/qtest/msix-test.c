@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * MSI-X through the whole pc machine with pci-testdev: vectors fired into
  * RAM and into the APIC MSI window, masking and the PBA, function mask,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The pc machine's PCI host bridge and PCI core, seen from a guest:
  * enumeration through 0xcf8/0xcfc and ECAM, BARs assigned at reset, BAR

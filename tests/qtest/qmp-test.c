@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * QMP: greeting and negotiation, error replies for bad input, run
  * control and events, device_add/device_del error paths, several

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The qtest line protocol's error handling and clock control, and the
  * command-line start-up paths (errors, help output).

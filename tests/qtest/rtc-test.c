@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The pc machine's MC146818 CMOS RTC through ports 0x70/0x71: status
  * registers, the clock against the host's (BCD, binary, 12h), setting the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * -smp on the real binary: libvirt-style lines resolve to the topology
  * QEMU 8.2 would compute (read back from /machine's smp-* properties),

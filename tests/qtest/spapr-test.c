@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The pseries machine seen through qtest, with pci-testdev behind the
  * PHB: RTAS config access (big-endian cells), BARs through the PHB

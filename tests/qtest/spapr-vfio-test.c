@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vfio-user-pci with the in-tree vfio-user-nvme server behind the pseries
  * PHB: config space through RTAS, MSI-X vectors granted by ibm,change-msi

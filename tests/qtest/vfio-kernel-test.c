@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vfio-pci over the kernel backend, on any machine: libvirt's command-line
  * forms are accepted and reach the backend, and every failure (no such

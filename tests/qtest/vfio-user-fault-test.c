@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vfio-user faults: either side dies or stops in the middle of I/O.
  *  - the NVMe server is SIGKILLed with I/O submitted and not completed:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vfio-user-pci with a device that has MSI and no MSI-X.
  *

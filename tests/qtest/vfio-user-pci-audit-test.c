@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vfio-user-pci acceptance checks that the main qtest leaves out.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vfio-user-pci exposes the device's option ROM as the expansion ROM BAR.
  *

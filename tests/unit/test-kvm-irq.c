@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The KVM interrupt API against the real /dev/kvm: KVM_SIGNAL_MSI, MSI
  * routes + irqfds (the vfio fast path), route updates and the errors for

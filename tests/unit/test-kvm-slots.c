@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * kvm_plan_slot(): which part of a RAM section becomes a KVM memslot.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Sized volatile loads and stores (include/qemu/ldst-volatile.h): each
  * touches exactly its own bytes, the _le forms use PCI byte order and the

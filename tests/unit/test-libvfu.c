@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libvfu, the server library, on its own: a server in a thread of this
  * process, driven over its UNIX socket by a tiny hand-written client

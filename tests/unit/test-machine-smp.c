@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * -smp parsing and topology resolution (hw/core/machine-smp.c): computed
  * values, QEMU 8.2's error texts, merging of repeated -smp, and absurd

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Main loop, timers, bottom halves and event notifiers.  Virtual-clock
  * tests use manual mode, so nothing here depends on how fast we run.

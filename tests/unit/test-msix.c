@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The MSI-X state machine without a VMM: table and PBA overlaid on a BAR
  * page shared with ordinary registers, delivery into RAM through the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * NVMe controller model of vfio-user-nvme: queue arithmetic, PRP walking,
  * Identify layouts, the BAR layout options, and admin/I/O commands driven

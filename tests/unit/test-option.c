@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Option parsing: key=val lists, escaping, implied keys, help, JSON
  * flattening and the number/size/bool parsers.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * PCI core without a machine: config space masks, W1C, capability lists,
  * BAR sizing for every BAR kind, BAR mapping driven by the command

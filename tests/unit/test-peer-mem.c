@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * qemu/peer-mem.h: shrink seals and the SIGBUS guard, against files that
  * this test shrinks under its own mappings.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * qdev properties (every type, good and bad values), device creation from
  * options and its failure paths, unplug, reset and GPIO lines.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * QOM-lite: type hierarchy, casts, class inheritance, properties and the
  * composition tree.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The qtest server in-process: commands go over a socketpair, the main
  * loop is pumped here.  Covers what the x86 qtests cannot: big-endian

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * UNIX socket helpers: listen/connect and SCM_RIGHTS fd passing.
  */

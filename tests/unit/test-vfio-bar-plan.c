@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vfio_bar_plan(): every rule of the decision, the layouts the qtests
  * use, and a randomized comparison with a page-by-page reference model.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The BAR mechanism (hw/vfio/bar.c) with a fake backend and a memfd as
  * device memory: which accesses are forwarded, which are served by

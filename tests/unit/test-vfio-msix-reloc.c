@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vfio_msix_relocation_plan(): where x-msix-relocation puts the emulated
  * MSI-X table and PBA, and when it must refuse.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Region-info capability chains: valid chains parse, every kind of
  * malformation is an error (never a crash, hang or out-of-bounds read;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vfio-user client transport against a fake server thread on a
  * socketpair: negotiation, every op, fd passing, chunking, server

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Conduit's vfio-user client (hw/vfio-user/client.c + device.c) against
  * our own server library (libvfu) in a thread of this process: the two

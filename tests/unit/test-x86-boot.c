@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Direct-boot building blocks: PVH ELF parsing (crafted images, good and
  * malformed), the hvm_start_info block, the pc memory map, and the Linux

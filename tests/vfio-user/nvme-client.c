@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * A vfio-user client that drives vfio-user-nvme the way a VMM and a guest
  * driver would: VERSION, DMA_MAP of a memfd "guest RAM", config space,

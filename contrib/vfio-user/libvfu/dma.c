@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libvfu: the DMA table (DMA_MAP/DMA_UNMAP) and access to client memory.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libvfu: PCI config space (region VFIO_PCI_CONFIG_REGION_INDEX).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vfio-user-nvme: NVM command set (Read, Write, Flush, Write Zeroes).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vfio-user-nvme: an NVMe controller served over vfio-user with libvfu.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vfio-user-nvme: the NVMe 1.4 controller model shared by its source files.
  *

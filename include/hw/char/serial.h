@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The 8250/16550A UART at the pc's legacy COM ports.
  */

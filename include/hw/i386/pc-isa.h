@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The pc machine's legacy ISA devices that are not user-created: the CMOS
  * RTC and the COM ports behind -serial / -nographic, with their IRQs on the

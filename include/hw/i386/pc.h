@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The minimal x86 "pc" machine.  RAM sits at 0; whatever does not fit
  * below the 3.5 GiB PCI hole continues at 4 GiB.

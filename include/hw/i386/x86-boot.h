@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Direct kernel boot on the pc machine: -kernel takes a PVH ELF (the
  * x86/HVM direct boot ABI) or a Linux bzImage.  The loaders put the image,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * MSI capability (PCI 3.0 6.8.1): 32/64-bit address, up to 32 vectors,
  * optional per-vector mask and pending bits.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * MSI-X (PCI 3.0 6.8.2).  The table and the PBA are I/O MemoryRegions
  * overlaid (priority 1) on BAR containers the device registered, so they

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * PCI devices: config space, BARs, capabilities, INTx, bus mastering.
  *

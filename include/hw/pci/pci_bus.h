@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The PCI bus object: devices by devfn, the spaces BARs map into. */
 #ifndef HW_PCI_PCI_BUS_H
 #define HW_PCI_PCI_BUS_H

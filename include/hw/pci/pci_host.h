@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The pc machine's PCI host bridge: configuration mechanism #1 on ports
  * 0xcf8/0xcfc, an ECAM window, MMIO windows for BARs, and BAR assignment

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The pseries (sPAPR) machine: guest RAM at 0, one PCI host bridge (PHB)
  * whose MMIO windows translate to PCI addresses, an interrupt source

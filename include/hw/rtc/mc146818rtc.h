@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * MC146818A-compatible CMOS real-time clock at the pc's ports 0x70/0x71.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vfio-user client transport: a VFIODeviceIOOps backend speaking the
  * vfio-user protocol (include/vfio-user/protocol.h) over a UNIX socket.

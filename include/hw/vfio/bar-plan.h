@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vfio_bar_plan(): how a device BAR is mapped into the guest.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Region-info capability chains (struct vfio_region_info + caps).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The kernel VFIO backend: a VFIODeviceIOOps over /dev/vfio (type1 IOMMU
  * container, or no-IOMMU), for devices bound to the host's vfio-pci.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Local APIC: x2APIC (MSR access) when the CPU offers it, else xAPIC at
  * its MMIO base.  Enabled with spurious vector 0xff and TPR 0 so every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * PVH entry, the 32 -> 64-bit switch, interrupt stubs and the CPL3
  * trampoline.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The freestanding guest runtime: a PVH-booted, long-mode environment
  * for tiny test guests (kvm-unit-tests style).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * PCI configuration mechanism #1 (0xcf8/0xcfc), enumeration, BARs, MSI-X.
  */

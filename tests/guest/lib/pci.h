@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * PCI for guests: configuration space through 0xcf8/0xcfc, enumeration of
  * bus 0 and the buses behind bridges, BAR sizing, BAR assignment when the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Serial output and a small printf: %d %i %u %x %X %p %s %c %% with
  * '-', '0' and width, and the l, ll and z length modifiers.

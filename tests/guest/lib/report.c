@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * kvm-unit-tests style reporting: one PASS/FAIL/SKIP line per check and a
  * SUMMARY line the host side parses.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* GDT selectors shared by entry.S and C (the layout is fixed in entry.S). */
 #ifndef GUEST_SEGMENTS_H
 #define GUEST_SEGMENTS_H

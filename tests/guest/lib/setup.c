@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Runtime set-up at CPL0: descriptor tables, the PVH start info (command
  * line, memory map), a page allocator, interrupt dispatch and exceptions.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The few string functions the guests need (gcc may also emit calls to
  * memset/memcpy for struct copies and initialisers).

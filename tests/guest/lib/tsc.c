@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * TSC frequency.  First choice, under KVM: the kvmclock (pvclock) scale
  * factors KVM publishes for this vCPU give the TSC rate exactly, as the

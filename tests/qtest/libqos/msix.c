@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libqos MSI-X helpers; see msix.h. */
 #include "qemu/osdep.h"
 #include <linux/pci_regs.h>

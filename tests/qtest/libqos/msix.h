@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libqos MSI-X: enable/disable and function mask through the capability,
  * vector programming, masking and pending bits through the table and PBA.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libqos NVMe driver; see nvme.h. */
 #include "qemu/osdep.h"
 #include <signal.h>

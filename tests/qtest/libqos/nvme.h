@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libqos NVMe driver: just enough of NVMe 1.4 to drive a controller
  * through the guest view (BAR0 registers and doorbells, queues and data

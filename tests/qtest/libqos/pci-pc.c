@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libqos pc PCI bus: config access via 0xcf8/0xcfc or ECAM. */
 #include "qemu/osdep.h"
 #include "libqos/pci-pc.h"

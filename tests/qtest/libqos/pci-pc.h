@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libqos PCI bus of the pc machine: configuration mechanism #1 and ECAM. */
 #ifndef LIBQOS_PCI_PC_H
 #define LIBQOS_PCI_PC_H

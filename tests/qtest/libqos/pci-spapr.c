@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libqos pseries PCI bus: RTAS config access, translated BAR windows. */
 #include "qemu/osdep.h"
 #include "libqos/pci-spapr.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libqos PCI bus of the pseries machine: config space through RTAS
  * ibm,read/write-pci-config, and BAR access through the PHB windows.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libqos PCI helpers; see pci.h. */
 #include "qemu/osdep.h"
 #include <linux/pci_regs.h>

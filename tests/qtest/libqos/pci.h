@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libqos PCI: config space, BAR and capability helpers for qtests.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libqos RTAS calls through the qtest "rtas" command. */
 #include "qemu/osdep.h"
 #include "libqos/rtas.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libqos RTAS: PAPR calls on the pseries machine through the qtest
  * "rtas" command.  Argument and return cells are big-endian words in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * An in-process libvfu device for qtests; see vfu-thread.h.
  */

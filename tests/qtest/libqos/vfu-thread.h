@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * A small vfio-user device served by libvfu from a thread of the test,
  * for device shapes vfio-user-nvme does not offer (MSI only, a ROM).
