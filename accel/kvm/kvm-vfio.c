@@ -17,7 +17,7 @@
 #include <linux/kvm.h>
 #include "accel/kvm/kvm-internal.h"
 #include "sysemu/kvm.h"
-#include "hw/vfio/pci.h"
+#include "hw/vfio/irq-bypass.h"
 #include "hw/vfio/vfio-kernel.h"
 #include "qapi/error.h"
 #include "qemu/error-report.h"

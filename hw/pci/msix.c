@@ -198,7 +198,6 @@ void msix_set_table_emulated(PCIDevice *dev, bool emulated)
     if (!msix_present(dev)) {
         return;
     }
-    dev->msix_table_emulated = emulated;
     memory_region_set_enabled(&dev->msix_table_mmio, emulated);
 }
 
@@ -392,6 +391,27 @@ void msix_set_message(PCIDevice *dev, unsigned int vector, MSIMessage msg)
     }
 }
 
+void msix_clear_message(PCIDevice *dev, unsigned int vector)
+{
+    uint8_t *e;
+    bool was_masked;
+
+    if (!msix_present(dev) || vector >= dev->msix_entries_nr) {
+        return;
+    }
+    e = msix_entry(dev, vector);
+    was_masked = msix_is_masked(dev, vector);
+    /* Masked first, so no half-cleared message is ever deliverable. */
+    stl_le_p(e + PCI_MSIX_ENTRY_VECTOR_CTRL,
+             ldl_le_p(e + PCI_MSIX_ENTRY_VECTOR_CTRL) |
+             PCI_MSIX_ENTRY_CTRL_MASKBIT);
+    if (!was_masked) {
+        msix_handle_mask_update(dev, vector, was_masked);
+    }
+    stq_le_p(e + PCI_MSIX_ENTRY_LOWER_ADDR, 0);
+    stl_le_p(e + PCI_MSIX_ENTRY_DATA, 0);
+}
+
 /* ---- table and PBA regions ---- */
 
 /*
@@ -581,7 +601,6 @@ int msix_init(PCIDevice *dev, unsigned short nentries,
     dev->msix_vector_armed = g_new0(bool, nentries);
     dev->msix_function_masked = true;
     dev->msix_pba_lazy = false;
-    dev->msix_table_emulated = true;
     dev->msix_table_bar = table_bar;
     dev->msix_pba_bar = pba_bar;
     msix_mask_all(dev);

@@ -167,27 +167,12 @@ static MSIMessage spapr_msi_message(int irq)
     return (MSIMessage){ .address = SPAPR_PHB_MSI_BASE, .data = irq };
 }
 
-/* Writes through the table's own handler, as a guest store would. */
-static void spapr_msix_table_write(PCIDevice *dev, unsigned int vector,
-                                   unsigned int field, uint32_t val)
-{
-    MemoryRegion *table = &dev->msix_table_mmio;
-
-    table->ops->write(table->opaque, vector * PCI_MSIX_ENTRY_SIZE + field,
-                      val, 4);
-}
-
 static void spapr_phb_msix_unprogram(PCIDevice *dev, unsigned int count)
 {
     unsigned int i;
 
     for (i = 0; i < count && i < msix_nr_vectors(dev); i++) {
-        /* Mask first, so no half-cleared message is ever deliverable. */
-        spapr_msix_table_write(dev, i, PCI_MSIX_ENTRY_VECTOR_CTRL,
-                               PCI_MSIX_ENTRY_CTRL_MASKBIT);
-        spapr_msix_table_write(dev, i, PCI_MSIX_ENTRY_LOWER_ADDR, 0);
-        spapr_msix_table_write(dev, i, PCI_MSIX_ENTRY_UPPER_ADDR, 0);
-        spapr_msix_table_write(dev, i, PCI_MSIX_ENTRY_DATA, 0);
+        msix_clear_message(dev, i);
     }
 }
 

@@ -29,6 +29,7 @@
 #include "hw/vfio/vfio-device.h"
 #include "hw/vfio/bar.h"
 #include "hw/vfio/dma.h"
+#include "hw/vfio/irq-bypass.h"
 
 #define TYPE_VFIO_PCI_BASE "vfio-pci-base"
 #define TYPE_VFIO_PCI "vfio-pci"
@@ -110,21 +111,6 @@ struct VFIOPCIDevice {
     OnOffAuto coalesce_prop;    /* x-coalesce-trapped-writes */
     int32_t bootindex;
 };
-
-/*
- * The fast path for MSI-X vectors (KVM irqfd).  While a vector is
- * deliverable Conduit offers its eventfd to attach(); if that returns
- * true the event no longer reaches Conduit until detach().  With no ops
- * registered (qtest, or before the KVM work lands) every vector takes
- * Conduit's eventfd handler, which calls msix_notify().
- */
-typedef struct VFIOPCIIrqBypassOps {
-    bool (*attach)(PCIDevice *dev, unsigned int vector, int fd,
-                   MSIMessage msg);
-    void (*detach)(PCIDevice *dev, unsigned int vector, int fd);
-} VFIOPCIIrqBypassOps;
-
-void vfio_pci_set_irq_bypass_ops(const VFIOPCIIrqBypassOps *ops);
 
 /* ---- hw/vfio/pci.c ---- */
 

@@ -539,6 +539,22 @@ static void test_set_message(void)
     g_assert_cmpuint(ev(f, 0)->vector, ==, 7);
     msix_notify(f->dev, 7);
     g_assert_cmphex(ram_readl(f, 0x4000), ==, 0xabc);
+
+    /* Clearing masks first (release), then zeroes the message. */
+    msix_clear_message(f->dev, 7);
+    g_assert_true(msix_is_masked(f->dev, 7));
+    got = msix_get_message(f->dev, 7);
+    g_assert_cmphex(got.address, ==, 0);
+    g_assert_cmphex(got.data, ==, 0);
+    g_assert_cmpuint(f->events->len, ==, 2);
+    g_assert_cmpint(ev(f, 1)->kind, ==, 'r');
+    g_assert_cmpuint(ev(f, 1)->vector, ==, 7);
+    /* A masked vector only pends; clearing it again tells nobody. */
+    msix_notify(f->dev, 7);
+    g_assert_true(msix_is_pending(f->dev, 7));
+    msix_clear_message(f->dev, 7);
+    g_assert_cmpuint(f->events->len, ==, 2);
+    msix_clear_message(f->dev, 9999);
     msix_unset_vector_notifiers(f->dev);
 }
 
@@ -807,7 +823,7 @@ int main(int argc, char **argv)
     g_test_add_func("/msix/notifiers/use-release-and-replay", test_notifiers);
     g_test_add_func("/msix/notifiers/use-failure-rolls-back",
                     test_notifier_use_failure);
-    g_test_add_func("/msix/set-message/programs-and-unmasks",
+    g_test_add_func("/msix/set-message/programs-unmasks-and-clears",
                     test_set_message);
     g_test_add_func("/msix/pba/lazy-enabled-only-while-pending",
                     test_lazy_pba);

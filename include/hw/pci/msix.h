@@ -50,6 +50,8 @@ bool msix_vector_masked(PCIDevice *dev, unsigned int vector);
 MSIMessage msix_get_message(PCIDevice *dev, unsigned int vector);
 /* Programs a vector (for machines that do it themselves) and unmasks it. */
 void msix_set_message(PCIDevice *dev, unsigned int vector, MSIMessage msg);
+/* Undoes it: masks the vector (release notifier), then zeroes its message. */
+void msix_clear_message(PCIDevice *dev, unsigned int vector);
 void msix_notify(PCIDevice *dev, unsigned int vector);
 
 bool msix_is_pending(PCIDevice *dev, unsigned int vector);

@@ -148,7 +148,6 @@ struct PCIDevice {
     MemoryRegion *msix_pba_bar;
     bool msix_function_masked;  /* disabled or MASKALL: nothing delivers */
     bool msix_pba_lazy;
-    bool msix_table_emulated;
     bool *msix_vector_armed;    /* use notifier called, release not yet */
     MSIVectorUseNotifier msix_vector_use_notifier;
     MSIVectorReleaseNotifier msix_vector_release_notifier;
