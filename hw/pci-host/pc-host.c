@@ -154,6 +154,13 @@ static bool pc_place_bar(PCIDevice *dev, int i, uint64_t *addr, void *opaque)
     bool ok;
 
     pci_for_each_device(s->bus, pc_collect_used, &u);
+    /*
+     * A device being hot-plugged is placed from its realize, before the
+     * bus shows it: its BARs placed so far count as used too.
+     */
+    if (!DEVICE(dev)->realized) {
+        pc_collect_used(s->bus, dev, &u);
+    }
     used = (const uint64_t (*)[2])(void *)u.ranges->data;
     if (io) {
         ok = pci_host_find_free_range(&s->io, r->size, used, u.ranges->len,
