@@ -174,6 +174,8 @@ class LibvirtNestedTest(unittest.TestCase):
                              '%s: %s\n%s' % (case, results.get(case),
                                              run.describe()))
         self.assertIn('LVN-RESULT 0', out, run.describe())
+        for case in CASES:
+            print('inside the guest: %s ... %s' % (case, results[case]))
         for line in out.splitlines():
             if line.startswith('hostdev '):
                 print(line)
