@@ -94,7 +94,8 @@ class Libvirtd:
                   # virsh console locks the pty there (/var/lock).
                   '/bin/mkdir -p /run/lock']
         for name, target in STATE_DIRS.items():
-            mounts.append('/bin/mount --bind %s %s' % (self.path(name), target))
+            mounts.append('/bin/mount --bind %s %s' % (self.path(name),
+                                                      target))
         script = ' && '.join(mounts) + ' && exec %s --pid-file %s' % (
             LIBVIRTD, self.path('run', 'libvirtd.pid'))
         self.daemon_log = open(self.path('libvirtd.stderr'), 'w')
