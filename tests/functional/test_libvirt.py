@@ -284,9 +284,11 @@ class LibvirtTest(unittest.TestCase):
         self.assertEqual(self.domstate(dom), 'paused')
         pid, fd = self.console_open(dom)
         try:
-            time.sleep(1)
+            # Resume only once the console is attached, so that the
+            # guest's first line cannot go out before anyone listens.
+            out = self.console_read_until(fd, 'Escape character')
             self.lv.virsh('resume', dom)
-            out = self.console_read_until(fd, 'SUMMARY')
+            out += self.console_read_until(fd, 'SUMMARY')
         finally:
             os.kill(pid, 9)
             os.waitpid(pid, 0)
