@@ -288,7 +288,7 @@ class LibvirtTest(unittest.TestCase):
             # guest's first line cannot go out before anyone listens.
             out = self.console_read_until(fd, 'Escape character')
             self.lv.virsh('resume', dom)
-            out += self.console_read_until(fd, 'SUMMARY')
+            out += self.console_read_until(fd, 'unexpected failures')
         finally:
             os.kill(pid, 9)
             os.waitpid(pid, 0)
