@@ -389,11 +389,12 @@ static JsonObject *cmdline_option_info(const OptDef *def)
 
     for (char **w = words; *w; w++) {
         const char *colon = strchr(*w, ':');
+        g_autofree char *name = NULL;
         JsonObject *p = json_object_new();
 
         g_assert(colon);
-        json_object_set_string_member(p, "name",
-                                      g_strndup(*w, colon - *w));
+        name = g_strndup(*w, colon - *w);
+        json_object_set_string_member(p, "name", name);
         json_object_set_string_member(p, "type", colon + 1);
         json_array_add_object_element(params, p);
     }
