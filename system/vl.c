@@ -23,9 +23,8 @@
 #include "chardev/char.h"
 #include "monitor/monitor.h"
 #include "system/fdset.h"
-#include "system/target-info.h"
 #include "system/user-creatable.h"
-#include <sys/wait.h>
+#include "system/vl-compat.h"
 
 const char *qemu_name;
 bool no_shutdown;
@@ -386,295 +385,6 @@ static void parse_global(const char *arg)
     qdev_prop_register_global(driver, prop, value);
 }
 
-static char *qemu_uuid;
-
-/* ---- -daemonize, as QEMU does it ---- */
-
-static int daemon_status_fd = -1;
-
-/*
- * Forks twice (the daemon cannot reacquire a terminal); the original
- * process waits on a pipe and exits 0 only when the daemon reports that
- * start-up completed (daemonize_done), 1 if it died first.  Called before
- * any thread exists.
- */
-static void daemonize_start(void)
-{
-    int fds[2];
-    pid_t pid;
-
-    if (pipe2(fds, O_CLOEXEC) < 0) {
-        error_report("-daemonize: pipe: %s", strerror(errno));
-        exit(1);
-    }
-    pid = fork();
-    if (pid < 0) {
-        error_report("-daemonize: fork: %s", strerror(errno));
-        exit(1);
-    }
-    if (pid > 0) {
-        char status = 1;
-        ssize_t n;
-
-        close(fds[1]);
-        do {
-            n = read(fds[0], &status, 1);
-        } while (n < 0 && errno == EINTR);
-        waitpid(pid, NULL, 0);
-        /* EOF: the daemon exited; it has reported why on stderr. */
-        _exit(n == 1 && status == 0 ? 0 : 1);
-    }
-    close(fds[0]);
-    if (setsid() < 0) {
-        error_report("-daemonize: setsid: %s", strerror(errno));
-        exit(1);
-    }
-    pid = fork();
-    if (pid < 0) {
-        error_report("-daemonize: fork: %s", strerror(errno));
-        exit(1);
-    }
-    if (pid > 0) {
-        _exit(0);
-    }
-    daemon_status_fd = fds[1];
-    umask(027);
-}
-
-/* Start-up is complete: detach from the terminal and release the parent. */
-static void daemonize_done(void)
-{
-    char ok = 0;
-    int null_fd;
-
-    if (daemon_status_fd < 0) {
-        return;
-    }
-    if (chdir("/") < 0) {
-        error_report("-daemonize: chdir /: %s", strerror(errno));
-        exit(1);
-    }
-    null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-    if (null_fd < 0) {
-        error_report("-daemonize: /dev/null: %s", strerror(errno));
-        exit(1);
-    }
-    dup2(null_fd, STDIN_FILENO);
-    dup2(null_fd, STDOUT_FILENO);
-    /* With -D the log file has the messages; otherwise they are lost. */
-    if (trace_get_logfile() == stderr) {
-        dup2(null_fd, STDERR_FILENO);
-    }
-    close(null_fd);
-    if (write(daemon_status_fd, &ok, 1) != 1) {
-        /* The parent is gone: nobody to tell, keep running. */
-    }
-    close(daemon_status_fd);
-    daemon_status_fd = -1;
-}
-
-/* ---- options libvirt passes that describe, rather than build ---- */
-
-static bool parse_onoff(QemuOpts *opts, const char *key, bool defval)
-{
-    Error *err = NULL;
-    bool v = qemu_opt_get_bool(opts, key, defval, &err);
-
-    if (err) {
-        fatal_err(err);
-    }
-    return v;
-}
-
-static void parse_overcommit(VlConfig *cfg, const char *arg)
-{
-    static const char *const keys[] = { "mem-lock", "cpu-pm", NULL };
-    g_autoptr(QemuOpts) opts = parse_or_die(arg, NULL);
-
-    check_keys(opts, keys);
-    cfg->mem_lock = parse_onoff(opts, "mem-lock", cfg->mem_lock);
-    if (parse_onoff(opts, "cpu-pm", false)) {
-        error_report("cpu-pm=on is not supported: Conduit's vCPUs always "
-                     "exit to the host on HLT and MWAIT");
-        exit(1);
-    }
-}
-
-static void parse_uuid(const char *arg)
-{
-    static const int groups[] = { 8, 4, 4, 4, 12 };
-    const char *p = arg;
-
-    for (size_t g = 0; g < ARRAY_SIZE(groups); g++) {
-        for (int i = 0; i < groups[g]; i++, p++) {
-            if (!g_ascii_isxdigit(*p)) {
-                goto bad;
-            }
-        }
-        if (*p != (g + 1 < ARRAY_SIZE(groups) ? '-' : '\0')) {
-            goto bad;
-        }
-        p++;
-    }
-    g_free(qemu_uuid);
-    qemu_uuid = g_ascii_strdown(arg, -1);
-    return;
-bad:
-    error_report("Fail to parse UUID string. Wrong format.");
-    fprintf(stderr, "Expected xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx (hex)\n");
-    exit(1);
-}
-
-/* Only what Conduit's RTC really does: the host's UTC, no drift fixing. */
-static void parse_rtc(const char *arg)
-{
-    static const char *const keys[] = { "base", "clock", "driftfix", NULL };
-    static const struct {
-        const char *key, *value, *why;
-    } supported[] = {
-        { "base", "utc", "the RTC keeps UTC (no localtime or fixed date)" },
-        { "clock", "host", "the RTC follows the host clock" },
-        { "driftfix", "none", "there is no tick catch-up" },
-    };
-    g_autoptr(QemuOpts) opts = parse_or_die(arg, "base");
-
-    check_keys(opts, keys);
-    for (size_t i = 0; i < ARRAY_SIZE(supported); i++) {
-        const char *v = qemu_opt_get(opts, supported[i].key);
-
-        if (v && strcmp(v, supported[i].value)) {
-            error_report("%s=%s is not supported: %s", supported[i].key, v,
-                         supported[i].why);
-            exit(1);
-        }
-    }
-}
-
-static void parse_boot(const char *arg)
-{
-    static const char *const keys[] = { "strict", "menu", NULL };
-    g_autoptr(QemuOpts) opts = NULL;
-    Error *err = NULL;
-
-    opts = qemu_opts_parse(arg, NULL, &err);
-    if (!opts) {
-        fatal_err(err);
-    }
-    for (size_t i = 0; i < qemu_opts_count(opts); i++) {
-        const char *key = qemu_opts_key(opts, i);
-
-        if (!strcmp(key, "strict") || !strcmp(key, "menu")) {
-            continue;
-        }
-        error_report("'%s' is not supported: Conduit has no firmware and "
-                     "boots only the -kernel image", key);
-        exit(1);
-    }
-    check_keys(opts, keys);
-    parse_onoff(opts, "strict", false);
-    if (parse_onoff(opts, "menu", false)) {
-        error_report("menu=on is not supported: Conduit has no boot menu");
-        exit(1);
-    }
-}
-
-static void parse_audiodev(const char *arg)
-{
-    g_autoptr(QemuOpts) opts = NULL;
-    Error *err = NULL;
-    const char *driver;
-
-    opts = arg[0] == '{' ? qemu_opts_from_json(arg, &err)
-                         : qemu_opts_parse(arg, "driver", &err);
-    if (!opts) {
-        fatal_err(err);
-    }
-    driver = qemu_opt_get(opts, "driver");
-    if (!driver) {
-        error_report("Parameter 'driver' is missing");
-        exit(1);
-    }
-    if (strcmp(driver, "none")) {
-        error_report("audio driver '%s' is not available: Conduit has no "
-                     "sound devices (only 'none')", driver);
-        exit(1);
-    }
-    if (!qemu_opts_id(opts)) {
-        error_report("Parameter 'id' is missing");
-        exit(1);
-    }
-}
-
-static void parse_msg(const char *arg)
-{
-    static const char *const keys[] = { "timestamp", "guest-name", NULL };
-    g_autoptr(QemuOpts) opts = parse_or_die(arg, NULL);
-
-    check_keys(opts, keys);
-    error_report_set_timestamps(parse_onoff(opts, "timestamp", false));
-    if (parse_onoff(opts, "guest-name", false)) {
-        error_report("guest-name=on is not supported");
-        exit(1);
-    }
-}
-
-static void print_cpu_models(void)
-{
-    const char *const *m = target_info()->cpu_models;
-
-    if (!*m) {
-        printf("%s has no CPU models: its only accelerator (qtest) runs "
-               "no vCPUs\n", error_get_progname());
-    }
-    for (; *m; m++) {
-        printf("%s\n", *m);
-    }
-}
-
-/*
- * The vCPU is the host CPU as KVM offers it, so only the model names
- * that mean that are accepted, without feature changes.
- */
-static void parse_cpu(const char *arg)
-{
-    g_auto(GStrv) parts = g_strsplit(arg, ",", 2);
-
-    if (!strcmp(parts[0], "help") || !strcmp(parts[0], "?")) {
-        print_cpu_models();
-        exit(0);
-    }
-    if (!g_strv_contains(target_info()->cpu_models, parts[0])) {
-        error_report("unable to find CPU model '%s'", parts[0]);
-        fprintf(stderr, "Use -cpu help to list the models\n");
-        exit(1);
-    }
-    if (parts[1]) {
-        error_report("CPU features ('%s') cannot be changed: the vCPU is "
-                     "the host CPU as KVM offers it", parts[1]);
-        exit(1);
-    }
-}
-
-static void parse_sandbox(const char *arg)
-{
-    g_autoptr(QemuOpts) opts = parse_or_die(arg, "enable");
-
-    if (parse_onoff(opts, "enable", false)) {
-        error_report("Conduit is built without seccomp support: -sandbox "
-                     "on is not available");
-        exit(1);
-    }
-}
-
-static void qmp_query_uuid(JsonObject *args, JsonNode **ret, Error **errp)
-{
-    JsonObject *o = json_object_new();
-
-    json_object_set_string_member(o, "UUID", qemu_uuid ? qemu_uuid :
-                                  "00000000-0000-0000-0000-000000000000");
-    *ret = qmp_node_new_object(o);
-}
-
 /* query-command-line-options: the KEY=VALUE options and their keys. */
 static JsonObject *cmdline_option_info(const OptDef *def)
 {
@@ -684,11 +394,12 @@ static JsonObject *cmdline_option_info(const OptDef *def)
 
     for (char **w = words; *w; w++) {
         const char *colon = strchr(*w, ':');
+        g_autofree char *name = NULL;
         JsonObject *p = json_object_new();
 
         g_assert(colon);
-        json_object_set_string_member(p, "name",
-                                      g_strndup(*w, colon - *w));
+        name = g_strndup(*w, colon - *w);
+        json_object_set_string_member(p, "name", name);
         json_object_set_string_member(p, "type", colon + 1);
         json_array_add_object_element(params, p);
     }
@@ -722,8 +433,6 @@ static void qmp_query_command_line_options(JsonObject *args, JsonNode **ret,
 
 static void __attribute__((constructor)) vl_register_qmp(void)
 {
-    qmp_register_command_args("query-uuid", qmp_query_uuid, "",
-                              QCO_ALLOW_PRECONFIG);
     qmp_register_command_args("query-command-line-options",
                               qmp_query_command_line_options, "*option:s",
                               QCO_ALLOW_PRECONFIG);
@@ -878,16 +587,24 @@ static void parse_one(VlConfig *cfg, const OptDef *def, const char *name,
         g_array_append_val(cfg->objects, co);
         break;
     case OPT_OVERCOMMIT:
-        parse_overcommit(cfg, arg);
+        if (!vl_parse_overcommit(arg, &cfg->mem_lock, &err)) {
+            fatal_err(err);
+        }
         break;
     case OPT_UUID:
-        parse_uuid(arg);
+        if (!vl_parse_uuid(arg, &err)) {
+            fatal_err(err);
+        }
         break;
     case OPT_RTC:
-        parse_rtc(arg);
+        if (!vl_parse_rtc(arg, &err)) {
+            fatal_err(err);
+        }
         break;
     case OPT_BOOT:
-        parse_boot(arg);
+        if (!vl_parse_boot(arg, &err)) {
+            fatal_err(err);
+        }
         break;
     case OPT_ADD_FD:
         if (!fdset_parse_add_fd(arg, &err)) {
@@ -895,16 +612,24 @@ static void parse_one(VlConfig *cfg, const OptDef *def, const char *name,
         }
         break;
     case OPT_AUDIODEV:
-        parse_audiodev(arg);
+        if (!vl_parse_audiodev(arg, &err)) {
+            fatal_err(err);
+        }
         break;
     case OPT_MSG:
-        parse_msg(arg);
+        if (!vl_parse_msg(arg, &err)) {
+            fatal_err(err);
+        }
         break;
     case OPT_CPU:
-        parse_cpu(arg);
+        if (!vl_parse_cpu(arg, &err)) {
+            fatal_err(err);
+        }
         break;
     case OPT_SANDBOX:
-        parse_sandbox(arg);
+        if (!vl_parse_sandbox(arg, &err)) {
+            fatal_err(err);
+        }
         break;
     case OPT_SMP:
         if (!machine_smp_config_parse(&cfg->smp, arg, &err)) {

@@ -91,9 +91,12 @@ class Libvirtd:
         with open(self.path('etc', 'qemu.conf'), 'w') as f:
             f.write(QEMU_CONF)
         mounts = ['/bin/mount --make-rprivate /',
-                  '/bin/mount -t tmpfs -o mode=0755 tmpfs /run']
+                  '/bin/mount -t tmpfs -o mode=0755 tmpfs /run',
+                  # virsh console locks the pty there (/var/lock).
+                  '/bin/mkdir -p /run/lock']
         for name, target in STATE_DIRS.items():
-            mounts.append('/bin/mount --bind %s %s' % (self.path(name), target))
+            mounts.append('/bin/mount --bind %s %s' % (self.path(name),
+                                                      target))
         script = ' && '.join(mounts) + ' && exec %s --pid-file %s' % (
             LIBVIRTD, self.path('run', 'libvirtd.pid'))
         self.daemon_log = open(self.path('libvirtd.stderr'), 'w')
