@@ -117,8 +117,9 @@ class KernelVfioTest(unittest.TestCase):
                 '-drive', 'if=none,id=nvm,format=raw,file=' + disk,
                 '-device', 'nvme,drive=nvm,serial=kvfio0',
                 '-kernel', self.kernel, '-initrd', initrd,
+                # no_timer_check: see kvfio_image.l1_argv().
                 '-append', 'console=ttyS0 intel_iommu=on panic=-1 '
-                           'quiet loglevel=3']
+                           'quiet loglevel=3 no_timer_check']
         return guestboot.boot(argv, TIMEOUT)
 
     def test_nvme_through_kernel_vfio(self):
