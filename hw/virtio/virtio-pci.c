@@ -16,13 +16,14 @@
 #include "hw/qdev-properties.h"
 #include "hw/pci/msix.h"
 #include "sysemu/kvm.h"
+#include "monitor/monitor.h"
+#include "qom/object.h"
 #include "hw/virtio/guest-mem.h"
 #include "hw/virtio/virtio-pci.h"
 #include "trace.h"
 
-struct VirtIOPCIWatch {
-    GSource *source;
-};
+/* Realized proxies, for x-query-virtio (BQL). */
+static GSList *virtio_pci_devices;
 
 const char *virtio_pci_name(VirtIOPCIProxy *proxy)
 {
@@ -75,15 +76,16 @@ void virtio_pci_notify_queue(VirtIOPCIProxy *proxy, unsigned q,
 static void virtio_pci_vector_handler(EventNotifier *n)
 {
     VirtIOPCIVector *v = container_of(n, VirtIOPCIVector, notifier);
-    VirtIOPCIProxy *proxy = NULL;
+    VirtIOPCIProxy *proxy;
     unsigned vector;
 
     if (!event_notifier_test_and_clear(n)) {
         return;
     }
     /* The vectors array belongs to exactly one proxy: find it back. */
-    proxy = *(VirtIOPCIProxy **)(v + 1);
+    proxy = v->proxy;
     vector = v - proxy->vectors;
+    proxy->slow_path_interrupts++;
     msix_notify(PCI_DEVICE(proxy), vector);
 }
 
@@ -95,6 +97,7 @@ static void virtio_pci_intx_handler(EventNotifier *n)
         return;
     }
     if (__atomic_load_n(&proxy->isr, __ATOMIC_SEQ_CST)) {
+        proxy->slow_path_interrupts++;
         pci_set_irq(PCI_DEVICE(proxy), 1);
     }
 }
@@ -878,14 +881,9 @@ static bool virtio_pci_realize(PCIDevice *dev, Error **errp)
         goto fail_msix;
     }
 
-    /*
-     * One allocation: the vectors, then a back pointer the main-loop
-     * handler uses to find the proxy from a vector.
-     */
-    proxy->vectors = g_malloc0(nvec * sizeof(VirtIOPCIVector) +
-                               sizeof(VirtIOPCIProxy *));
-    *(VirtIOPCIProxy **)(proxy->vectors + nvec) = proxy;
+    proxy->vectors = g_new0(VirtIOPCIVector, nvec);
     for (unsigned i = 0; i < nvec; i++) {
+        proxy->vectors[i].proxy = proxy;
         proxy->vectors[i].virq = -1;
         if (event_notifier_init(&proxy->vectors[i].notifier, 0) < 0) {
             error_setg_errno(errp, errno, "%s: cannot create an eventfd",
@@ -915,6 +913,7 @@ static bool virtio_pci_realize(PCIDevice *dev, Error **errp)
     }
     proxy->mem = guest_mem_tracker_new(pci_get_address_space(dev));
     virtio_pci_virtio_reset(proxy);
+    virtio_pci_devices = g_slist_append(virtio_pci_devices, proxy);
     return true;
 
 fail_msix:
@@ -933,6 +932,7 @@ static void virtio_pci_exit(PCIDevice *dev)
     VirtIOPCIProxy *proxy = VIRTIO_PCI(dev);
     VirtIOPCIClass *vc = VIRTIO_PCI_GET_CLASS(dev);
 
+    virtio_pci_devices = g_slist_remove(virtio_pci_devices, proxy);
     virtio_pci_stop(proxy);
     if (msix_present(dev)) {
         msix_unset_vector_notifiers(dev);
@@ -970,6 +970,51 @@ static void virtio_pci_finalize(Object *obj)
     memory_region_finalize(&proxy->notify);
     memory_region_finalize(&proxy->bar);
     memory_region_finalize(&proxy->msix_bar);
+}
+
+/* Telemetry: where notifications and interrupts of each device went. */
+static void qmp_x_query_virtio(JsonObject *args, JsonNode **ret, Error **errp)
+{
+    JsonArray *list = json_array_new();
+
+    for (GSList *l = virtio_pci_devices; l; l = l->next) {
+        VirtIOPCIProxy *proxy = l->data;
+        JsonObject *o = json_object_new();
+        g_autofree char *path = object_get_canonical_path(OBJECT(proxy));
+        unsigned ioeventfds = 0, irqfds = 0;
+
+        for (unsigned q = 0; q < proxy->nvqs; q++) {
+            ioeventfds += proxy->vqs[q].ioeventfd_assigned;
+        }
+        for (unsigned i = 0; i < proxy->nvectors; i++) {
+            irqfds += proxy->vectors[i].virq >= 0;
+        }
+        json_object_set_string_member(o, "qom-path", path ? path : "");
+        json_object_set_string_member(o, "type",
+                                      object_get_typename(OBJECT(proxy)));
+        json_object_set_int_member(o, "status", proxy->status);
+        json_object_set_int_member(o, "guest-features",
+                                   proxy->guest_features);
+        json_object_set_boolean_member(o, "running", proxy->running);
+        json_object_set_int_member(o, "ioeventfds", ioeventfds);
+        json_object_set_int_member(o, "irqfds", irqfds);
+        json_object_set_int_member(o, "kicks",
+                                   __atomic_load_n(&proxy->kicks,
+                                                   __ATOMIC_RELAXED));
+        json_object_set_int_member(o, "interrupts",
+                                   __atomic_load_n(&proxy->interrupts,
+                                                   __ATOMIC_RELAXED));
+        json_object_set_int_member(o, "slow-path-interrupts",
+                                   proxy->slow_path_interrupts);
+        json_array_add_object_element(list, o);
+    }
+    *ret = json_node_new(JSON_NODE_ARRAY);
+    json_node_take_array(*ret, list);
+}
+
+static void __attribute__((constructor)) virtio_pci_qmp_register(void)
+{
+    qmp_register_command_args("x-query-virtio", qmp_x_query_virtio, "", 0);
 }
 
 static const Property virtio_pci_props[] = {

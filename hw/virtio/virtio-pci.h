@@ -69,9 +69,8 @@ typedef struct VirtIOPCIQueue {
 typedef struct VirtIOPCIVector {
     EventNotifier notifier;
     int virq;               /* KVM GSI while irqfd is attached, else -1 */
+    VirtIOPCIProxy *proxy;
 } VirtIOPCIVector;
-
-typedef struct VirtIOPCIWatch VirtIOPCIWatch;
 
 struct VirtIOPCIProxy {
     PCIDevice parent_obj;
@@ -116,6 +115,7 @@ struct VirtIOPCIProxy {
     /* Statistics for telemetry and the bench. */
     uint64_t kicks;
     uint64_t interrupts;
+    uint64_t slow_path_interrupts;  /* delivered by the main loop (BQL) */
 
     /* Properties. */
     bool ioeventfd;
