@@ -51,24 +51,29 @@ class VirtioBlkKvm(unittest.TestCase):
         self.assertIsNotNone(result, out)
         self.assertEqual(int(result['ios']), IOS)
         self.assertEqual(int(result['errors']), 0)
-        return result, virtio, notify
+        return result, virtio, kvm, notify
 
+    # The guest resets the device before it exits, so the ioeventfds are
+    # gone by the time QMP is asked; what they did shows in the counters.
     def test_ioeventfd_irqfd_never_wake_conduit(self):
-        result, virtio, notify = self.run_guest([])
-        self.assertEqual(virtio['ioeventfds'], 1, virtio)
-        self.assertGreaterEqual(virtio['irqfds'], 1, virtio)
+        result, virtio, kvm, notify = self.run_guest([])
         self.assertEqual(notify, 0, 'kicks trapped despite ioeventfd')
         self.assertGreaterEqual(virtio['kicks'], IOS)
+        self.assertLess(kvm['mmio-exits'], IOS, kvm)
+        self.assertGreaterEqual(virtio['irqfds'], 1, virtio)
         self.assertEqual(virtio['slow-path-interrupts'], 0, virtio)
+        self.assertEqual(kvm['signal-msi'], 0, kvm)
         self.assertGreaterEqual(int(result['irqs']), IOS)
 
     def test_trapped_notify_and_slow_interrupts(self):
-        result, virtio, notify = self.run_guest(['ioeventfd=off',
-                                                 'x-irqfd=off'])
-        self.assertEqual(virtio['ioeventfds'], 0, virtio)
+        result, virtio, kvm, notify = self.run_guest(['ioeventfd=off',
+                                                      'x-irqfd=off'])
         self.assertEqual(virtio['irqfds'], 0, virtio)
         self.assertGreaterEqual(notify, IOS)
-        self.assertGreaterEqual(virtio['slow-path-interrupts'], IOS)
+        self.assertGreaterEqual(kvm['mmio-exits'], IOS, kvm)
+        # Interrupts raced by the next completion coalesce in the eventfd.
+        self.assertGreater(virtio['slow-path-interrupts'], 0, virtio)
+        self.assertGreater(kvm['signal-msi'], 0, kvm)
 
     def test_direct_io(self):
         # O_DIRECT where the temporary directory supports it.
