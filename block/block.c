@@ -424,6 +424,33 @@ BlockNode *drive_add(QemuOpts *opts, Error **errp)
     return top;
 }
 
+bool blockdev_del(const char *name, Error **errp)
+{
+    BlockNode *bs = block_find_node(name);
+
+    if (!bs) {
+        error_setg(errp, "Failed to find node with node-name='%s'", name);
+        return false;
+    }
+    if (bs->dev || bs->parent) {
+        error_setg(errp, "Node '%s' is busy: it is used by %s", name,
+                   bs->dev ? "a device" : bs->parent->node_name);
+        error_append_hint(errp, "device_del its device (or blockdev-del "
+                          "the node above it) first.\n");
+        return false;
+    }
+    if (bs->drive_id) {
+        error_setg(errp, "Node '%s' belongs to -drive %s", name,
+                   bs->drive_id);
+        return false;
+    }
+    if (bs->file) {
+        bs->file->parent = NULL;
+    }
+    block_node_drop(bs);
+    return true;
+}
+
 bool block_attach(BlockNode *bs, DeviceState *dev, Error **errp)
 {
     if (bs->dev || bs->parent) {

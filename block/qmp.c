@@ -7,6 +7,7 @@
  */
 #include "qemu/osdep.h"
 #include "qapi/error.h"
+#include "qemu/option.h"
 #include "monitor/monitor.h"
 #include "qom/object.h"
 #include "hw/qdev-core.h"
@@ -137,6 +138,23 @@ static void qmp_query_blockstats(JsonObject *args, JsonNode **ret,
     json_node_take_array(*ret, list);
 }
 
+/* blockdev-add: the same arguments as -blockdev's JSON form. */
+static void qmp_blockdev_add(JsonObject *args, JsonNode **ret, Error **errp)
+{
+    g_autoptr(QemuOpts) opts = qemu_opts_from_json_object(args, errp);
+
+    if (opts) {
+        blockdev_add(opts, errp);
+    }
+}
+
+static void qmp_blockdev_del(JsonObject *args, JsonNode **ret, Error **errp)
+{
+    const char *name = json_object_get_string_member(args, "node-name");
+
+    blockdev_del(name, errp);
+}
+
 /*
  * Called from main() once the constructors ran, so these replace any
  * placeholder registered by one of them.
@@ -148,4 +166,8 @@ void block_qmp_init(void)
                               qmp_query_named_block_nodes, "*flat:b", 0);
     qmp_register_command_args("query-blockstats", qmp_query_blockstats,
                               "*query-nodes:b", 0);
+    qmp_register_command_args("blockdev-add", qmp_blockdev_add,
+                              "driver:s node-name:s **", 0);
+    qmp_register_command_args("blockdev-del", qmp_blockdev_del,
+                              "node-name:s", 0);
 }

@@ -36,6 +36,9 @@ BlockNode *drive_add(QemuOpts *opts, Error **errp);
 /* Registers query-block & co (main(), after the constructors). */
 void block_qmp_init(void);
 
+/* Removes an unused node added by -blockdev or blockdev-add. */
+bool blockdev_del(const char *name, Error **errp);
+
 /* A node by node-name, or the top node of a -drive by its id. */
 BlockNode *block_find(const char *name);
 /* Claims the node for a device (one user per node). */

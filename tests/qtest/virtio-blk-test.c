@@ -662,6 +662,45 @@ static void test_drive_short_form(void)
     unlink(img);
 }
 
+static void test_hotplug(void)
+{
+    g_autofree char *img = make_image(g_get_tmp_dir());
+    QTestState *qts = qtest_init("-M pc -m 64M");
+    QPCIBus *bus = qpci_new_pc(qts);
+    JsonObject *r;
+    QPCIDevice *d;
+
+    qtest_qmp_assert_success(qts, "{'execute':'blockdev-add','arguments':"
+                             "{'driver':'file','filename':'%s',"
+                             "'node-name':'hp0'}}", img);
+    /* A node nobody uses cannot be used twice, nor deleted while used. */
+    r = qtest_qmp(qts, "{'execute':'blockdev-add','arguments':"
+                  "{'driver':'file','filename':'%s','node-name':'hp0'}}", img);
+    g_assert_nonnull(qtest_qmp_error_desc(r));
+    json_object_unref(r);
+    qtest_qmp_assert_success(qts, "{'execute':'device_add','arguments':"
+                             "{'driver':'virtio-blk-pci','drive':'hp0',"
+                             "'id':'hpdisk','addr':'06.0'}}");
+    d = qpci_device_find(bus, QPCI_DEVFN(6, 0));
+    g_assert_nonnull(d);
+    g_assert_cmphex(qpci_config_readw(d, PCI_DEVICE_ID), ==, 0x1042);
+    qpci_device_free(d);
+    r = qtest_qmp(qts, "{'execute':'blockdev-del','arguments':"
+                  "{'node-name':'hp0'}}");
+    g_assert_nonnull(strstr(qtest_qmp_error_desc(r), "busy"));
+    json_object_unref(r);
+    qtest_qmp_device_del(qts, "hpdisk");
+    qtest_qmp_assert_success(qts, "{'execute':'blockdev-del','arguments':"
+                             "{'node-name':'hp0'}}");
+    r = qtest_qmp(qts, "{'execute':'query-named-block-nodes'}");
+    g_assert_cmpuint(json_array_get_length(
+        json_object_get_array_member(r, "return")), ==, 0);
+    json_object_unref(r);
+    qpci_free_pc(bus);
+    qtest_quit(qts);
+    unlink(img);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -678,5 +717,6 @@ int main(int argc, char **argv)
     g_test_add_func("/virtio-blk/query-nodes", test_query_nodes);
     g_test_add_func("/virtio-blk/cmdline-errors", test_cmdline_errors);
     g_test_add_func("/virtio-blk/drive-short-form", test_drive_short_form);
+    g_test_add_func("/virtio-blk/hotplug", test_hotplug);
     return g_test_run();
 }
