@@ -11,6 +11,7 @@
 #include "qapi/error.h"
 #include "qemu/error-report.h"
 #include "qemu/option.h"
+#include "monitor/monitor.h"
 #include "net/net.h"
 #include "trace.h"
 
@@ -286,4 +287,58 @@ bool net_tap_set_offload(NetBackend *nb, bool csum, bool tso4, bool tso6,
         return false;
     }
     return true;
+}
+
+bool netdev_del(const char *id, Error **errp)
+{
+    NetBackend *nb = netdev_find(id);
+
+    if (!nb) {
+        error_setg(errp, "Device '%s' not found", id);
+        return false;
+    }
+    if (nb->dev) {
+        error_setg(errp, "netdev '%s' is in use by a device", id);
+        error_append_hint(errp, "device_del the NIC first.\n");
+        return false;
+    }
+    g_ptr_array_remove(net_backends, nb);
+    if (nb->fd >= 0) {
+        close(nb->fd);
+    }
+    if (nb->vhostfd >= 0) {
+        close(nb->vhostfd);
+    }
+    g_free(nb->id);
+    g_free(nb->ifname);
+    g_free(nb);
+    return true;
+}
+
+/* netdev_add: the arguments of -netdev's JSON form ("type", "id", ...). */
+static void qmp_netdev_add(JsonObject *args, JsonNode **ret, Error **errp)
+{
+    g_autoptr(QemuOpts) opts = qemu_opts_from_json_object(args, errp);
+
+    if (!opts) {
+        return;
+    }
+    if (!qemu_opts_id(opts) && qemu_opt_get(opts, "id")) {
+        g_autofree char *id = qemu_opt_steal(opts, "id");
+
+        qemu_opts_set_id(opts, id);
+    }
+    netdev_add(opts, errp);
+}
+
+static void qmp_netdev_del(JsonObject *args, JsonNode **ret, Error **errp)
+{
+    netdev_del(json_object_get_string_member(args, "id"), errp);
+}
+
+static void __attribute__((constructor)) net_qmp_register(void)
+{
+    qmp_register_command_args("netdev_add", qmp_netdev_add,
+                              "type:s id:s **", 0);
+    qmp_register_command_args("netdev_del", qmp_netdev_del, "id:s", 0);
 }

@@ -26,6 +26,8 @@ typedef struct NetBackend {
 
 NetBackend *netdev_add(QemuOpts *opts, Error **errp);
 NetBackend *netdev_find(const char *id);
+/* Closes an unused backend (netdev_del). */
+bool netdev_del(const char *id, Error **errp);
 bool netdev_attach(NetBackend *nb, DeviceState *dev, Error **errp);
 void netdev_detach(NetBackend *nb);
 /* TUNSETOFFLOAD: what the tap may hand us without checksum/segmentation. */

@@ -326,6 +326,61 @@ static void test_cmdline_errors(void)
     }
 }
 
+static void test_hotplug(void)
+{
+    Ctx c = { 0 };
+    int sv[2];
+    uint8_t frame[80], got[200];
+    JsonObject *r;
+    QVirtioPCI *v2;
+    QVirtQueue *tx;
+    uint64_t b;
+
+    /* A second socketpair, inherited, for the hot-plugged NIC. */
+    g_assert_cmpint(socketpair(AF_UNIX, SOCK_DGRAM, 0, sv), ==, 0);
+    fcntl(sv[0], F_SETFD, FD_CLOEXEC);
+    ctx_start(&c, NULL);
+    close(sv[1]);
+    qtest_qmp_assert_success(c.qts, "{'execute':'netdev_add','arguments':"
+                             "{'type':'socket','id':'hp0','fd':'%d'}}",
+                             sv[1]);
+    qtest_qmp_assert_success(c.qts, "{'execute':'device_add','arguments':"
+                             "{'driver':'virtio-net-pci','netdev':'hp0',"
+                             "'id':'hpnic','addr':'07.0'}}");
+    r = qtest_qmp(c.qts, "{'execute':'netdev_del','arguments':{'id':'hp0'}}");
+    g_assert_nonnull(strstr(qtest_qmp_error_desc(r), "in use"));
+    json_object_unref(r);
+    /* The new NIC transmits on its own backend. */
+    v2 = qvirtio_pci_new(c.bus, QPCI_DEVFN(7, 0));
+    g_assert_true(qvirtio_negotiate(v2, F(VIRTIO_F_VERSION_1)));
+    g_free(qvirtqueue_setup(v2, &c.alloc, 0, QSIZE, VIRTIO_MSI_NO_VECTOR));
+    tx = qvirtqueue_setup(v2, &c.alloc, 1, QSIZE, VIRTIO_MSI_NO_VECTOR);
+    qvirtio_set_status(v2, VIRTIO_CONFIG_S_ACKNOWLEDGE |
+                       VIRTIO_CONFIG_S_DRIVER | VIRTIO_CONFIG_S_FEATURES_OK |
+                       VIRTIO_CONFIG_S_DRIVER_OK);
+    fill_frame(frame, sizeof(frame), 42);
+    b = qguest_alloc(&c.alloc, HDR + sizeof(frame), 16);
+    qtest_memset(c.qts, b, 0, HDR);
+    qtest_memwrite(c.qts, b + HDR, frame, sizeof(frame));
+    qvirtqueue_make_available(tx, qvirtqueue_add(tx, b, HDR + sizeof(frame),
+                                                 false, false));
+    qvirtqueue_kick(tx);
+    {
+        struct pollfd p = { sv[0], POLLIN, 0 };
+
+        g_assert_cmpint(poll(&p, 1, 10000), ==, 1);
+        g_assert_cmpint(recv(sv[0], got, sizeof(got), 0), ==, sizeof(frame));
+        g_assert_cmpmem(got, sizeof(frame), frame, sizeof(frame));
+    }
+    g_free(tx);
+    qvirtio_pci_free(v2);
+    qtest_qmp_device_del(c.qts, "hpnic");
+    qtest_qmp_assert_success(c.qts, "{'execute':'netdev_del','arguments':"
+                             "{'id':'hp0'}}");
+    close(sv[0]);
+    ctx_stop(&c);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -335,5 +390,6 @@ int main(int argc, char **argv)
     g_test_add_func("/virtio-net/rx-mergeable", test_rx_mergeable);
     g_test_add_func("/virtio-net/reset-running", test_reset_running);
     g_test_add_func("/virtio-net/cmdline-errors", test_cmdline_errors);
+    g_test_add_func("/virtio-net/hotplug", test_hotplug);
     return g_test_run();
 }
