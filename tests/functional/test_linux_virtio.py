@@ -85,7 +85,9 @@ if ping -c 3 -W 5 10.0.2.1 >/dev/null 2>&1; then echo "L2-PING ok"
 else echo "L2-PING failed"; fi
 dd if=/dev/urandom of=/tmp/tx bs=64k count=@TCP_BLOCKS@ 2>/dev/null
 echo "L2-MD5-TX $(md5sum /tmp/tx | cut -d' ' -f1)"
-nc 10.0.2.1 5000 < /tmp/tx
+# L1 closes the connection once it has every byte; the timeout only
+# guards against a lost connection.
+timeout 300 nc 10.0.2.1 5000 < /tmp/tx
 echo "L2-NC-EXIT $?"
 grep virtio /proc/interrupts | while read irq n rest; do
     echo "L2-IRQ ${rest##* } $n"
@@ -115,7 +117,8 @@ cp /conduit/root.img /tmp/root.img
 run_case() {
     name=$1 vhost=$2
     rm -f /tmp/qmp.in /tmp/l2.log /tmp/rx
-    nc -l -p 5000 > /tmp/rx &
+    # busybox nc gives up when its stdin ends: give it one that does not.
+    sleep 100000 | nc -l -p 5000 > /tmp/rx &
     ncpid=$!
     mkfifo /tmp/qmp.in
     /conduit/conduit-system-x86_64 -accel kvm -M pc -m 512 -nodefaults \
@@ -136,6 +139,8 @@ run_case() {
     for i in $(seq 1500); do
         grep -q "L2-DONE" /tmp/l2.log 2>/dev/null && break
         kill -0 $vm 2>/dev/null || break
+        # Every byte arrived: close, so that L2's nc sees the end.
+        [ "$(wc -c < /tmp/rx)" -ge @TCP_BYTES@ ] && kill $ncpid 2>/dev/null
         sleep 1
     done
     echo '{"execute":"x-query-virtio"}' >&3
@@ -207,6 +212,7 @@ def build_l1_initrd(mods_dir, bzimage, l2_initrd, root_img):
     init = L1_INIT.replace('@MODULES@',
                            ' '.join(os.path.basename(k) for k in mods))
     init = init.replace('@CASES@', calls)
+    init = init.replace('@TCP_BYTES@', str(TCP_BYTES))
     c.add_data('init', init.encode(), 0o755)
     return gzip_fast(c.finish())
 
