@@ -20,7 +20,14 @@ checksums the file from outside.  QMP x-query-virtio shows whether the
 network queues were served by vhost-net (no kick reaches Conduit's
 worker) or by the worker (vhost=off).
 
-Environment (set by meson): CONDUIT_BINARY.  Exits 77 (skipped) without
+NOT YET IN make check: the one full run attempted while writing it did not
+finish within the session (the L1 log showed only NESTED-BOOTED after 25
+minutes on a heavily loaded host), so it is not registered in meson.build
+until it has passed once.  Run it by hand:
+    CONDUIT_BINARY=build/conduit-system-x86_64 LINUX_VIRTIO_LOG=/tmp/l1.log \
+        python3 tests/functional/test_linux_virtio.py
+
+Environment: CONDUIT_BINARY.  Exits 77 (skipped) without
 qemu-system-x86_64, the kernel package, busybox-static or mkfs.ext4, or
 when L1 gets no /dev/kvm.
 """
