@@ -109,6 +109,7 @@ demo: all
 
 bench: all
 	python3 scripts/bench/run --build-dir $(BUILD_DIR)
+	python3 scripts/bench/virtio-blk --build-dir $(BUILD_DIR)
 
 # ./configure --prefix=PREFIX, then make install [DESTDIR=DIR]: binaries
 # (vfio-user-nvme too) in bin/, man pages in share/man/man1, docs in

@@ -21,6 +21,8 @@
 #include "qemu/trace.h"
 #include "qemu/main-loop.h"
 #include "chardev/char.h"
+#include "block/block.h"
+#include "net/net.h"
 #include "monitor/monitor.h"
 #include "system/fdset.h"
 #include "system/user-creatable.h"
@@ -55,6 +57,7 @@ typedef enum OptIndex {
     OPT_OBJECT, OPT_OVERCOMMIT, OPT_UUID, OPT_RTC, OPT_BOOT, OPT_ADD_FD,
     OPT_AUDIODEV, OPT_MSG, OPT_CPU, OPT_SANDBOX,
     OPT_NO_ACPI,
+    OPT_BLOCKDEV, OPT_DRIVE, OPT_NETDEV,
 } OptIndex;
 
 typedef struct OptDef {
@@ -93,6 +96,15 @@ static const OptDef opt_defs[] = {
       "create a character device",
       "backend:string path:string server:boolean wait:boolean fd:string "
       "append:boolean" },
+    { "blockdev", OPT_BLOCKDEV, true,
+      "driver=file|raw,node-name=N[,filename=F][,file=N][,read-only=on]"
+      "[,cache.direct=on] | JSON", "define a block node" },
+    { "drive", OPT_DRIVE, true,
+      "file=F,if=none,id=ID[,format=raw][,readonly=on][,cache=none]",
+      "define a drive (a raw image) for -device ...,drive=ID" },
+    { "netdev", OPT_NETDEV, true,
+      "tap,id=ID[,ifname=N|fd=N][,script=no,downscript=no][,vhost=on|off] | "
+      "socket,id=ID,fd=N", "define a network backend" },
     { "mon", OPT_MON, true, "chardev=ID[,mode=control]",
       "QMP monitor on an existing chardev",
       "chardev:string mode:string pretty:boolean" },
@@ -173,6 +185,7 @@ typedef struct VlConfig {
     GPtrArray *accels;          /* char *, in preference order */
     GArray *devices;            /* CmdlineOpt */
     GArray *chardevs;           /* CmdlineOpt */
+    GArray *backends;           /* CmdlineOpt: -blockdev, -drive, -netdev */
     GArray *mons;               /* CmdlineOpt */
     GPtrArray *qmp_specs;       /* char * */
     GPtrArray *serial_specs;    /* char * */
@@ -524,6 +537,21 @@ static void parse_one(VlConfig *cfg, const OptDef *def, const char *name,
     case OPT_CHARDEV:
         co.opts = parse_or_die(arg, "backend");
         g_array_append_val(cfg->chardevs, co);
+        break;
+    case OPT_BLOCKDEV:
+    case OPT_DRIVE:
+    case OPT_NETDEV:
+        if (arg[0] == '{') {
+            co.opts = qemu_opts_from_json(arg, &err);
+            if (!co.opts) {
+                loc_push_cmdline(name, arg);
+                fatal_err(err);
+            }
+        } else {
+            co.opts = parse_or_die(arg, def->index == OPT_NETDEV ? "type"
+                                                                 : NULL);
+        }
+        g_array_append_val(cfg->backends, co);
         break;
     case OPT_MON:
         co.opts = parse_or_die(arg, "chardev");
@@ -960,6 +988,30 @@ static void init_chardevs_and_monitors(VlConfig *cfg)
     }
 }
 
+/* Block nodes and network backends, in command-line order. */
+static void create_backends(VlConfig *cfg)
+{
+    block_qmp_init();
+    for (guint i = 0; i < cfg->backends->len; i++) {
+        CmdlineOpt *co = &g_array_index(cfg->backends, CmdlineOpt, i);
+        Error *err = NULL;
+        bool ok;
+
+        loc_push_cmdline(co->name, co->arg);
+        if (strstr(co->name, "blockdev")) {
+            ok = blockdev_add(co->opts, &err) != NULL;
+        } else if (strstr(co->name, "drive")) {
+            ok = drive_add(co->opts, &err) != NULL;
+        } else {
+            ok = netdev_add(co->opts, &err) != NULL;
+        }
+        if (!ok) {
+            fatal_err(err);
+        }
+        loc_pop();
+    }
+}
+
 static void create_devices(VlConfig *cfg)
 {
     for (guint i = 0; i < cfg->devices->len; i++) {
@@ -993,6 +1045,10 @@ static void vl_config_free(VlConfig *cfg)
     for (guint i = 0; i < cfg->chardevs->len; i++) {
         qemu_opts_free(g_array_index(cfg->chardevs, CmdlineOpt, i).opts);
     }
+    for (guint i = 0; i < cfg->backends->len; i++) {
+        qemu_opts_free(g_array_index(cfg->backends, CmdlineOpt, i).opts);
+    }
+    g_array_free(cfg->backends, TRUE);
     for (guint i = 0; i < cfg->mons->len; i++) {
         qemu_opts_free(g_array_index(cfg->mons, CmdlineOpt, i).opts);
     }
@@ -1025,6 +1081,7 @@ int qemu_main(int argc, char **argv)
     cfg.accels = g_ptr_array_new_with_free_func(g_free);
     cfg.devices = g_array_new(FALSE, TRUE, sizeof(CmdlineOpt));
     cfg.chardevs = g_array_new(FALSE, TRUE, sizeof(CmdlineOpt));
+    cfg.backends = g_array_new(FALSE, TRUE, sizeof(CmdlineOpt));
     cfg.mons = g_array_new(FALSE, TRUE, sizeof(CmdlineOpt));
     cfg.qmp_specs = g_ptr_array_new();
     cfg.serial_specs = g_ptr_array_new();
@@ -1093,6 +1150,7 @@ int qemu_main(int argc, char **argv)
     if (mc->init && !mc->init(ms, &err)) {
         fatal_err(err);
     }
+    create_backends(&cfg);
     create_devices(&cfg);
     qdev_hotplug = true;
     qemu_run_machine_init_done();

@@ -55,6 +55,14 @@ bool kvm_irqchip_add_irqfd_notifier(EventNotifier *n, int virq,
 bool kvm_irqchip_remove_irqfd_notifier(EventNotifier *n, int virq,
                                        Error **errp);
 
+/*
+ * A guest store of size bytes (0: any size) to addr signals fd in the
+ * kernel without an exit (KVM_IOEVENTFD, no datamatch).  assign false
+ * removes it.  Fails with errp set without KVM.
+ */
+bool kvm_set_ioeventfd_mmio(int fd, uint64_t addr, unsigned size,
+                            bool assign, Error **errp);
+
 /* Counters for telemetry and tests (all vCPUs since start). */
 typedef struct KVMExitStats {
     uint64_t exits;

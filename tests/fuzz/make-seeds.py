@@ -358,7 +358,43 @@ def options():
     write(t, "debug-exit", b"pc\nisa-debug-exit,iobase=0x501,iosize=2\n")
 
 
-TARGETS = [codec, plan, client, libvfu, nvme, qtest, qmp, options]
+def virtqueue():
+    """fuzz-virtqueue: set-up bytes, then guest RAM (tests/fuzz/*.c)."""
+    t = "fuzz-virtqueue"
+    # queue size 8 (2^3), desc at 0x000, avail at 0x100, used at 0x200
+    setup = bytes([3, 0x00, 0x01, 0x02, 0, 0, 0, 0])
+    ram = bytearray(0x300)
+    # desc 0: header (NEXT -> 1); desc 1: data, writable (NEXT -> 2);
+    # desc 2: status, writable
+    ram[0:16] = struct.pack("<QIHH", 0x100000 + 0x280, 16, 1, 1)
+    ram[16:32] = struct.pack("<QIHH", 0x100000 + 0x400, 512, 3, 2)
+    ram[32:48] = struct.pack("<QIHH", 0x100000 + 0x290, 1, 2, 0)
+    ram[0x100:0x106] = struct.pack("<HHH", 0, 1, 0)
+    write(t, "one-chain", setup + bytes(ram))
+    loop = bytearray(ram)
+    loop[32:48] = struct.pack("<QIHH", 0x100000 + 0x290, 1, 3, 1)
+    write(t, "loop", setup + bytes(loop))
+    ind = bytearray(ram)
+    ind[0:16] = struct.pack("<QIHH", 0x100000 + 0x2c0, 32, 4, 0)
+    ind[0x2c0:0x2e0] = (struct.pack("<QIHH", 0x100000 + 0x280, 16, 1, 1) +
+                        struct.pack("<QIHH", 0x100000 + 0x290, 1, 2, 0))
+    write(t, "indirect", bytes([3, 0, 1, 2, 3, 0, 0, 0]) + bytes(ind))
+
+
+def blk_req():
+    """fuzz-virtio-blk-req: flags, piece counts and lengths, bytes."""
+    t = "fuzz-virtio-blk-req"
+    hdr_in = struct.pack("<IIQ", 0, 0, 2)
+    hdr_out = struct.pack("<IIQ", 1, 0, 2)
+    hdr_flush = struct.pack("<IIQ", 4, 0, 0)
+    # capacity 64 sectors (flags byte 64 << 2 would overflow: use 0xfc)
+    write(t, "read", bytes([0xfc, 1, 2, 4, 128, 1]) + hdr_in)
+    write(t, "write", bytes([0xfc, 2, 1, 4, 128, 1]) + hdr_out)
+    write(t, "flush-ro", bytes([0xfd, 1, 1, 4, 1]) + hdr_flush)
+
+
+TARGETS = [codec, plan, client, libvfu, nvme, qtest, qmp, options,
+           virtqueue, blk_req]
 
 if __name__ == "__main__":
     for fn in TARGETS:

@@ -1,0 +1,559 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * Block nodes: -blockdev and -drive parsing, opening, lookup.
+ */
+#include "qemu/osdep.h"
+#include <linux/fs.h>
+#include "qapi/error.h"
+#include "qemu/error-report.h"
+#include "qemu/option.h"
+#include "hw/qdev-core.h"
+#include "block/block.h"
+#include "trace.h"
+
+struct BlockNode {
+    char *node_name;
+    char *driver;           /* "file" or "raw" */
+    char *filename;
+    BlockNode *file;        /* raw: the protocol node below */
+    char *drive_id;         /* -drive id, top node only */
+    int fd;                 /* file nodes */
+    bool read_only;
+    bool direct;
+    unsigned alignment;
+    uint64_t size;
+    DeviceState *dev;
+    BlockNode *parent;      /* the raw node using this file node */
+    GMutex stats_lock;
+    BlockStats stats;
+};
+
+static GPtrArray *block_nodes;
+static unsigned block_auto_names;
+
+static BlockNode *block_find_node(const char *name)
+{
+    for (guint i = 0; block_nodes && i < block_nodes->len; i++) {
+        BlockNode *bs = g_ptr_array_index(block_nodes, i);
+
+        if (!strcmp(bs->node_name, name)) {
+            return bs;
+        }
+    }
+    return NULL;
+}
+
+BlockNode *block_find(const char *name)
+{
+    BlockNode *bs;
+
+    if (!name) {
+        return NULL;
+    }
+    bs = block_find_node(name);
+    if (bs) {
+        return bs;
+    }
+    for (guint i = 0; block_nodes && i < block_nodes->len; i++) {
+        bs = g_ptr_array_index(block_nodes, i);
+        if (bs->drive_id && !strcmp(bs->drive_id, name)) {
+            return bs;
+        }
+    }
+    return NULL;
+}
+
+static bool block_check_name(const char *name, Error **errp)
+{
+    if (!*name || strlen(name) > 31 || !g_ascii_isalpha(name[0])) {
+        error_setg(errp, "Invalid node-name: '%s'", name);
+        error_append_hint(errp, "A node-name starts with a letter and has at "
+                          "most 31 characters.\n");
+        return false;
+    }
+    for (const char *p = name; *p; p++) {
+        if (!g_ascii_isalnum(*p) && !strchr("-._", *p)) {
+            error_setg(errp, "Invalid node-name: '%s'", name);
+            return false;
+        }
+    }
+    if (block_find(name)) {
+        error_setg(errp, "Duplicate nodes with node-name='%s'", name);
+        return false;
+    }
+    return true;
+}
+
+static BlockNode *block_node_new(const char *name, const char *driver)
+{
+    BlockNode *bs = g_new0(BlockNode, 1);
+
+    if (name) {
+        bs->node_name = g_strdup(name);
+    } else {
+        bs->node_name = g_strdup_printf("#block%03u", block_auto_names++);
+    }
+    bs->driver = g_strdup(driver);
+    bs->fd = -1;
+    bs->alignment = 512;
+    g_mutex_init(&bs->stats_lock);
+    if (!block_nodes) {
+        block_nodes = g_ptr_array_new();
+    }
+    g_ptr_array_add(block_nodes, bs);
+    return bs;
+}
+
+static void block_node_drop(BlockNode *bs)
+{
+    g_ptr_array_remove(block_nodes, bs);
+    if (bs->fd >= 0) {
+        close(bs->fd);
+    }
+    g_free(bs->node_name);
+    g_free(bs->driver);
+    g_free(bs->filename);
+    g_free(bs->drive_id);
+    g_mutex_clear(&bs->stats_lock);
+    g_free(bs);
+}
+
+static bool block_file_open(BlockNode *bs, Error **errp)
+{
+    int flags = (bs->read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC;
+    struct stat st;
+
+    if (bs->direct) {
+        flags |= O_DIRECT;
+    }
+    bs->fd = open(bs->filename, flags);
+    if (bs->fd < 0 && bs->direct && errno == EINVAL) {
+        error_setg(errp, "Could not open '%s': filesystem does not support "
+                   "O_DIRECT", bs->filename);
+        error_append_hint(errp, "Use cache.direct=off (cache=writeback) or "
+                          "an image on another filesystem.\n");
+        return false;
+    }
+    if (bs->fd < 0) {
+        error_setg_errno(errp, errno, "Could not open '%s'", bs->filename);
+        return false;
+    }
+    if (fstat(bs->fd, &st) < 0) {
+        error_setg_errno(errp, errno, "Could not stat '%s'", bs->filename);
+        return false;
+    }
+    if (S_ISBLK(st.st_mode)) {
+        int ssz = 512;
+
+        if (ioctl(bs->fd, BLKGETSIZE64, &bs->size) < 0) {
+            error_setg_errno(errp, errno, "Could not get the size of '%s'",
+                             bs->filename);
+            return false;
+        }
+        if (ioctl(bs->fd, BLKSSZGET, &ssz) == 0 && ssz > 512) {
+            bs->alignment = ssz;
+        }
+    } else if (S_ISREG(st.st_mode)) {
+        bs->size = st.st_size;
+    } else {
+        error_setg(errp, "'%s' is not a regular file or block device",
+                   bs->filename);
+        return false;
+    }
+    if (bs->direct && bs->alignment < 4096) {
+        /* Memory alignment: be safe on filesystems with 4 KiB blocks. */
+        bs->alignment = 4096;
+    }
+    return true;
+}
+
+/* Keys -blockdev accepts but that change nothing here. */
+static const char *const blockdev_ignored_keys[] = {
+    "auto-read-only", "discard", "detect-zeroes", "locking", "aio",
+    "cache.no-flush", "force-share", "aio-max-batch", NULL,
+};
+
+typedef struct BlockdevParse {
+    const char *driver;
+    const char *node_name;
+    const char *filename;
+    const char *file;
+    bool read_only;
+    bool direct;
+    QemuOpts *file_opts;        /* file.* keys: an inline protocol node */
+} BlockdevParse;
+
+static bool blockdev_parse_key(void *opaque, const char *key,
+                               const char *value, Error **errp)
+{
+    BlockdevParse *p = opaque;
+
+    if (!strcmp(key, "driver")) {
+        p->driver = value;
+    } else if (!strcmp(key, "node-name")) {
+        p->node_name = value;
+    } else if (!strcmp(key, "filename")) {
+        p->filename = value;
+    } else if (!strcmp(key, "file")) {
+        p->file = value;
+    } else if (g_str_has_prefix(key, "file.")) {
+        if (!p->file_opts) {
+            p->file_opts = qemu_opts_new(NULL);
+        }
+        qemu_opt_set(p->file_opts, key + 5, value);
+    } else if (!strcmp(key, "read-only")) {
+        return qemu_strtobool(value, &p->read_only, errp);
+    } else if (!strcmp(key, "cache.direct")) {
+        return qemu_strtobool(value, &p->direct, errp);
+    } else if (!g_strv_contains(blockdev_ignored_keys, key)) {
+        error_setg(errp, "Parameter '%s' is unexpected", key);
+        return false;
+    }
+    return true;
+}
+
+BlockNode *blockdev_add(QemuOpts *opts, Error **errp)
+{
+    BlockdevParse p = { 0 };
+    BlockNode *bs = NULL, *child = NULL;
+    bool ok = false;
+
+    if (!qemu_opt_foreach(opts, blockdev_parse_key, &p, errp)) {
+        goto out;
+    }
+    if (!p.driver) {
+        error_setg(errp, "Parameter 'driver' is missing");
+        goto out;
+    }
+    if (p.node_name && !block_check_name(p.node_name, errp)) {
+        goto out;
+    }
+    if (!strcmp(p.driver, "file") || !strcmp(p.driver, "host_device")) {
+        if (!p.filename) {
+            error_setg(errp, "Parameter 'filename' is missing");
+            goto out;
+        }
+        if (p.file || p.file_opts) {
+            error_setg(errp, "Parameter 'file' is unexpected");
+            goto out;
+        }
+        bs = block_node_new(p.node_name, "file");
+        bs->filename = g_strdup(p.filename);
+        bs->read_only = p.read_only;
+        bs->direct = p.direct;
+        ok = block_file_open(bs, errp);
+    } else if (!strcmp(p.driver, "raw")) {
+        if (p.filename) {
+            error_setg(errp, "Parameter 'filename' is unexpected");
+            goto out;
+        }
+        if (p.file_opts) {
+            /* file.driver=file,file.filename=...: an inline child */
+            if (!qemu_opt_has(p.file_opts, "read-only")) {
+                qemu_opt_set(p.file_opts, "read-only",
+                             p.read_only ? "on" : "off");
+            }
+            if (p.direct && !qemu_opt_has(p.file_opts, "cache.direct")) {
+                qemu_opt_set(p.file_opts, "cache.direct", "on");
+            }
+            child = blockdev_add(p.file_opts, errp);
+            if (!child) {
+                goto out;
+            }
+        } else if (p.file) {
+            child = block_find_node(p.file);
+            if (!child) {
+                error_setg(errp, "Cannot find device='' nor node-name='%s'",
+                           p.file);
+                goto out;
+            }
+        } else {
+            error_setg(errp, "Parameter 'file' is missing");
+            goto out;
+        }
+        if (child->parent || child->dev || strcmp(child->driver, "file")) {
+            error_setg(errp, "node '%s' is already in use",
+                       child->node_name);
+            goto out;
+        }
+        if (!p.read_only && child->read_only) {
+            error_setg(errp, "raw node on read-only node '%s' must be "
+                       "read-only", child->node_name);
+            error_append_hint(errp, "Add read-only=on.\n");
+            goto out;
+        }
+        bs = block_node_new(p.node_name, "raw");
+        bs->file = child;
+        child->parent = bs;
+        bs->read_only = p.read_only;
+        bs->direct = child->direct;
+        bs->size = child->size;
+        bs->alignment = child->alignment;
+        bs->filename = g_strdup(child->filename);
+        ok = true;
+    } else {
+        error_setg(errp, "Unknown driver '%s'", p.driver);
+        error_append_hint(errp, "Supported: file, host_device, raw.\n");
+    }
+out:
+    if (p.file_opts) {
+        qemu_opts_free(p.file_opts);
+    }
+    if (!ok && bs) {
+        block_node_drop(bs);
+        bs = NULL;
+    }
+    if (bs) {
+        trace_blockdev_add(bs->node_name, bs->driver, bs->filename,
+                           bs->read_only, bs->direct, bs->size);
+    }
+    return bs;
+}
+
+typedef struct DriveParse {
+    const char *file;
+    const char *iface;
+    const char *format;
+    const char *cache;
+    const char *node_name;
+    bool read_only;
+} DriveParse;
+
+static const char *const drive_ignored_keys[] = {
+    "aio", "media", "discard", "detect-zeroes", "werror", "rerror",
+    "auto-read-only", NULL,
+};
+
+static bool drive_parse_key(void *opaque, const char *key, const char *value,
+                            Error **errp)
+{
+    DriveParse *p = opaque;
+
+    if (!strcmp(key, "file")) {
+        p->file = value;
+    } else if (!strcmp(key, "if")) {
+        p->iface = value;
+    } else if (!strcmp(key, "format")) {
+        p->format = value;
+    } else if (!strcmp(key, "cache")) {
+        p->cache = value;
+    } else if (!strcmp(key, "node-name")) {
+        p->node_name = value;
+    } else if (!strcmp(key, "readonly") || !strcmp(key, "read-only")) {
+        return qemu_strtobool(value, &p->read_only, errp);
+    } else if (!g_strv_contains(drive_ignored_keys, key)) {
+        error_setg(errp, "Invalid parameter '%s'", key);
+        return false;
+    }
+    return true;
+}
+
+BlockNode *drive_add(QemuOpts *opts, Error **errp)
+{
+    DriveParse p = { 0 };
+    const char *id = qemu_opts_id(opts);
+    g_autoptr(QemuOpts) fo = qemu_opts_new(NULL);
+    bool direct = false;
+    BlockNode *file, *top;
+
+    if (!qemu_opt_foreach(opts, drive_parse_key, &p, errp)) {
+        return NULL;
+    }
+    if (!p.file) {
+        error_setg(errp, "Parameter 'file' is missing");
+        error_append_hint(errp, "An empty drive needs a removable device, "
+                          "which Conduit does not have.\n");
+        return NULL;
+    }
+    if (!p.iface || strcmp(p.iface, "none")) {
+        error_setg(errp, "Drive interface '%s' is not supported",
+                   p.iface ? p.iface : "ide");
+        error_append_hint(errp, "Use if=none,id=ID and -device "
+                          "virtio-blk-pci,drive=ID.\n");
+        return NULL;
+    }
+    if (!id) {
+        error_setg(errp, "Parameter 'id' is missing");
+        return NULL;
+    }
+    if (block_find(id)) {
+        error_setg(errp, "Duplicate ID '%s' for drive", id);
+        return NULL;
+    }
+    if (!p.format) {
+        warn_report("Image format was not specified for '%s' and probing "
+                    "guessed raw; specify format=raw to silence this.",
+                    p.file);
+    } else if (strcmp(p.format, "raw")) {
+        error_setg(errp, "Unknown driver '%s'", p.format);
+        error_append_hint(errp, "Conduit reads raw images only "
+                          "(qemu-img convert -O raw).\n");
+        return NULL;
+    }
+    if (p.cache) {
+        if (!strcmp(p.cache, "none") || !strcmp(p.cache, "directsync")) {
+            direct = true;
+        } else if (strcmp(p.cache, "writeback") &&
+                   strcmp(p.cache, "writethrough") &&
+                   strcmp(p.cache, "unsafe")) {
+            error_setg(errp, "invalid cache option '%s'", p.cache);
+            return NULL;
+        }
+    }
+    if (p.node_name && !block_check_name(p.node_name, errp)) {
+        return NULL;
+    }
+    qemu_opt_set(fo, "driver", "file");
+    qemu_opt_set(fo, "filename", p.file);
+    qemu_opt_set(fo, "read-only", p.read_only ? "on" : "off");
+    qemu_opt_set(fo, "cache.direct", direct ? "on" : "off");
+    file = blockdev_add(fo, errp);
+    if (!file) {
+        return NULL;
+    }
+    top = block_node_new(p.node_name, "raw");
+    top->file = file;
+    file->parent = top;
+    top->read_only = p.read_only;
+    top->direct = direct;
+    top->size = file->size;
+    top->alignment = file->alignment;
+    top->filename = g_strdup(file->filename);
+    top->drive_id = g_strdup(id);
+    return top;
+}
+
+bool blockdev_del(const char *name, Error **errp)
+{
+    BlockNode *bs = block_find_node(name);
+
+    if (!bs) {
+        error_setg(errp, "Failed to find node with node-name='%s'", name);
+        return false;
+    }
+    if (bs->dev || bs->parent) {
+        error_setg(errp, "Node '%s' is busy: it is used by %s", name,
+                   bs->dev ? "a device" : bs->parent->node_name);
+        error_append_hint(errp, "device_del its device (or blockdev-del "
+                          "the node above it) first.\n");
+        return false;
+    }
+    if (bs->drive_id) {
+        error_setg(errp, "Node '%s' belongs to -drive %s", name,
+                   bs->drive_id);
+        return false;
+    }
+    if (bs->file) {
+        bs->file->parent = NULL;
+    }
+    block_node_drop(bs);
+    return true;
+}
+
+bool block_attach(BlockNode *bs, DeviceState *dev, Error **errp)
+{
+    if (bs->dev || bs->parent) {
+        error_setg(errp, "node '%s' is already in use by %s",
+                   bs->node_name, bs->dev ? (bs->dev->id ? bs->dev->id
+                                                         : "a device")
+                                          : bs->parent->node_name);
+        return false;
+    }
+    bs->dev = dev;
+    return true;
+}
+
+void block_detach(BlockNode *bs)
+{
+    bs->dev = NULL;
+}
+
+static BlockNode *block_leaf(const BlockNode *bs)
+{
+    while (bs->file) {
+        bs = bs->file;
+    }
+    return (BlockNode *)bs;
+}
+
+int block_node_fd(BlockNode *bs);
+int block_node_fd(BlockNode *bs)
+{
+    return block_leaf(bs)->fd;
+}
+
+const char *block_node_name(const BlockNode *bs)
+{
+    return bs->node_name;
+}
+
+uint64_t block_size(const BlockNode *bs)
+{
+    return bs->size;
+}
+
+bool block_is_read_only(const BlockNode *bs)
+{
+    return bs->read_only;
+}
+
+bool block_is_direct(const BlockNode *bs)
+{
+    return block_leaf(bs)->direct;
+}
+
+unsigned block_alignment(const BlockNode *bs)
+{
+    return block_leaf(bs)->alignment;
+}
+
+void block_account(BlockNode *bs, int kind, uint64_t bytes, bool failed)
+{
+    g_mutex_lock(&bs->stats_lock);
+    if (failed) {
+        bs->stats.failed_ops++;
+    } else if (kind == BLOCK_ACCT_READ) {
+        bs->stats.rd_ops++;
+        bs->stats.rd_bytes += bytes;
+    } else if (kind == BLOCK_ACCT_WRITE) {
+        bs->stats.wr_ops++;
+        bs->stats.wr_bytes += bytes;
+    } else {
+        bs->stats.flush_ops++;
+    }
+    g_mutex_unlock(&bs->stats_lock);
+}
+
+void block_foreach(void (*fn)(BlockNode *bs, void *opaque), void *opaque)
+{
+    for (guint i = 0; block_nodes && i < block_nodes->len; i++) {
+        fn(g_ptr_array_index(block_nodes, i), opaque);
+    }
+}
+
+void block_node_info(BlockNode *bs, BlockNodeInfo *info)
+{
+    info->node_name = bs->node_name;
+    info->driver = bs->driver;
+    info->filename = bs->filename;
+    info->file_child = bs->file ? bs->file->node_name : NULL;
+    info->drive_id = bs->drive_id;
+    info->dev = bs->dev;
+    info->size = bs->size;
+    info->read_only = bs->read_only;
+    info->direct = block_is_direct(bs);
+    g_mutex_lock(&bs->stats_lock);
+    info->stats = bs->stats;
+    g_mutex_unlock(&bs->stats_lock);
+}
+
+int block_flush(BlockNode *bs)
+{
+    int fd = block_node_fd(bs);
+
+    if (bs->read_only) {
+        return 0;
+    }
+    return fdatasync(fd) < 0 ? -errno : 0;
+}

@@ -1,0 +1,373 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * virtio-blk-pci: a block node behind a virtio 1.x block device (5.2).
+ *
+ * One request queue, served by the transport's worker thread: requests
+ * are parsed (virtio-blk-req.c), reads and writes go to libaio and
+ * complete from its eventfd in the same thread; FLUSH runs fdatasync
+ * there, after the writes completed before it, and so never holds the
+ * BQL.  Requests the guest got wrong complete with IOERR or UNSUPP.
+ */
+#include "qemu/osdep.h"
+#include <linux/virtio_blk.h>
+#include <linux/virtio_ids.h>
+#include "qapi/error.h"
+#include "qemu/error-report.h"
+#include "hw/qdev-core.h"
+#include "hw/qdev-properties.h"
+#include "block/block.h"
+#include "hw/virtio/virtio-pci.h"
+#include "hw/virtio/virtio-blk-req.h"
+#include "trace.h"
+
+#define TYPE_VIRTIO_BLK_PCI "virtio-blk-pci"
+#define VIRTIO_BLK_PCI(obj) \
+    OBJECT_CHECK(VirtIOBlkPCI, (obj), TYPE_VIRTIO_BLK_PCI)
+
+typedef struct VirtIOBlkPCI {
+    VirtIOPCIProxy parent_obj;
+
+    BlockNode *bs;
+    BlockAIO *aio;              /* worker thread only */
+    bool draining;
+
+    char *drive;
+    char *serial;
+    uint16_t queue_size;
+    uint16_t num_queues;
+} VirtIOBlkPCI;
+
+typedef struct VirtIOBlkInflight {
+    VirtIOBlkPCI *s;
+    GuestMemMap *map;
+    VirtIOBlkRequest req;
+    uint16_t head;
+    VirtQueueElement elem;      /* keeps the iovec the aio points into */
+} VirtIOBlkInflight;
+
+static void virtio_blk_complete(VirtIOBlkPCI *s, GuestMemMap *map,
+                                uint16_t head, uint8_t *status, uint8_t val,
+                                uint32_t len)
+{
+    VirtIOPCIProxy *proxy = VIRTIO_PCI(s);
+
+    if (status) {
+        *status = val;
+    }
+    virtqueue_push(&proxy->vqs[0].vq, map, head, len);
+    if (!s->draining) {
+        virtio_pci_notify_queue(proxy, 0, map);
+    }
+}
+
+static void virtio_blk_rw_done(void *opaque, ssize_t ret)
+{
+    VirtIOBlkInflight *r = opaque;
+    VirtIOBlkPCI *s = r->s;
+    bool write = r->req.type == VIRTIO_BLK_T_OUT;
+    bool ok = ret >= 0 && (size_t)ret == r->req.data_len;
+
+    trace_virtio_blk_rw_done(virtio_pci_name(VIRTIO_PCI(s)), r->head,
+                             r->req.sector, r->req.data_len, write, ret);
+    block_account(s->bs, write ? BLOCK_ACCT_WRITE : BLOCK_ACCT_READ,
+                  r->req.data_len, !ok);
+    if (!ok) {
+        error_report("virtio-blk %s: %s at sector %" PRIu64 " failed: %s",
+                     virtio_pci_name(VIRTIO_PCI(s)), write ? "write" : "read",
+                     r->req.sector, ret < 0 ? g_strerror(-ret) : "short");
+    }
+    virtio_blk_complete(s, r->map, r->head, r->req.status,
+                        ok ? VIRTIO_BLK_S_OK : VIRTIO_BLK_S_IOERR,
+                        write ? 1 : (ok ? r->req.data_len + 1 : 1));
+    guest_mem_map_unref(r->map);
+    g_free(r);
+}
+
+static void virtio_blk_get_id(VirtIOBlkPCI *s, VirtIOBlkRequest *req)
+{
+    char id[VIRTIO_BLK_ID_BYTES] = { 0 };
+
+    if (s->serial) {
+        memcpy(id, s->serial, MIN(strlen(s->serial), sizeof(id)));
+    }
+    iov_from_buf(req->data, req->data_niov, 0, id,
+                 MIN(req->data_len, sizeof(id)));
+}
+
+/* Returns false if the request went to the kernel (completes later). */
+static void virtio_blk_handle_one(VirtIOBlkPCI *s, GuestMemMap *map,
+                                  VirtIOBlkInflight *r)
+{
+    VirtIOPCIProxy *proxy = VIRTIO_PCI(s);
+    VirtIOBlkRequest *req = &r->req;
+    const char *why;
+    VirtIOBlkParse p;
+    int ret;
+
+    p = virtio_blk_parse(&r->elem, block_size(s->bs) / 512,
+                         block_is_read_only(s->bs), req, &why);
+    trace_virtio_blk_request(virtio_pci_name(proxy), r->head, req->type,
+                             req->sector, req->data_len, p);
+    switch (p) {
+    case VIRTIO_BLK_PARSE_NO_STATUS:
+    case VIRTIO_BLK_PARSE_IOERR:
+    case VIRTIO_BLK_PARSE_UNSUPP:
+        qemu_log_guest_error("virtio-blk %s: request %u: %s\n",
+                             virtio_pci_name(proxy), r->head, why);
+        virtio_blk_complete(s, map, r->head, req->status,
+                            p == VIRTIO_BLK_PARSE_UNSUPP ? VIRTIO_BLK_S_UNSUPP
+                                                         : VIRTIO_BLK_S_IOERR,
+                            req->status ? 1 : 0);
+        g_free(r);
+        return;
+    case VIRTIO_BLK_PARSE_OK:
+        break;
+    }
+    switch (req->type) {
+    case VIRTIO_BLK_T_FLUSH:
+        /* Completed writes are on the medium before the status. */
+        ret = block_flush(s->bs);
+        block_account(s->bs, BLOCK_ACCT_FLUSH, 0, ret < 0);
+        virtio_blk_complete(s, map, r->head, req->status,
+                            ret < 0 ? VIRTIO_BLK_S_IOERR : VIRTIO_BLK_S_OK, 1);
+        g_free(r);
+        return;
+    case VIRTIO_BLK_T_GET_ID:
+        virtio_blk_get_id(s, req);
+        virtio_blk_complete(s, map, r->head, req->status, VIRTIO_BLK_S_OK,
+                            MIN(req->data_len, VIRTIO_BLK_ID_BYTES) + 1);
+        g_free(r);
+        return;
+    default:
+        break;
+    }
+    if (!req->data_len) {
+        virtio_blk_complete(s, map, r->head, req->status, VIRTIO_BLK_S_OK, 1);
+        g_free(r);
+        return;
+    }
+    r->s = s;
+    r->map = guest_mem_map_ref(map);
+    if (!block_aio_rw(s->aio, req->type == VIRTIO_BLK_T_OUT,
+                      req->sector * VIRTIO_BLK_SECTOR_SIZE, req->data,
+                      req->data_niov, virtio_blk_rw_done, r)) {
+        guest_mem_map_unref(r->map);
+        error_report("virtio-blk %s: cannot submit I/O at sector %" PRIu64,
+                     virtio_pci_name(proxy), req->sector);
+        virtio_blk_complete(s, map, r->head, req->status, VIRTIO_BLK_S_IOERR,
+                            1);
+        g_free(r);
+    }
+}
+
+static void virtio_blk_handle_queue(VirtIOPCIProxy *proxy, unsigned q,
+                                    GuestMemMap *map)
+{
+    VirtIOBlkPCI *s = VIRTIO_BLK_PCI(proxy);
+    VirtQueue *vq = &proxy->vqs[q].vq;
+
+    for (;;) {
+        VirtIOBlkInflight *r = g_new(VirtIOBlkInflight, 1);
+        const char *why;
+        VirtQueuePop res = virtqueue_pop(vq, map, &r->elem, &why);
+
+        switch (res) {
+        case VIRTQUEUE_EMPTY:
+            g_free(r);
+            if (virtqueue_enable_notify(vq, map)) {
+                continue;
+            }
+            return;
+        case VIRTQUEUE_BROKEN:
+            g_free(r);
+            virtio_pci_set_needs_reset(proxy, why);
+            return;
+        case VIRTQUEUE_BAD_CHAIN: {
+            uint8_t *status = NULL;
+            unsigned n = r->elem.out_num + r->elem.in_num;
+
+            qemu_log_guest_error("virtio-blk %s: request %u: %s\n",
+                                 virtio_pci_name(proxy), r->elem.index, why);
+            /* The last writable byte mapped so far, if any. */
+            if (r->elem.in_num && r->elem.sg[n - 1].iov_len) {
+                status = (uint8_t *)r->elem.sg[n - 1].iov_base +
+                         r->elem.sg[n - 1].iov_len - 1;
+            }
+            virtio_blk_complete(s, map, r->elem.index, status,
+                                VIRTIO_BLK_S_IOERR, status ? 1 : 0);
+            g_free(r);
+            continue;
+        }
+        case VIRTQUEUE_OK:
+            r->head = r->elem.index;
+            virtio_blk_handle_one(s, map, r);
+            continue;
+        }
+    }
+}
+
+static gboolean virtio_blk_aio_ready(gint fd, GIOCondition cond,
+                                     gpointer opaque)
+{
+    VirtIOBlkPCI *s = opaque;
+
+    block_aio_poll(s->aio);
+    return G_SOURCE_CONTINUE;
+}
+
+static bool virtio_blk_start(VirtIOPCIProxy *proxy, Error **errp)
+{
+    VirtIOBlkPCI *s = VIRTIO_BLK_PCI(proxy);
+
+    s->draining = false;
+    s->aio = block_aio_new(s->bs, proxy->vqs[0].vq.num, errp);
+    if (!s->aio) {
+        return false;
+    }
+    virtio_pci_worker_watch(proxy, block_aio_fd(s->aio), G_IO_IN,
+                            virtio_blk_aio_ready, s);
+    return true;
+}
+
+static void virtio_blk_drain(VirtIOPCIProxy *proxy)
+{
+    VirtIOBlkPCI *s = VIRTIO_BLK_PCI(proxy);
+
+    s->draining = true;
+    block_aio_drain(s->aio);
+}
+
+static void virtio_blk_reset(VirtIOPCIProxy *proxy)
+{
+    VirtIOBlkPCI *s = VIRTIO_BLK_PCI(proxy);
+
+    /* The worker has drained and exited: nothing uses the ring now. */
+    block_aio_free(s->aio);
+    s->aio = NULL;
+}
+
+static void virtio_blk_set_config(VirtIOPCIProxy *proxy)
+{
+    VirtIOBlkPCI *s = VIRTIO_BLK_PCI(proxy);
+    struct virtio_blk_config cfg = { 0 };
+
+    cfg.capacity = GUINT64_TO_LE(block_size(s->bs) / 512);
+    cfg.seg_max = GUINT32_TO_LE(MIN(s->queue_size, VIRTQUEUE_MAX_SG) - 2);
+    cfg.blk_size = GUINT32_TO_LE(512);
+    cfg.num_queues = GUINT16_TO_LE(1);
+    memcpy(proxy->config, &cfg, sizeof(cfg));
+}
+
+static bool virtio_blk_realize(VirtIOPCIProxy *proxy, Error **errp)
+{
+    VirtIOBlkPCI *s = VIRTIO_BLK_PCI(proxy);
+    const char *name = virtio_pci_name(proxy);
+
+    if (!s->drive) {
+        error_setg(errp, "virtio-blk-pci %s: drive property not set", name);
+        error_append_hint(errp, "Add drive=NODE naming a -blockdev "
+                          "node-name or a -drive id.\n");
+        return false;
+    }
+    s->bs = block_find(s->drive);
+    if (!s->bs) {
+        error_setg(errp, "virtio-blk-pci %s: drive '%s' not found", name,
+                   s->drive);
+        error_append_hint(errp, "Define it with -blockdev ...,node-name=%s "
+                          "or -drive ...,if=none,id=%s.\n", s->drive,
+                          s->drive);
+        return false;
+    }
+    if (s->num_queues != 1) {
+        error_setg(errp, "virtio-blk-pci %s: num-queues=%u unsupported "
+                   "(only 1)", name, s->num_queues);
+        return false;
+    }
+    if (s->queue_size < 4 || s->queue_size > VIRTQUEUE_MAX_SIZE ||
+        (s->queue_size & (s->queue_size - 1))) {
+        error_setg(errp, "virtio-blk-pci %s: queue-size=%u must be a power "
+                   "of 2 between 4 and %u", name, s->queue_size,
+                   VIRTQUEUE_MAX_SIZE);
+        return false;
+    }
+    if (s->serial && strlen(s->serial) > VIRTIO_BLK_ID_BYTES) {
+        warn_report("virtio-blk-pci %s: serial is truncated to %d bytes",
+                    name, VIRTIO_BLK_ID_BYTES);
+    }
+    if (block_size(s->bs) % 512) {
+        warn_report("virtio-blk-pci %s: the image size is not a multiple "
+                    "of 512; the last %u bytes are not visible", name,
+                    (unsigned)(block_size(s->bs) % 512));
+    }
+    if (!block_attach(s->bs, DEVICE(s), errp)) {
+        return false;
+    }
+    proxy->nvqs = 1;
+    proxy->vqs[0].max_size = s->queue_size;
+    proxy->host_features |= (1ull << VIRTIO_BLK_F_SEG_MAX) |
+                            (1ull << VIRTIO_BLK_F_BLK_SIZE) |
+                            (1ull << VIRTIO_BLK_F_FLUSH);
+    if (block_is_read_only(s->bs)) {
+        proxy->host_features |= 1ull << VIRTIO_BLK_F_RO;
+    }
+    proxy->config_len = sizeof(struct virtio_blk_config);
+    proxy->config = g_malloc0(proxy->config_len);
+    virtio_blk_set_config(proxy);
+    return true;
+}
+
+static void virtio_blk_unrealize(VirtIOPCIProxy *proxy)
+{
+    VirtIOBlkPCI *s = VIRTIO_BLK_PCI(proxy);
+
+    if (s->bs) {
+        block_detach(s->bs);
+        s->bs = NULL;
+    }
+}
+
+static const Property virtio_blk_props[] = {
+    DEFINE_PROP_STRING("drive", VirtIOBlkPCI, drive,
+                       .description = "block node-name or -drive id"),
+    DEFINE_PROP_STRING("serial", VirtIOBlkPCI, serial,
+                       .description = "disk serial number (20 bytes)"),
+    DEFINE_PROP_UINT16("queue-size", VirtIOBlkPCI, queue_size, 256,
+                       .description = "descriptors per queue (power of 2)"),
+    DEFINE_PROP_UINT16("num-queues", VirtIOBlkPCI, num_queues, 1,
+                       .description = "request queues (1)"),
+    DEFINE_PROP_END_OF_LIST(),
+};
+
+static void virtio_blk_class_init(ObjectClass *klass, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(klass);
+    PCIDeviceClass *pc = PCI_DEVICE_CLASS(klass);
+    VirtIOPCIClass *vc = VIRTIO_PCI_CLASS(klass);
+
+    dc->desc = "virtio block device (virtio 1.x, PCI)";
+    device_class_set_props(dc, virtio_blk_props);
+    pc->device_id = VIRTIO_PCI_DEVICE_ID_BASE + VIRTIO_ID_BLOCK;
+    pc->subsystem_id = VIRTIO_PCI_DEVICE_ID_BASE + VIRTIO_ID_BLOCK;
+    pc->class_id = 0x0100;     /* mass storage, SCSI (as QEMU reports) */
+    vc->virtio_id = VIRTIO_ID_BLOCK;
+    vc->realize = virtio_blk_realize;
+    vc->unrealize = virtio_blk_unrealize;
+    vc->start = virtio_blk_start;
+    vc->handle_queue = virtio_blk_handle_queue;
+    vc->drain = virtio_blk_drain;
+    vc->reset = virtio_blk_reset;
+}
+
+static const TypeInfo virtio_blk_type = {
+    .name = TYPE_VIRTIO_BLK_PCI,
+    .parent = TYPE_VIRTIO_PCI,
+    .instance_size = sizeof(VirtIOBlkPCI),
+    .class_init = virtio_blk_class_init,
+};
+
+static void virtio_blk_register_types(void)
+{
+    type_register_static(&virtio_blk_type);
+}
+type_init(virtio_blk_register_types)

@@ -1,0 +1,37 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * Network backends (-netdev): a tap device (opened by ifname=, or passed
+ * by libvirt as fd=) or a datagram socket (fd=, one frame per message).
+ * A backend is a file descriptor a NIC model reads and writes frames on,
+ * from its own thread; it is created at start-up and lives until exit.
+ */
+#ifndef NET_NET_H
+#define NET_NET_H
+
+#include <stdbool.h>
+#include "qemu/typedefs.h"
+
+typedef struct NetBackend {
+    char *id;
+    char *ifname;               /* tap only */
+    int fd;                     /* non-blocking */
+    bool is_tap;
+    bool vnet_hdr;              /* frames carry a 12-byte virtio-net header */
+    bool vhost;                 /* vhost=on: use /dev/vhost-net */
+    bool vhost_force;
+    int vhostfd;                /* vhostfd= given, else -1 */
+    DeviceState *dev;
+} NetBackend;
+
+NetBackend *netdev_add(QemuOpts *opts, Error **errp);
+NetBackend *netdev_find(const char *id);
+/* Closes an unused backend (netdev_del). */
+bool netdev_del(const char *id, Error **errp);
+bool netdev_attach(NetBackend *nb, DeviceState *dev, Error **errp);
+void netdev_detach(NetBackend *nb);
+/* TUNSETOFFLOAD: what the tap may hand us without checksum/segmentation. */
+bool net_tap_set_offload(NetBackend *nb, bool csum, bool tso4, bool tso6,
+                         bool ecn, Error **errp);
+
+#endif

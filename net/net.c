@@ -1,0 +1,344 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * -netdev tap and socket backends (net.h).
+ */
+#include "qemu/osdep.h"
+#include <net/if.h>
+#include <sys/socket.h>
+#include <linux/if_tun.h>
+#include <linux/virtio_net.h>
+#include "qapi/error.h"
+#include "qemu/error-report.h"
+#include "qemu/option.h"
+#include "monitor/monitor.h"
+#include "net/net.h"
+#include "trace.h"
+
+static GPtrArray *net_backends;
+
+NetBackend *netdev_find(const char *id)
+{
+    for (guint i = 0; id && net_backends && i < net_backends->len; i++) {
+        NetBackend *nb = g_ptr_array_index(net_backends, i);
+
+        if (!strcmp(nb->id, id)) {
+            return nb;
+        }
+    }
+    return NULL;
+}
+
+static bool net_parse_fd(const char *str, int *fd, Error **errp)
+{
+    uint64_t v;
+
+    if (!qemu_strtou64(str, &v, NULL) || v > INT_MAX ||
+        fcntl((int)v, F_GETFD) < 0) {
+        error_setg(errp, "Parameter 'fd' expects an open file descriptor, "
+                   "got '%s'", str);
+        return false;
+    }
+    *fd = v;
+    return true;
+}
+
+static bool net_tap_open(NetBackend *nb, const char *ifname, Error **errp)
+{
+    struct ifreq ifr = { 0 };
+    int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+
+    if (fd < 0) {
+        error_setg_errno(errp, errno, "could not open /dev/net/tun");
+        return false;
+    }
+    ifr.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR;
+    if (ifname) {
+        g_strlcpy(ifr.ifr_name, ifname, IFNAMSIZ);
+    }
+    if (ioctl(fd, TUNSETIFF, &ifr) < 0) {
+        error_setg_errno(errp, errno, "could not configure /dev/net/tun "
+                         "(%s)", ifname ? ifname : "new tap");
+        close(fd);
+        return false;
+    }
+    nb->fd = fd;
+    nb->ifname = g_strdup(ifr.ifr_name);
+    nb->vnet_hdr = true;
+    return true;
+}
+
+/* A tap fd from libvirt: find out whether it carries vnet headers. */
+static bool net_tap_adopt(NetBackend *nb, int fd, Error **errp)
+{
+    struct ifreq ifr = { 0 };
+
+    if (ioctl(fd, TUNGETIFF, &ifr) < 0) {
+        error_setg_errno(errp, errno, "fd=%d is not a tap device", fd);
+        return false;
+    }
+    nb->fd = fd;
+    nb->ifname = g_strdup(ifr.ifr_name);
+    nb->vnet_hdr = ifr.ifr_flags & IFF_VNET_HDR;
+    return true;
+}
+
+static bool net_tap_setup_hdr(NetBackend *nb, Error **errp)
+{
+    int len = sizeof(struct virtio_net_hdr_mrg_rxbuf);
+
+    if (nb->vnet_hdr && ioctl(nb->fd, TUNSETVNETHDRSZ, &len) < 0) {
+        error_setg_errno(errp, errno, "tap %s: TUNSETVNETHDRSZ failed",
+                         nb->ifname);
+        return false;
+    }
+    /* Nothing offloaded until the guest's features say so. */
+    if (nb->vnet_hdr && ioctl(nb->fd, TUNSETOFFLOAD, 0) < 0) {
+        warn_report("tap %s: TUNSETOFFLOAD: %s", nb->ifname,
+                    g_strerror(errno));
+    }
+    return true;
+}
+
+typedef struct NetdevParse {
+    const char *type;
+    const char *ifname;
+    const char *fd;
+    const char *vhostfd;
+    bool vhost;
+    bool vhost_force;
+    bool vnet_hdr;
+    bool vnet_hdr_set;
+} NetdevParse;
+
+static bool netdev_parse_key(void *opaque, const char *key, const char *value,
+                             Error **errp)
+{
+    NetdevParse *p = opaque;
+
+    if (!strcmp(key, "type")) {
+        p->type = value;
+    } else if (!strcmp(key, "ifname")) {
+        p->ifname = value;
+    } else if (!strcmp(key, "fd")) {
+        p->fd = value;
+    } else if (!strcmp(key, "vhostfd")) {
+        p->vhostfd = value;
+    } else if (!strcmp(key, "script") || !strcmp(key, "downscript")) {
+        if (strcmp(value, "no") && *value) {
+            error_setg(errp, "%s=%s is not supported", key, value);
+            error_append_hint(errp, "Configure the tap before starting "
+                              "Conduit and use %s=no (libvirt does).\n",
+                              key);
+            return false;
+        }
+    } else if (!strcmp(key, "vhost")) {
+        return qemu_strtobool(value, &p->vhost, errp);
+    } else if (!strcmp(key, "vhostforce")) {
+        return qemu_strtobool(value, &p->vhost_force, errp);
+    } else if (!strcmp(key, "vnet_hdr")) {
+        p->vnet_hdr_set = true;
+        return qemu_strtobool(value, &p->vnet_hdr, errp);
+    } else if (!strcmp(key, "queues")) {
+        if (strcmp(value, "1")) {
+            error_setg(errp, "queues=%s is not supported (only 1)", value);
+            return false;
+        }
+    } else if (strcmp(key, "sndbuf")) {
+        error_setg(errp, "Invalid parameter '%s'", key);
+        return false;
+    }
+    return true;
+}
+
+NetBackend *netdev_add(QemuOpts *opts, Error **errp)
+{
+    NetdevParse p = { 0 };
+    const char *id = qemu_opts_id(opts);
+    g_autofree NetBackend *nb = g_new0(NetBackend, 1);
+    int fd;
+
+    if (!qemu_opt_foreach(opts, netdev_parse_key, &p, errp)) {
+        return NULL;
+    }
+    if (!p.type) {
+        error_setg(errp, "Parameter 'type' is missing");
+        return NULL;
+    }
+    if (!id) {
+        error_setg(errp, "Parameter 'id' is missing");
+        return NULL;
+    }
+    if (netdev_find(id)) {
+        error_setg(errp, "Duplicate ID '%s' for netdev", id);
+        return NULL;
+    }
+    nb->fd = -1;
+    nb->vhostfd = -1;
+    if (!strcmp(p.type, "tap")) {
+        nb->is_tap = true;
+        if (p.fd && p.ifname) {
+            error_setg(errp, "ifname= and fd= exclude each other");
+            return NULL;
+        }
+        if (p.fd) {
+            if (!net_parse_fd(p.fd, &fd, errp) ||
+                !net_tap_adopt(nb, fd, errp)) {
+                return NULL;
+            }
+        } else if (!net_tap_open(nb, p.ifname, errp)) {
+            return NULL;
+        }
+        if (p.vnet_hdr_set && p.vnet_hdr && !nb->vnet_hdr) {
+            error_setg(errp, "tap %s: vnet_hdr=on but the fd has no "
+                       "IFF_VNET_HDR", nb->ifname);
+            return NULL;
+        }
+        if (!net_tap_setup_hdr(nb, errp)) {
+            return NULL;
+        }
+        nb->vhost = p.vhost || p.vhost_force;
+        nb->vhost_force = p.vhost_force;
+        if (p.vhostfd) {
+            if (!nb->vhost) {
+                nb->vhost = true;
+            }
+            if (!net_parse_fd(p.vhostfd, &nb->vhostfd, errp)) {
+                return NULL;
+            }
+        }
+    } else if (!strcmp(p.type, "socket")) {
+        int type = 0;
+        socklen_t len = sizeof(type);
+
+        if (!p.fd) {
+            error_setg(errp, "netdev socket needs fd=");
+            error_append_hint(errp, "Pass a datagram socket (one frame per "
+                              "message).\n");
+            return NULL;
+        }
+        if (!net_parse_fd(p.fd, &fd, errp)) {
+            return NULL;
+        }
+        if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0 ||
+            (type != SOCK_DGRAM && type != SOCK_SEQPACKET)) {
+            error_setg(errp, "fd=%d is not a datagram socket", fd);
+            return NULL;
+        }
+        nb->fd = fd;
+        if (p.vhost) {
+            error_setg(errp, "vhost needs a tap backend");
+            return NULL;
+        }
+    } else {
+        error_setg(errp, "Invalid netdev type '%s'", p.type);
+        error_append_hint(errp, "Supported: tap, socket.\n");
+        return NULL;
+    }
+    fcntl(nb->fd, F_SETFL, fcntl(nb->fd, F_GETFL) | O_NONBLOCK);
+    nb->id = g_strdup(id);
+    trace_net_tap_open(nb->id, nb->ifname ? nb->ifname : "", nb->fd,
+                       nb->vnet_hdr);
+    if (!net_backends) {
+        net_backends = g_ptr_array_new();
+    }
+    g_ptr_array_add(net_backends, nb);
+    return g_steal_pointer(&nb);
+}
+
+bool netdev_attach(NetBackend *nb, DeviceState *dev, Error **errp)
+{
+    if (nb->dev) {
+        error_setg(errp, "netdev '%s' is already in use", nb->id);
+        return false;
+    }
+    nb->dev = dev;
+    return true;
+}
+
+void netdev_detach(NetBackend *nb)
+{
+    nb->dev = NULL;
+}
+
+bool net_tap_set_offload(NetBackend *nb, bool csum, bool tso4, bool tso6,
+                         bool ecn, Error **errp)
+{
+    unsigned long flags = 0;
+
+    if (!nb->is_tap || !nb->vnet_hdr) {
+        return !(csum || tso4 || tso6 || ecn);
+    }
+    if (csum) {
+        flags |= TUN_F_CSUM;
+        if (tso4) {
+            flags |= TUN_F_TSO4;
+        }
+        if (tso6) {
+            flags |= TUN_F_TSO6;
+        }
+        if (ecn) {
+            flags |= TUN_F_TSO_ECN;
+        }
+    }
+    if (ioctl(nb->fd, TUNSETOFFLOAD, flags) < 0) {
+        error_setg_errno(errp, errno, "tap %s: TUNSETOFFLOAD 0x%lx",
+                         nb->ifname, flags);
+        return false;
+    }
+    return true;
+}
+
+bool netdev_del(const char *id, Error **errp)
+{
+    NetBackend *nb = netdev_find(id);
+
+    if (!nb) {
+        error_setg(errp, "Device '%s' not found", id);
+        return false;
+    }
+    if (nb->dev) {
+        error_setg(errp, "netdev '%s' is in use by a device", id);
+        error_append_hint(errp, "device_del the NIC first.\n");
+        return false;
+    }
+    g_ptr_array_remove(net_backends, nb);
+    if (nb->fd >= 0) {
+        close(nb->fd);
+    }
+    if (nb->vhostfd >= 0) {
+        close(nb->vhostfd);
+    }
+    g_free(nb->id);
+    g_free(nb->ifname);
+    g_free(nb);
+    return true;
+}
+
+/* netdev_add: the arguments of -netdev's JSON form ("type", "id", ...). */
+static void qmp_netdev_add(JsonObject *args, JsonNode **ret, Error **errp)
+{
+    g_autoptr(QemuOpts) opts = qemu_opts_from_json_object(args, errp);
+
+    if (!opts) {
+        return;
+    }
+    if (!qemu_opts_id(opts) && qemu_opt_get(opts, "id")) {
+        g_autofree char *id = qemu_opt_steal(opts, "id");
+
+        qemu_opts_set_id(opts, id);
+    }
+    netdev_add(opts, errp);
+}
+
+static void qmp_netdev_del(JsonObject *args, JsonNode **ret, Error **errp)
+{
+    netdev_del(json_object_get_string_member(args, "id"), errp);
+}
+
+static void __attribute__((constructor)) net_qmp_register(void)
+{
+    qmp_register_command_args("netdev_add", qmp_netdev_add,
+                              "type:s id:s **", 0);
+    qmp_register_command_args("netdev_del", qmp_netdev_del, "id:s", 0);
+}

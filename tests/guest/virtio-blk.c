@@ -1,0 +1,555 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * virtio-blk: a minimal virtio 1.x PCI block driver and benchmark,
+ * written from the virtio specification.  It finds the device (1af4:1042)
+ * and its capabilities, negotiates VERSION_1 (+ FLUSH), sets up request
+ * queue 0, checks a write / flush / read-back round trip and the
+ * out-of-range error status, then runs `ios` random 4 KiB reads at queue
+ * depth `qd`, polled (mode=poll) or MSI-X driven (mode=irq).  The hot
+ * loop runs at CPL3 (see run_user()).
+ *
+ * Command line: qd=16 ios=10000 mode=poll|irq verify=0|1 write=0|1
+ * (verify=1: sector 0 must start with "CONDUIT-VIRTIOBLK"; write=1 runs
+ * the write/flush/read-back check on the last 4 KiB of the disk).
+ *
+ * Each in-flight request owns three descriptors (header, data, status)
+ * at 3 * slot, so qd <= QUEUE_SIZE / 3.  Latency = TSC when its used
+ * entry is seen minus TSC when it was made available.  Output:
+ *   RESULT iops=... p50_ns=... p99_ns=... ios=... qd=... mode=... ...
+ */
+#include "pci.h"
+
+#define VIRTIO_VENDOR 0x1af4
+#define VIRTIO_BLK_DEVICE 0x1042
+#define PCI_CAP_ID_VNDR 0x09
+#define CAP_COMMON 1
+#define CAP_NOTIFY 2
+#define CAP_ISR 3
+#define CAP_DEVICE 4
+
+#define COMMON_DFSELECT 0
+#define COMMON_DF 4
+#define COMMON_GFSELECT 8
+#define COMMON_GF 12
+#define COMMON_MSIX 16
+#define COMMON_STATUS 20
+#define COMMON_Q_SELECT 22
+#define COMMON_Q_SIZE 24
+#define COMMON_Q_MSIX 26
+#define COMMON_Q_ENABLE 28
+#define COMMON_Q_NOFF 30
+#define COMMON_Q_DESC 32
+#define COMMON_Q_AVAIL 40
+#define COMMON_Q_USED 48
+
+#define S_ACK 1
+#define S_DRIVER 2
+#define S_DRIVER_OK 4
+#define S_FEATURES_OK 8
+#define S_NEEDS_RESET 64
+#define F_VERSION_1_HI (1u << 0)        /* bit 32 */
+#define F_BLK_FLUSH (1u << 9)
+
+#define DESC_F_NEXT 1
+#define DESC_F_WRITE 2
+#define T_IN 0
+#define T_OUT 1
+#define T_FLUSH 4
+#define ST_OK 0
+#define ST_IOERR 1
+
+#define QUEUE_SIZE 256
+#define IO_SIZE 4096
+#define VECTOR 0x50
+#define NO_VECTOR 0xffff
+#define SIGNATURE "CONDUIT-VIRTIOBLK"
+#define STALL_MS 5000
+
+typedef struct Desc {
+    uint64_t addr;
+    uint32_t len;
+    uint16_t flags;
+    uint16_t next;
+} Desc;
+
+typedef struct BlkHdr {
+    uint32_t type;
+    uint32_t ioprio;
+    uint64_t sector;
+} BlkHdr;
+
+typedef struct Vblk {
+    PciDev *dev;
+    uint64_t common, notify, device;
+    uint32_t notify_mult;
+    uint64_t notify_addr;
+    volatile Desc *desc;
+    volatile uint16_t *avail;       /* flags, idx, ring[] */
+    volatile uint16_t *used;        /* flags, idx, then 8-byte elements */
+    uint16_t avail_idx;
+    uint16_t last_used;
+    uint64_t capacity;              /* sectors */
+    BlkHdr *hdr;                    /* one per slot */
+    volatile uint8_t *status;       /* one per slot */
+    uint64_t *buf;                  /* one 4 KiB buffer per slot */
+    uint64_t *submit_tsc;
+    PciMsix msix;
+} Vblk;
+
+typedef struct Bench {
+    Vblk *v;
+    unsigned qd;
+    bool irq;
+    uint64_t ios, submitted, completed, errors, irqs;
+    uint64_t start, end, rng;
+    uint64_t *lat;
+    bool stalled;
+    uint64_t p50, p99, min, max, sum;
+} Bench;
+
+static PciDev devs[PCI_MAX_DEVICES];
+static Vblk vblk;
+
+static uint8_t rd8(uint64_t a) { return *(volatile uint8_t *)a; }
+static void wr8(uint64_t a, uint8_t v) { *(volatile uint8_t *)a = v; }
+static uint16_t rd16(uint64_t a) { return *(volatile uint16_t *)a; }
+static void wr16(uint64_t a, uint16_t v) { *(volatile uint16_t *)a = v; }
+
+static bool find_caps(Vblk *v)
+{
+    uint8_t pos = pci_cfg_read8(v->dev->bdf, PCI_CAPABILITY_LIST) & ~3;
+    int found = 0;
+
+    while (pos) {
+        if (pci_cfg_read8(v->dev->bdf, pos) == PCI_CAP_ID_VNDR) {
+            uint8_t type = pci_cfg_read8(v->dev->bdf, pos + 3);
+            uint8_t bar = pci_cfg_read8(v->dev->bdf, pos + 4);
+            uint64_t addr = v->dev->bar[bar].addr +
+                            pci_cfg_read32(v->dev->bdf, pos + 8);
+
+            if (type == CAP_COMMON) {
+                v->common = addr;
+                found |= 1;
+            } else if (type == CAP_NOTIFY) {
+                v->notify = addr;
+                v->notify_mult = pci_cfg_read32(v->dev->bdf, pos + 16);
+                found |= 2;
+            } else if (type == CAP_DEVICE) {
+                v->device = addr;
+                found |= 4;
+            }
+        }
+        pos = pci_cfg_read8(v->dev->bdf, pos + 1) & ~3;
+    }
+    return found == 7;
+}
+
+static bool vblk_init(Vblk *v, bool irq)
+{
+    uint32_t hi;
+    uint16_t noff, max;
+    size_t i;
+
+    wr8(v->common + COMMON_STATUS, 0);
+    if (rd8(v->common + COMMON_STATUS)) {
+        return false;
+    }
+    wr8(v->common + COMMON_STATUS, S_ACK);
+    wr8(v->common + COMMON_STATUS, S_ACK | S_DRIVER);
+    mmio_write32(v->common + COMMON_DFSELECT, 1);
+    hi = mmio_read32(v->common + COMMON_DF);
+    if (!(hi & F_VERSION_1_HI)) {
+        printf("device does not offer VERSION_1\n");
+        return false;
+    }
+    mmio_write32(v->common + COMMON_GFSELECT, 0);
+    mmio_write32(v->common + COMMON_GF, F_BLK_FLUSH);
+    mmio_write32(v->common + COMMON_GFSELECT, 1);
+    mmio_write32(v->common + COMMON_GF, F_VERSION_1_HI);
+    wr8(v->common + COMMON_STATUS, S_ACK | S_DRIVER | S_FEATURES_OK);
+    if (!(rd8(v->common + COMMON_STATUS) & S_FEATURES_OK)) {
+        printf("FEATURES_OK refused\n");
+        return false;
+    }
+    v->capacity = mmio_read64(v->device);
+
+    wr16(v->common + COMMON_Q_SELECT, 0);
+    max = rd16(v->common + COMMON_Q_SIZE);
+    if (max < QUEUE_SIZE) {
+        printf("queue size %u < %u\n", max, QUEUE_SIZE);
+        return false;
+    }
+    wr16(v->common + COMMON_Q_SIZE, QUEUE_SIZE);
+    v->desc = alloc_pages(ALIGN_UP(QUEUE_SIZE * 16, PAGE_SIZE) / PAGE_SIZE);
+    v->avail = alloc_pages(1);
+    v->used = alloc_pages(ALIGN_UP(6 + 8 * QUEUE_SIZE, PAGE_SIZE) / PAGE_SIZE);
+    v->hdr = alloc_pages(ALIGN_UP(QUEUE_SIZE * sizeof(BlkHdr), PAGE_SIZE) /
+                         PAGE_SIZE);
+    v->status = alloc_pages(1);
+    v->buf = alloc_pages(ALIGN_UP(QUEUE_SIZE * 16, PAGE_SIZE) / PAGE_SIZE);
+    if (!v->desc || !v->avail || !v->used || !v->hdr || !v->status ||
+        !v->buf) {
+        return false;
+    }
+    v->submit_tsc = v->buf + QUEUE_SIZE;
+    for (i = 0; i < QUEUE_SIZE / 3; i++) {
+        v->buf[i] = (uint64_t)alloc_pages_uninit(IO_SIZE / PAGE_SIZE);
+        if (!v->buf[i]) {
+            return false;
+        }
+    }
+    mmio_write64(v->common + COMMON_Q_DESC, (uint64_t)v->desc);
+    mmio_write64(v->common + COMMON_Q_AVAIL, (uint64_t)v->avail);
+    mmio_write64(v->common + COMMON_Q_USED, (uint64_t)v->used);
+    wr16(v->common + COMMON_Q_MSIX, irq ? 0 : NO_VECTOR);
+    if (irq && rd16(v->common + COMMON_Q_MSIX) != 0) {
+        printf("queue vector refused\n");
+        return false;
+    }
+    noff = rd16(v->common + COMMON_Q_NOFF);
+    v->notify_addr = v->notify + (uint64_t)noff * v->notify_mult;
+    wr16(v->common + COMMON_Q_ENABLE, 1);
+    wr8(v->common + COMMON_STATUS,
+        S_ACK | S_DRIVER | S_FEATURES_OK | S_DRIVER_OK);
+    return !(rd8(v->common + COMMON_STATUS) & S_NEEDS_RESET);
+}
+
+/* Fills slot's three descriptors; returns the head. */
+static uint16_t prepare(Vblk *v, unsigned slot, uint32_t type,
+                        uint64_t sector, uint64_t buf, uint32_t len)
+{
+    uint16_t d = slot * 3;
+    BlkHdr *h = &v->hdr[slot];
+
+    h->type = type;
+    h->ioprio = 0;
+    h->sector = sector;
+    v->status[slot] = 0xff;
+    v->desc[d].addr = (uint64_t)h;
+    v->desc[d].len = sizeof(*h);
+    v->desc[d].flags = DESC_F_NEXT;
+    v->desc[d].next = d + 1;
+    if (len) {
+        v->desc[d + 1].addr = buf;
+        v->desc[d + 1].len = len;
+        v->desc[d + 1].flags = DESC_F_NEXT | (type == T_IN ? DESC_F_WRITE : 0);
+        v->desc[d + 1].next = d + 2;
+    } else {
+        v->desc[d].next = d + 2;
+    }
+    v->desc[d + 2].addr = (uint64_t)&v->status[slot];
+    v->desc[d + 2].len = 1;
+    v->desc[d + 2].flags = DESC_F_WRITE;
+    v->desc[d + 2].next = 0;
+    return d;
+}
+
+static void make_available(Vblk *v, uint16_t head)
+{
+    v->avail[2 + v->avail_idx % QUEUE_SIZE] = head;
+    barrier();
+    v->avail_idx++;
+    v->avail[1] = v->avail_idx;
+}
+
+static void kick(Vblk *v)
+{
+    barrier();
+    wr16(v->notify_addr, 0);
+}
+
+/* The next used element's id, or -1. */
+static int used_pop(Vblk *v)
+{
+    volatile uint32_t *elem;
+
+    if (v->used[1] == v->last_used) {
+        return -1;
+    }
+    barrier();
+    elem = (volatile uint32_t *)(v->used + 2) + 2 * (v->last_used % QUEUE_SIZE);
+    v->last_used++;
+    return elem[0];
+}
+
+/* One request at CPL0 (set-up time); returns its status or -1. */
+static int request_sync(Vblk *v, uint32_t type, uint64_t sector, void *buf,
+                        uint32_t len)
+{
+    uint64_t t0 = rdtsc();
+    uint16_t head = prepare(v, 0, type, sector, (uint64_t)buf, len);
+    int id;
+
+    make_available(v, head);
+    kick(v);
+    while ((id = used_pop(v)) < 0) {
+        if (rdtsc() - t0 > tsc_khz() * STALL_MS) {
+            return -1;
+        }
+        cpu_relax();
+    }
+    return id == head ? v->status[0] : -1;
+}
+
+static uint64_t next_sector(Bench *b)
+{
+    uint64_t slots = b->v->capacity / (IO_SIZE / 512);
+
+    b->rng ^= b->rng << 13;
+    b->rng ^= b->rng >> 7;
+    b->rng ^= b->rng << 17;
+    return (b->rng % slots) * (IO_SIZE / 512);
+}
+
+static void bench_submit(Bench *b, unsigned slot)
+{
+    Vblk *v = b->v;
+    uint16_t head = prepare(v, slot, T_IN, next_sector(b), v->buf[slot],
+                            IO_SIZE);
+
+    v->submit_tsc[slot] = rdtsc();
+    make_available(v, head);
+    b->submitted++;
+}
+
+static uint64_t irq_total(void)
+{
+    return irq_counts[VECTOR];
+}
+
+static uint64_t bench_run(void *arg)
+{
+    Bench *b = arg;
+    Vblk *v = b->v;
+    uint64_t last_progress, irq_start = irq_total();
+    unsigned s;
+
+    b->start = rdtsc();
+    for (s = 0; s < b->qd && b->submitted < b->ios; s++) {
+        bench_submit(b, s);
+    }
+    kick(v);
+    last_progress = rdtsc();
+    while (b->completed < b->ios) {
+        uint64_t seen = irq_total();
+        bool any = false;
+        int id;
+
+        while ((id = used_pop(v)) >= 0) {
+            unsigned slot = id / 3;
+
+            if (id % 3 || slot >= b->qd || v->status[slot] != ST_OK) {
+                b->errors++;
+            }
+            b->lat[b->completed] = slot < b->qd ?
+                                   rdtsc() - v->submit_tsc[slot] : 0;
+            b->completed++;
+            any = true;
+            if (b->submitted < b->ios && slot < b->qd) {
+                bench_submit(b, slot);
+            }
+            if (b->completed == b->ios) {
+                break;
+            }
+        }
+        if (any) {
+            kick(v);
+            last_progress = rdtsc();
+            continue;
+        }
+        if (rdtsc() - last_progress > tsc_khz() * STALL_MS) {
+            b->stalled = true;
+            break;
+        }
+        if (b->irq) {
+            while (irq_total() == seen &&
+                   rdtsc() - last_progress <= tsc_khz() * STALL_MS) {
+                cpu_relax();
+            }
+        } else {
+            cpu_relax();
+        }
+    }
+    b->end = rdtsc();
+    b->irqs = irq_total() - irq_start;
+    return b->completed;
+}
+
+static void sift_down(uint64_t *a, size_t root, size_t n)
+{
+    for (;;) {
+        size_t child = 2 * root + 1;
+        uint64_t t;
+
+        if (child >= n) {
+            return;
+        }
+        if (child + 1 < n && a[child + 1] > a[child]) {
+            child++;
+        }
+        if (a[root] >= a[child]) {
+            return;
+        }
+        t = a[root];
+        a[root] = a[child];
+        a[child] = t;
+        root = child;
+    }
+}
+
+static uint64_t percentile(const uint64_t *a, size_t n, unsigned pct)
+{
+    size_t rank = (n * pct + 99) / 100;
+
+    return a[rank ? rank - 1 : 0];
+}
+
+static uint64_t bench_stats(void *arg)
+{
+    Bench *b = arg;
+    uint64_t *a = b->lat;
+    size_t n = b->completed, i;
+
+    for (i = n / 2; i-- > 0;) {
+        sift_down(a, i, n);
+    }
+    for (i = n; i-- > 1;) {
+        uint64_t t = a[0];
+
+        a[0] = a[i];
+        a[i] = t;
+        sift_down(a, 0, i);
+    }
+    b->sum = 0;
+    for (i = 0; i < n; i++) {
+        b->sum += a[i];
+    }
+    if (n) {
+        b->min = a[0];
+        b->max = a[n - 1];
+        b->p50 = percentile(a, n, 50);
+        b->p99 = percentile(a, n, 99);
+    }
+    return 0;
+}
+
+static void write_check(Vblk *v)
+{
+    uint8_t *w = alloc_pages(1), *r = alloc_pages(1);
+    uint64_t sector = v->capacity - IO_SIZE / 512;
+    size_t i;
+    int st;
+
+    if (!w || !r) {
+        report(false, "memory for the write check");
+        return;
+    }
+    for (i = 0; i < IO_SIZE; i++) {
+        w[i] = (uint8_t)(i * 13 + 1);
+    }
+    memcpy(w, "CONDUIT-WRITTEN", 15);
+    st = request_sync(v, T_OUT, sector, w, IO_SIZE);
+    report(st == ST_OK, "write 4 KiB at sector %lu: status %d", sector, st);
+    st = request_sync(v, T_FLUSH, 0, 0, 0);
+    report(st == ST_OK, "flush: status %d", st);
+    st = request_sync(v, T_IN, sector, r, IO_SIZE);
+    report(st == ST_OK && !memcmp(w, r, IO_SIZE),
+           "read back what was written: status %d", st);
+    st = request_sync(v, T_IN, v->capacity, r, IO_SIZE);
+    report(st == ST_IOERR, "read past the end: IOERR (status %d)", st);
+}
+
+int main(void)
+{
+    Vblk *v = &vblk;
+    Bench b = { .v = v, .rng = 0x9e3779b97f4a7c15ULL };
+    char mode[8] = "poll";
+    uint64_t elapsed, iops, khz;
+    int count;
+    bool ok;
+
+    b.qd = cmdline_u64("qd", 16);
+    b.ios = cmdline_u64("ios", 10000);
+    cmdline_get("mode", mode, sizeof(mode));
+    if (strcmp(mode, "poll") && strcmp(mode, "irq")) {
+        panic("mode=%s: expected poll or irq", mode);
+    }
+    if (!b.qd || b.qd > QUEUE_SIZE / 3 || !b.ios) {
+        panic("qd=%u ios=%lu: need 1 <= qd <= %u, ios >= 1", b.qd, b.ios,
+              QUEUE_SIZE / 3);
+    }
+    b.irq = !strcmp(mode, "irq");
+    khz = tsc_khz();
+    printf("virtio-blk: qd=%u ios=%lu mode=%s tsc=%lu kHz (%s)\n", b.qd,
+           b.ios, mode, khz, tsc_method());
+    apic_init();
+    irq_enable();
+
+    count = pci_scan(devs, PCI_MAX_DEVICES);
+    v->dev = pci_find(devs, count, VIRTIO_VENDOR, VIRTIO_BLK_DEVICE);
+    if (!v->dev) {
+        report(false, "virtio-blk-pci present");
+        return report_summary();
+    }
+    ok = pci_bar_assign(devs, count, v->dev);
+    pci_enable(v->dev);
+    ok = ok && find_caps(v);
+    report(ok, "virtio-blk %02x:%02x.%x: common/notify/device capabilities",
+           v->dev->bdf >> 8, (v->dev->bdf >> 3) & 31, v->dev->bdf & 7);
+    if (!ok) {
+        return report_summary();
+    }
+    if (b.irq) {
+        ok = pci_msix_init(v->dev, &v->msix);
+        if (ok) {
+            irq_set_count_only(VECTOR);
+            pci_msix_set_vector(&v->msix, 0, VECTOR, apic_id());
+            pci_msix_mask(&v->msix, 0, false);
+            pci_msix_enable(&v->msix, true);
+        }
+        report(ok, "MSI-X for mode=irq");
+    }
+    ok = ok && vblk_init(v, b.irq);
+    report(ok, "negotiated VERSION_1, queue 0 of %u entries, DRIVER_OK; "
+           "%lu sectors", QUEUE_SIZE, v->capacity);
+    if (!ok || v->capacity < IO_SIZE / 512) {
+        return report_summary();
+    }
+    if (cmdline_u64("verify", 0)) {
+        char *buf = alloc_pages(1);
+
+        ok = buf && request_sync(v, T_IN, 0, buf, IO_SIZE) == ST_OK;
+        report(ok && !memcmp(buf, SIGNATURE, strlen(SIGNATURE)),
+               "sector 0 holds the test signature");
+    }
+    if (cmdline_u64("write", 0)) {
+        write_check(v);
+    }
+
+    b.lat = alloc_pages_uninit(ALIGN_UP(b.ios * sizeof(uint64_t), PAGE_SIZE) /
+                               PAGE_SIZE);
+    if (!b.lat) {
+        panic("ios=%lu: not enough RAM for the latency samples", b.ios);
+    }
+    run_user(bench_run, &b);
+    report(!b.stalled && b.completed == b.ios && b.errors == 0,
+           "%lu reads completed, %lu errors%s", b.completed, b.errors,
+           b.stalled ? " (stalled: no completion for 5 s)" : "");
+    if (b.irq) {
+        report(b.irqs > 0, "completions signalled by %lu MSI-X interrupts",
+               b.irqs);
+    }
+    run_user(bench_stats, &b);
+    elapsed = b.end - b.start;
+    iops = elapsed ? b.completed * khz * 1000 / elapsed : 0;
+    printf("RESULT iops=%lu p50_ns=%lu p99_ns=%lu ios=%lu qd=%u mode=%s "
+           "min_ns=%lu max_ns=%lu avg_ns=%lu irqs=%lu errors=%lu "
+           "tsc_khz=%lu tsc_method=%s\n",
+           iops, tsc_to_ns(b.p50), tsc_to_ns(b.p99), b.completed, b.qd, mode,
+           tsc_to_ns(b.min), tsc_to_ns(b.max),
+           b.completed ? tsc_to_ns(b.sum / b.completed) : 0, b.irqs,
+           b.errors, khz, tsc_method());
+    wr8(v->common + COMMON_STATUS, 0);
+    return report_summary();
+}
