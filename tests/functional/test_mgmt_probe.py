@@ -215,9 +215,13 @@ class MgmtProbeTest(unittest.TestCase):
         self.assertEqual(args('migrate-set-capabilities'),
                          {'capabilities': ('[any]', False)})
         # Nothing Conduit lacks is claimed.
-        for absent in ('migrate', 'blockdev-add', 'query-cpu-model-expansion',
-                       'object-add', 'netdev_add'):
+        for absent in ('migrate', 'query-cpu-model-expansion', 'object-add',
+                       'blockdev-create', 'chardev-add'):
             self.assertNotIn(absent, by_name)
+        # ... and what it has since the block layer (issue 19) is.
+        for present in ('blockdev-add', 'blockdev-del', 'netdev_add',
+                        'netdev_del', 'query-blockstats'):
+            self.assertIn(present, by_name)
 
     def test_introspection(self):
         mon = self.start('-M', 'none', '-accel', 'qtest',
