@@ -7,6 +7,7 @@
  * is refused as an unknown accelerator.
  */
 #include "qemu/osdep.h"
+#include "qapi/error.h"
 #include "sysemu/kvm.h"
 
 bool kvm_enabled(void)
@@ -26,4 +27,49 @@ void kvm_set_irq_line(unsigned int gsi, int level)
 void kvm_get_exit_stats(KVMExitStats *stats)
 {
     *stats = (KVMExitStats) { 0 };
+}
+
+/* The irqfd and ioeventfd paths: refused, so callers keep their slow path. */
+static bool kvm_stub_refuse(Error **errp)
+{
+    error_setg(errp, "KVM is not available in this build");
+    return false;
+}
+
+int kvm_irqchip_add_msi_route(uint64_t address, uint32_t data, Error **errp)
+{
+    kvm_stub_refuse(errp);
+    return -1;
+}
+
+bool kvm_irqchip_update_msi_route(int virq, uint64_t address, uint32_t data,
+                                  Error **errp)
+{
+    return kvm_stub_refuse(errp);
+}
+
+void kvm_irqchip_release_virq(int virq)
+{
+}
+
+bool kvm_irqchip_commit_routes(Error **errp)
+{
+    return kvm_stub_refuse(errp);
+}
+
+bool kvm_irqchip_add_irqfd_notifier(EventNotifier *n, int virq, Error **errp)
+{
+    return kvm_stub_refuse(errp);
+}
+
+bool kvm_irqchip_remove_irqfd_notifier(EventNotifier *n, int virq,
+                                       Error **errp)
+{
+    return kvm_stub_refuse(errp);
+}
+
+bool kvm_set_ioeventfd_mmio(int fd, uint64_t addr, unsigned size,
+                            bool assign, Error **errp)
+{
+    return kvm_stub_refuse(errp);
 }
