@@ -24,6 +24,7 @@
 #include "qapi/error.h"
 #include "qemu/sockets.h"
 #include "vfio-user/protocol.h"
+#include "tests/exe-wrapper.h"
 
 /* Liveness bound on a reply; CONFORMANCE_LIVENESS_S raises it (valgrind). */
 static int LIVENESS_S = 10;
@@ -58,6 +59,7 @@ static void server_start(Server *s, const char *args)
 {
     g_autoptr(GError) gerr = NULL;
     g_autofree char *cmd = NULL;
+    g_autofree char *wrapped = NULL;
     g_auto(GStrv) argv = NULL;
     gint64 deadline = g_get_monotonic_time() +
                       6 * LIVENESS_S * G_USEC_PER_SEC;
@@ -67,7 +69,9 @@ static void server_start(Server *s, const char *args)
     s->sock = g_build_filename(s->dir, "s", NULL);
     cmd = g_strdup_printf("%s --socket %s --backend null %s", server_bin,
                           s->sock, args ? args : "");
-    argv = g_strsplit(g_strstrip(cmd), " ", -1);
+    /* Under make check-ppc64le the server runs through qemu-user too. */
+    wrapped = test_wrap_command(g_strstrip(cmd));
+    argv = g_strsplit(wrapped, " ", -1);
     g_assert_true(g_spawn_async(NULL, argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD,
                                 child_setup, NULL, &s->pid, &gerr));
     g_assert_no_error(gerr);
