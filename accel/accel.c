@@ -48,33 +48,12 @@ void accel_print_list(FILE *out)
     g_slist_free(list);
 }
 
-AccelState *current_accel(void)
-{
-    return accel_current;
-}
-
-const char *current_accel_name(void)
-{
-    AccelClass *ac;
-
-    if (!accel_current) {
-        return NULL;
-    }
-    ac = ACCEL_GET_CLASS(accel_current);
-    return ac->name ? ac->name : object_get_typename(OBJECT(accel_current));
-}
-
 static bool accel_is(const char *name)
 {
     g_autofree char *type = g_strconcat(name, ACCEL_CLASS_SUFFIX, NULL);
 
     return accel_current &&
            object_dynamic_cast(OBJECT(accel_current), type) != NULL;
-}
-
-bool accel_is_qtest(void)
-{
-    return accel_is("qtest");
 }
 
 bool accel_is_kvm(void)

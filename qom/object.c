@@ -247,18 +247,6 @@ GSList *object_class_get_list(const char *parent_typename,
     return g_slist_sort(list, class_name_cmp);
 }
 
-void object_class_foreach(void (*fn)(ObjectClass *klass, void *opaque),
-                          const char *parent_typename, bool include_abstract,
-                          void *opaque)
-{
-    GSList *list = object_class_get_list(parent_typename, include_abstract);
-
-    for (GSList *l = list; l; l = l->next) {
-        fn(l->data, opaque);
-    }
-    g_slist_free(list);
-}
-
 /* ---- objects ---- */
 
 static void object_init_with_type(Object *obj, TypeImpl *ti)
@@ -299,25 +287,6 @@ static void object_initialize_with_type(Object *obj, size_t size,
     obj->ref = 1;
     object_init_with_type(obj, ti);
     object_post_init_with_type(obj, ti);
-}
-
-void object_initialize(void *data, size_t size, const char *typename)
-{
-    TypeImpl *ti = type_get_by_name(typename);
-
-    if (!ti) {
-        fprintf(stderr, "unknown type '%s'\n", typename);
-        abort();
-    }
-    object_initialize_with_type(data, size, ti);
-}
-
-void object_initialize_child(Object *parent, const char *name, void *child,
-                             size_t size, const char *typename)
-{
-    object_initialize(child, size, typename);
-    object_property_add_child(parent, name, child);
-    object_unref(child);
 }
 
 Object *object_new_with_class(ObjectClass *klass)
@@ -536,22 +505,6 @@ void object_property_set_description(ObjectProperty *prop,
     prop->description = g_strdup(description);
 }
 
-void object_property_del(Object *obj, const char *name)
-{
-    for (GList *l = obj->properties; l; l = l->next) {
-        ObjectProperty *prop = l->data;
-
-        if (!strcmp(prop->name, name)) {
-            obj->properties = g_list_delete_link(obj->properties, l);
-            if (prop->release) {
-                prop->release(obj, prop->name, prop->opaque);
-            }
-            object_property_free(prop);
-            return;
-        }
-    }
-}
-
 void object_property_iter_init(ObjectPropertyIterator *iter, Object *obj)
 {
     iter->next = obj->properties;
@@ -695,21 +648,6 @@ uint64_t object_property_get_uint(Object *obj, const char *name,
     return v;
 }
 
-int64_t object_property_get_int(Object *obj, const char *name, Error **errp)
-{
-    g_autoptr(JsonNode) node = object_property_get_json(obj, name, errp);
-
-    if (!node) {
-        return 0;
-    }
-    if (JSON_NODE_HOLDS_VALUE(node) &&
-        json_node_get_value_type(node) == G_TYPE_INT64) {
-        return json_node_get_int(node);
-    }
-    error_setg(errp, "Parameter '%s' expects an integer", name);
-    return 0;
-}
-
 char *object_property_get_str(Object *obj, const char *name, Error **errp)
 {
     g_autoptr(JsonNode) node = object_property_get_json(obj, name, errp);
@@ -787,11 +725,6 @@ static bool bool_prop_set(Object *obj, const char *name, JsonNode *value,
     return json_to_bool(value, name, &v, errp) && bp->set(obj, v, errp);
 }
 
-static void prop_release_opaque(Object *obj, const char *name, void *opaque)
-{
-    g_free(opaque);
-}
-
 static BoolProperty *bool_prop_new(ObjectBoolGet *get, ObjectBoolSet *set)
 {
     BoolProperty *bp = g_new(BoolProperty, 1);
@@ -799,15 +732,6 @@ static BoolProperty *bool_prop_new(ObjectBoolGet *get, ObjectBoolSet *set)
     bp->get = get;
     bp->set = set;
     return bp;
-}
-
-ObjectProperty *object_property_add_bool(Object *obj, const char *name,
-                                         ObjectBoolGet *get,
-                                         ObjectBoolSet *set)
-{
-    return object_property_add(obj, name, "bool", get ? bool_prop_get : NULL,
-                               set ? bool_prop_set : NULL,
-                               prop_release_opaque, bool_prop_new(get, set));
 }
 
 ObjectProperty *object_class_property_add_bool(ObjectClass *klass,
@@ -860,15 +784,6 @@ static StrProperty *str_prop_new(ObjectStrGet *get, ObjectStrSet *set)
     sp->get = get;
     sp->set = set;
     return sp;
-}
-
-ObjectProperty *object_property_add_str(Object *obj, const char *name,
-                                        ObjectStrGet *get,
-                                        ObjectStrSet *set)
-{
-    return object_property_add(obj, name, "str", get ? str_prop_get : NULL,
-                               set ? str_prop_set : NULL,
-                               prop_release_opaque, str_prop_new(get, set));
 }
 
 ObjectProperty *object_class_property_add_str(ObjectClass *klass,
@@ -948,17 +863,6 @@ static UintField *uint_field_new(size_t offset, unsigned width)
     f->offset = offset;
     f->width = width;
     return f;
-}
-
-ObjectProperty *object_property_add_uint(Object *obj, const char *name,
-                                         size_t offset, unsigned width,
-                                         bool writable)
-{
-    return object_property_add(obj, name, uint_type_name(width),
-                               uint_field_get,
-                               writable ? uint_field_set : NULL,
-                               prop_release_opaque,
-                               uint_field_new(offset, width));
 }
 
 ObjectProperty *object_class_property_add_uint(ObjectClass *klass,
@@ -1041,22 +945,6 @@ ObjectProperty *object_property_add_child(Object *parent, const char *name,
     object_ref(child);
     child->parent = parent;
     return prop;
-}
-
-static JsonNode *link_prop_get(Object *obj, const char *name, void *opaque,
-                               Error **errp)
-{
-    return path_node(opaque);
-}
-
-ObjectProperty *object_property_add_const_link(Object *obj, const char *name,
-                                               Object *target)
-{
-    g_autofree char *type = g_strdup_printf("link<%s>",
-                                            object_get_typename(target));
-
-    return object_property_add(obj, name, type, link_prop_get, NULL, NULL,
-                               target);
 }
 
 static ObjectProperty *child_property_of(Object *parent, const Object *child)
@@ -1237,12 +1125,6 @@ static int do_child_foreach(Object *obj,
         }
     }
     return ret;
-}
-
-int object_child_foreach(Object *obj, int (*fn)(Object *child, void *opaque),
-                         void *opaque)
-{
-    return do_child_foreach(obj, fn, opaque, false);
 }
 
 int object_child_foreach_recursive(Object *obj,

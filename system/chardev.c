@@ -876,23 +876,11 @@ bool qemu_chr_fe_backend_connected(CharBackend *be)
     return be->chr && be->chr->connected;
 }
 
-Chardev *qemu_chr_fe_get_driver(CharBackend *be)
-{
-    return be->chr;
-}
-
 void qemu_chr_fe_accept_input(CharBackend *be)
 {
     if (be->chr) {
         be->chr->throttled = false;
         chr_update_watch(be->chr);
-    }
-}
-
-void qemu_chr_fe_disconnect(CharBackend *be)
-{
-    if (be->chr && be->chr->kind == CHARDEV_KIND_SOCKET) {
-        qemu_bh_schedule(be->chr->disconnect_bh);
     }
 }
 
@@ -927,15 +915,4 @@ int qemu_chr_fe_write_all(CharBackend *be, const uint8_t *buf, int len)
     }
     chr_update_watch(chr);
     return len;
-}
-
-int qemu_chr_fe_printf(CharBackend *be, const char *fmt, ...)
-{
-    g_autofree char *s = NULL;
-    va_list ap;
-
-    va_start(ap, fmt);
-    s = g_strdup_vprintf(fmt, ap);
-    va_end(ap);
-    return qemu_chr_fe_write_all(be, (const uint8_t *)s, strlen(s));
 }

@@ -914,11 +914,6 @@ hwaddr memory_region_get_address(MemoryRegion *mr)
     return mr->addr;
 }
 
-hwaddr memory_region_get_alias_offset(MemoryRegion *mr)
-{
-    return mr->alias_offset;
-}
-
 MemoryRegion *memory_region_get_container(MemoryRegion *mr)
 {
     return mr->container;

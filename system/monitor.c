@@ -93,12 +93,6 @@ static QmpCommand *qmp_command_add(const char *name, QmpCommandFunc fn,
     return cmd;
 }
 
-void qmp_register_command(const char *name, QmpCommandFunc fn,
-                          unsigned flags)
-{
-    qmp_command_add(name, fn, flags);
-}
-
 static QmpArgType qmp_arg_type_parse(const char *t)
 {
     static const struct {
@@ -152,11 +146,6 @@ void qmp_register_command_args(const char *name, QmpCommandFunc fn,
         arg.type = qmp_arg_type_parse(colon + 1);
         g_array_append_val(cmd->args, arg);
     }
-}
-
-bool qmp_command_exists(const char *name)
-{
-    return qmp_commands && g_hash_table_contains(qmp_commands, name);
 }
 
 static const char *qmp_arg_type_qapi_name(QmpArgType type)
@@ -303,16 +292,6 @@ JsonNode *qmp_node_new_string(const char *s)
     return node;
 }
 
-JsonObject *qmp_object_copy(JsonObject *obj)
-{
-    g_autoptr(JsonNode) in = json_node_new(JSON_NODE_OBJECT);
-    g_autoptr(JsonNode) copy = NULL;
-
-    json_node_set_object(in, obj);
-    copy = json_node_copy(in);
-    return json_node_dup_object(copy);
-}
-
 static JsonObject *qmp_error_object(ErrorClass cls, const char *desc)
 {
     JsonObject *reply = json_object_new();
@@ -454,14 +433,6 @@ out:
         json_object_set_member(reply, "id", json_node_copy(id));
     }
     return reply;
-}
-
-JsonObject *qmp_dispatch(JsonObject *request)
-{
-    g_autoptr(JsonNode) node = json_node_new(JSON_NODE_OBJECT);
-
-    json_node_set_object(node, request);
-    return qmp_dispatch_node(NULL, node);
 }
 
 /* ---- wire ---- */

@@ -39,19 +39,9 @@ static DeviceState *irq_intercept_dev;
 static GHashTable *irq_levels;      /* line -> level, for change detection */
 static GHashTable *qtest_commands;  /* name -> QTestCommandFunc */
 
-bool qtest_enabled(void)
-{
-    return qtest_accel_on;
-}
-
 void qtest_set_enabled(bool enabled)
 {
     qtest_accel_on = enabled;
-}
-
-bool qtest_server_active(void)
-{
-    return qtest_chr_ready;
 }
 
 void qtest_register_command(const char *name, QTestCommandFunc fn)

@@ -34,14 +34,6 @@ void loc_push_cmdline(const char *opt, const char *arg)
                                    : g_strdup(opt));
 }
 
-void loc_push_none(void)
-{
-    if (!loc_stack) {
-        loc_stack = g_ptr_array_new_with_free_func(g_free);
-    }
-    g_ptr_array_add(loc_stack, NULL);
-}
-
 void loc_pop(void)
 {
     g_assert(loc_stack && loc_stack->len);
@@ -95,16 +87,6 @@ static void vreport(const char *kind, const char *fmt, va_list ap)
     g_string_append_c(line, '\n');
     fputs(line->str, stderr);
     fflush(stderr);
-}
-
-void error_vreport(const char *fmt, va_list ap)
-{
-    vreport("", fmt, ap);
-}
-
-void warn_vreport(const char *fmt, va_list ap)
-{
-    vreport("warning: ", fmt, ap);
 }
 
 void error_report(const char *fmt, ...)

@@ -185,18 +185,6 @@ ErrorClass error_get_class(const Error *err)
     return err->err_class;
 }
 
-Error *error_copy(const Error *err)
-{
-    Error *copy = g_new0(Error, 1);
-
-    *copy = *err;
-    copy->msg = g_strdup(err->msg);
-    if (err->hint) {
-        copy->hint = g_string_new(err->hint->str);
-    }
-    return copy;
-}
-
 void error_free(Error *err)
 {
     if (err) {

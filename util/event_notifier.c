@@ -47,11 +47,6 @@ int event_notifier_get_fd(const EventNotifier *e)
     return e->rfd;
 }
 
-int event_notifier_get_wfd(const EventNotifier *e)
-{
-    return e->wfd;
-}
-
 int event_notifier_set(EventNotifier *e)
 {
     uint64_t one = 1;

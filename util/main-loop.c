@@ -49,12 +49,6 @@ static gint main_loop_poll(GPollFD *fds, guint nfds, gint timeout)
     return ret;
 }
 
-GMainContext *qemu_get_main_context(void)
-{
-    qemu_init_main_loop();
-    return main_ctx;
-}
-
 /* Timer source: wakes the loop at the earliest armed timer. */
 static int64_t timers_deadline_ns(void)
 {

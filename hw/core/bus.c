@@ -53,13 +53,6 @@ static void qbus_setup(BusState *bus, const char *typename,
     }
 }
 
-void qbus_init(void *opaque, size_t size, const char *typename,
-               DeviceState *parent, const char *name)
-{
-    object_initialize(opaque, size, typename);
-    qbus_setup(opaque, typename, parent, name);
-}
-
 BusState *qbus_new(const char *typename, DeviceState *parent,
                    const char *name)
 {
@@ -92,17 +85,6 @@ BusState *qbus_find_by_type(const char *typename)
         }
     }
     return NULL;
-}
-
-int qbus_foreach(int (*fn)(BusState *bus, void *opaque), void *opaque)
-{
-    for (GList *l = all_buses; l; l = l->next) {
-        int ret = fn(l->data, opaque);
-        if (ret) {
-            return ret;
-        }
-    }
-    return 0;
 }
 
 void qbus_reset_all(BusState *bus)

@@ -59,8 +59,3 @@ void qemu_irq_intercept(qemu_irq irq, qemu_irq_handler handler, void *opaque)
     irq->handler = handler;
     irq->opaque = opaque;
 }
-
-int qemu_irq_get_line(qemu_irq irq)
-{
-    return irq->n;
-}

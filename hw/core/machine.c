@@ -140,21 +140,6 @@ typedef struct InitDoneEntry {
 static GList *init_done_list;
 static bool init_done;
 
-void qemu_add_machine_init_done(MachineInitDoneFn *fn, void *opaque)
-{
-    InitDoneEntry *e;
-
-    /* Late registrations run at once, so nobody misses the moment. */
-    if (init_done) {
-        fn(opaque);
-        return;
-    }
-    e = g_new(InitDoneEntry, 1);
-    e->fn = fn;
-    e->opaque = opaque;
-    init_done_list = g_list_append(init_done_list, e);
-}
-
 void qemu_run_machine_init_done(void)
 {
     init_done = true;
@@ -164,11 +149,6 @@ void qemu_run_machine_init_done(void)
     }
     g_list_free_full(init_done_list, g_free);
     init_done_list = NULL;
-}
-
-bool machine_init_done(void)
-{
-    return init_done;
 }
 
 /* ---- generic machine properties (-machine key=val) ---- */

@@ -684,18 +684,6 @@ void qdev_prop_set_bool(DeviceState *dev, const char *name, bool value)
     prop_set_or_abort(dev, name, value ? "on" : "off");
 }
 
-void qdev_prop_set_uint8(DeviceState *dev, const char *name, uint8_t value)
-{
-    g_autofree char *s = g_strdup_printf("%u", value);
-    prop_set_or_abort(dev, name, s);
-}
-
-void qdev_prop_set_uint16(DeviceState *dev, const char *name, uint16_t value)
-{
-    g_autofree char *s = g_strdup_printf("%u", value);
-    prop_set_or_abort(dev, name, s);
-}
-
 void qdev_prop_set_uint32(DeviceState *dev, const char *name, uint32_t value)
 {
     g_autofree char *s = g_strdup_printf("%" PRIu32, value);
@@ -721,20 +709,6 @@ void qdev_prop_set_uint64(DeviceState *dev, const char *name, uint64_t value)
 {
     g_autofree char *s = g_strdup_printf("%" PRIu64, value);
     prop_set_or_abort(dev, name, s);
-}
-
-void qdev_prop_set_string(DeviceState *dev, const char *name,
-                          const char *value)
-{
-    const Property *prop = qdev_find_prop(dev, name);
-
-    /* NULL clears a string property; the parser only sees real text. */
-    if (!value && prop && prop->info == &qdev_prop_string) {
-        g_assert(!dev->realized);
-        release_string(prop, prop_field(dev, prop));
-        return;
-    }
-    prop_set_or_abort(dev, name, value ? value : "");
 }
 
 static gint prop_name_cmp(gconstpointer a, gconstpointer b)

@@ -250,21 +250,6 @@ void qemu_devices_reset(void)
     trace_qdev_reset_all(n);
 }
 
-void device_class_set_parent_realize(DeviceClass *dc, DeviceRealize dev_realize,
-                                     DeviceRealize *parent_realize)
-{
-    *parent_realize = dc->realize;
-    dc->realize = dev_realize;
-}
-
-void device_class_set_parent_unrealize(DeviceClass *dc,
-                                       DeviceUnrealize dev_unrealize,
-                                       DeviceUnrealize *parent_unrealize)
-{
-    *parent_unrealize = dc->unrealize;
-    dc->unrealize = dev_unrealize;
-}
-
 Object *qdev_get_machine(void)
 {
     /* Unit tests run without a machine: a container stands in. */

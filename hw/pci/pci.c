@@ -569,24 +569,6 @@ pcibus_t pci_get_bar_addr(PCIDevice *dev, int region_num)
     return dev->io_regions[region_num].addr;
 }
 
-void pci_set_bar_addr(PCIDevice *dev, int region_num, pcibus_t addr)
-{
-    PCIIORegion *r = &dev->io_regions[region_num];
-    int reg = pci_bar_reg(region_num);
-
-    assert(r->size);
-    if (pci_bar_is_64bit(r->type)) {
-        pci_set_quad(dev->config + reg, (addr & ~(r->size - 1)) | r->type);
-    } else if (region_num == PCI_ROM_SLOT) {
-        pci_set_long(dev->config + reg, (addr & ~(r->size - 1)) |
-                     (pci_get_long(dev->config + reg) &
-                      PCI_ROM_ADDRESS_ENABLE));
-    } else {
-        pci_set_long(dev->config + reg, (addr & ~(r->size - 1)) | r->type);
-    }
-    pci_update_mappings(dev);
-}
-
 static void pci_unregister_bars(PCIDevice *dev)
 {
     int i;
@@ -770,17 +752,6 @@ void pci_device_reset(PCIDevice *dev)
 static void pci_qdev_reset(DeviceState *qdev)
 {
     pci_device_reset(PCI_DEVICE(qdev));
-}
-
-void pci_bus_reset(PCIBus *bus)
-{
-    int i;
-
-    for (i = 0; i < PCI_DEVFN_MAX; i++) {
-        if (bus->devices[i]) {
-            pci_device_reset(bus->devices[i]);
-        }
-    }
 }
 
 /* ---- bus ---- */

@@ -108,16 +108,6 @@ void spapr_irq_free_block(SpaprIcsState *ics, int first, unsigned int count)
     }
 }
 
-unsigned int spapr_irq_nr_free(SpaprIcsState *ics)
-{
-    unsigned int i, n = 0;
-
-    for (i = 0; i < SPAPR_IRQ_NR_MSI; i++) {
-        n += !ics->msi_used[i];
-    }
-    return n;
-}
-
 void spapr_irq_free_all(SpaprIcsState *ics)
 {
     spapr_irq_free_block(ics, SPAPR_IRQ_MSI_BASE, SPAPR_IRQ_NR_MSI);

@@ -89,13 +89,8 @@ void qemu_chr_fe_set_handlers(CharBackend *be,
  * a disconnected socket is dropped).
  */
 int qemu_chr_fe_write_all(CharBackend *be, const uint8_t *buf, int len);
-int qemu_chr_fe_printf(CharBackend *be, const char *fmt, ...)
-    QEMU_PRINTF(2, 3);
 bool qemu_chr_fe_backend_connected(CharBackend *be);
-Chardev *qemu_chr_fe_get_driver(CharBackend *be);
 /* The front-end can take input again (after can_read returned 0). */
 void qemu_chr_fe_accept_input(CharBackend *be);
-/* Drops the current client of a socket chardev (server re-listens). */
-void qemu_chr_fe_disconnect(CharBackend *be);
 
 #endif

@@ -270,7 +270,6 @@ bool memory_region_is_alias(MemoryRegion *mr);
 bool memory_region_is_enabled(MemoryRegion *mr);
 bool memory_region_is_readonly(MemoryRegion *mr);
 hwaddr memory_region_get_address(MemoryRegion *mr);
-hwaddr memory_region_get_alias_offset(MemoryRegion *mr);
 MemoryRegion *memory_region_get_container(MemoryRegion *mr);
 /* Host pointer of a RAM or RAM-device region (offset 0), else NULL. */
 void *memory_region_get_ram_ptr(MemoryRegion *mr);

@@ -125,8 +125,6 @@ bool machine_parse_smp(const MachineClass *mc, const SmpConfig *config,
 
 /* Callbacks run once the machine and the -device devices are created. */
 typedef void MachineInitDoneFn(void *opaque);
-void qemu_add_machine_init_done(MachineInitDoneFn *fn, void *opaque);
 void qemu_run_machine_init_done(void);
-bool machine_init_done(void);
 
 #endif

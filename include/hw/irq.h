@@ -44,6 +44,5 @@ void qemu_free_irqs(qemu_irq *irqs, int n);
 
 /* Replaces where the line goes; its number stays the same. */
 void qemu_irq_intercept(qemu_irq irq, qemu_irq_handler handler, void *opaque);
-int qemu_irq_get_line(qemu_irq irq);
 
 #endif

@@ -144,12 +144,6 @@ void qemu_register_reset(QEMUResetHandler *func, void *opaque);
 void qemu_unregister_reset(QEMUResetHandler *func, void *opaque);
 
 void device_class_set_props(DeviceClass *dc, const Property *props);
-/* Lets a subclass wrap its parent's realize/unrealize/reset. */
-void device_class_set_parent_realize(DeviceClass *dc, DeviceRealize dev_realize,
-                                     DeviceRealize *parent_realize);
-void device_class_set_parent_unrealize(DeviceClass *dc,
-                                       DeviceUnrealize dev_unrealize,
-                                       DeviceUnrealize *parent_unrealize);
 
 /* The machine object (/machine); NULL before it exists. */
 Object *qdev_get_machine(void);
@@ -194,9 +188,6 @@ bool qdev_intercept_gpio_out(DeviceState *dev, qemu_irq_handler handler,
 
 /* ---- buses ---- */
 
-/* For a BusState embedded in a device struct. */
-void qbus_init(void *bus, size_t size, const char *typename,
-               DeviceState *parent, const char *name);
 /* name NULL: "<parent id or type>.<n>". */
 BusState *qbus_new(const char *typename, DeviceState *parent,
                    const char *name);
@@ -204,8 +195,6 @@ BusState *qbus_new(const char *typename, DeviceState *parent,
 BusState *qbus_find(const char *path, Error **errp);
 /* The first bus (in creation order) of the given type, or NULL. */
 BusState *qbus_find_by_type(const char *typename);
-/* Calls fn on every bus in creation order; stops at a non-zero return. */
-int qbus_foreach(int (*fn)(BusState *bus, void *opaque), void *opaque);
 void qbus_reset_all(BusState *bus);
 
 #endif

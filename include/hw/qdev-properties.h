@@ -142,13 +142,9 @@ bool qdev_prop_parse(DeviceState *dev, const char *name, const char *value,
                      Error **errp);
 /* These abort on failure: for board code setting known-good values. */
 void qdev_prop_set_bool(DeviceState *dev, const char *name, bool value);
-void qdev_prop_set_uint8(DeviceState *dev, const char *name, uint8_t value);
-void qdev_prop_set_uint16(DeviceState *dev, const char *name, uint16_t value);
 void qdev_prop_set_uint32(DeviceState *dev, const char *name, uint32_t value);
 void qdev_prop_set_int32(DeviceState *dev, const char *name, int32_t value);
 void qdev_prop_set_uint64(DeviceState *dev, const char *name, uint64_t value);
-void qdev_prop_set_string(DeviceState *dev, const char *name,
-                          const char *value);
 
 /* The qdev Property of the device's class chain, or NULL. */
 const Property *qdev_find_prop(DeviceState *dev, const char *name);

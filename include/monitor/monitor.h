@@ -27,12 +27,7 @@ typedef enum QmpCommandOptions {
 
 /*
  * Registers (or replaces) a command.  Callable at any time, including from
- * constructors before main().  The handler validates its own arguments.
- */
-void qmp_register_command(const char *name, QmpCommandFunc fn,
-                          unsigned flags);
-/*
- * Like qmp_register_command, and the dispatcher checks the arguments
+ * constructors before main().  The dispatcher checks the arguments
  * against @args_spec before calling @fn: space-separated "name:type" with
  * type one of s (string), i (integer), b (bool), n (number), o (object),
  * a (array), any; a leading '*' marks an optional argument; a lone "**"
@@ -41,7 +36,6 @@ void qmp_register_command(const char *name, QmpCommandFunc fn,
  */
 void qmp_register_command_args(const char *name, QmpCommandFunc fn,
                                const char *args_spec, unsigned flags);
-bool qmp_command_exists(const char *name);
 
 /*
  * What a command declares about itself, for introspection
@@ -75,17 +69,8 @@ void monitor_cleanup(void);
  */
 void qapi_event_send(const char *event, JsonObject *data);
 
-/*
- * Executes one request object as a negotiated monitor would and returns
- * the reply object (with "return" or "error", and "id" if given).  For
- * unit tests and for internal callers; never returns NULL.
- */
-JsonObject *qmp_dispatch(JsonObject *request);
-
 /* Helpers for command handlers. */
 JsonNode *qmp_node_new_object(JsonObject *obj);   /* takes ownership */
 JsonNode *qmp_node_new_string(const char *s);
-/* Copies a JsonObject deeply. */
-JsonObject *qmp_object_copy(JsonObject *obj);
 
 #endif

@@ -62,7 +62,6 @@ void error_append_hint(Error **errp, const char *fmt, ...) QEMU_PRINTF(2, 3);
 const char *error_get_pretty(const Error *err);
 const char *error_get_hint(const Error *err);
 ErrorClass error_get_class(const Error *err);
-Error *error_copy(const Error *err);
 void error_free(Error *err);
 void error_free_or_abort(Error **errp);
 /* error_report()s the message (and hint), then frees it. */

@@ -20,14 +20,11 @@ const char *error_get_progname(void);
  * prefixed with "-opt arg: ".  loc_push_cmdline("-device", "foo,bar=1").
  */
 void loc_push_cmdline(const char *opt, const char *arg);
-void loc_push_none(void);
 void loc_pop(void);
 
 void error_report(const char *fmt, ...) QEMU_PRINTF(1, 2);
 void warn_report(const char *fmt, ...) QEMU_PRINTF(1, 2);
 void info_report(const char *fmt, ...) QEMU_PRINTF(1, 2);
-void error_vreport(const char *fmt, va_list ap) QEMU_PRINTF(1, 0);
-void warn_vreport(const char *fmt, va_list ap) QEMU_PRINTF(1, 0);
 
 /* Reports only the first time the flag pointed to is false. */
 bool warn_report_once_cond(bool *printed, const char *fmt, ...)

@@ -27,7 +27,6 @@ void event_notifier_init_fd(EventNotifier *e, int fd);
 /* Removes any main-loop handler and closes the fd; safe to call twice. */
 void event_notifier_cleanup(EventNotifier *e);
 int event_notifier_get_fd(const EventNotifier *e);
-int event_notifier_get_wfd(const EventNotifier *e);
 /* Returns 0 or -errno. */
 int event_notifier_set(EventNotifier *e);
 /* Clears the notifier; returns nonzero if it was signalled. */

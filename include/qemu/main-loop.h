@@ -35,7 +35,6 @@ int qemu_main_loop(void);
  * without returning to the top of the loop.  Caller holds the BQL.
  */
 void main_loop_wait(bool blocking);
-GMainContext *qemu_get_main_context(void);
 
 /*
  * Watches @fd for readability/writability; the handlers run in the main

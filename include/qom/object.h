@@ -126,23 +126,12 @@ ObjectClass *object_class_dynamic_cast_assert(ObjectClass *klass,
 /* Every class derived from parent_typename (NULL: all), sorted by name. */
 GSList *object_class_get_list(const char *parent_typename,
                               bool include_abstract);
-void object_class_foreach(void (*fn)(ObjectClass *klass, void *opaque),
-                          const char *parent_typename, bool include_abstract,
-                          void *opaque);
 
 /* ---- objects ---- */
 
 /* Aborts on an unknown or abstract type: that is a programming error. */
 Object *object_new(const char *typename);
 Object *object_new_with_class(ObjectClass *klass);
-/* For objects embedded in a larger struct: final unref does not free. */
-void object_initialize(void *data, size_t size, const char *typename);
-/*
- * Initializes an embedded object and adds it as child "name" of parent;
- * the composition link holds the only reference.
- */
-void object_initialize_child(Object *parent, const char *name, void *child,
-                             size_t size, const char *typename);
 
 Object *object_ref(void *obj);
 void object_unref(void *obj);
@@ -224,7 +213,6 @@ ObjectProperty *object_class_property_add(ObjectClass *klass,
                                           void *opaque);
 void object_property_set_description(ObjectProperty *prop,
                                      const char *description);
-void object_property_del(Object *obj, const char *name);
 
 /*
  * Convenience properties backed by callbacks; set may be NULL (read-only).
@@ -235,16 +223,10 @@ typedef bool (ObjectBoolSet)(Object *obj, bool value, Error **errp);
 typedef char *(ObjectStrGet)(Object *obj, Error **errp);
 typedef bool (ObjectStrSet)(Object *obj, const char *value, Error **errp);
 
-ObjectProperty *object_property_add_bool(Object *obj, const char *name,
-                                         ObjectBoolGet *get,
-                                         ObjectBoolSet *set);
 ObjectProperty *object_class_property_add_bool(ObjectClass *klass,
                                                const char *name,
                                                ObjectBoolGet *get,
                                                ObjectBoolSet *set);
-ObjectProperty *object_property_add_str(Object *obj, const char *name,
-                                        ObjectStrGet *get,
-                                        ObjectStrSet *set);
 ObjectProperty *object_class_property_add_str(ObjectClass *klass,
                                               const char *name,
                                               ObjectStrGet *get,
@@ -253,9 +235,6 @@ ObjectProperty *object_class_property_add_str(ObjectClass *klass,
  * An unsigned integer field at (char *)obj + offset of the given width
  * (1, 2, 4 or 8 bytes); writable when writable is true.
  */
-ObjectProperty *object_property_add_uint(Object *obj, const char *name,
-                                         size_t offset, unsigned width,
-                                         bool writable);
 ObjectProperty *object_class_property_add_uint(ObjectClass *klass,
                                                const char *name,
                                                size_t offset, unsigned width,
@@ -288,7 +267,6 @@ bool object_property_parse(Object *obj, const char *name, const char *str,
 bool object_property_get_bool(Object *obj, const char *name, Error **errp);
 uint64_t object_property_get_uint(Object *obj, const char *name,
                                   Error **errp);
-int64_t object_property_get_int(Object *obj, const char *name, Error **errp);
 /* g_free the result. */
 char *object_property_get_str(Object *obj, const char *name, Error **errp);
 bool object_property_set_bool(Object *obj, const char *name, bool value,
@@ -309,9 +287,6 @@ Object *container_get(Object *root, const char *path);
  */
 ObjectProperty *object_property_add_child(Object *parent, const char *name,
                                           Object *child);
-/* Read-only "link<TYPE>" property pointing at target (no reference). */
-ObjectProperty *object_property_add_const_link(Object *obj, const char *name,
-                                               Object *target);
 /* Removes obj from its parent (runs the class unparent hook first). */
 void object_unparent(Object *obj);
 /* The name of the child property in the parent; NULL if unparented. */
@@ -328,9 +303,10 @@ Object *object_resolve_path_component(Object *parent, const char *part);
 Object *object_resolve_path(const char *path, bool *ambiguous);
 Object *object_resolve_path_type(const char *path, const char *typename,
                                  bool *ambiguous);
-/* Calls fn on each child in insertion order; stops at a non-zero return. */
-int object_child_foreach(Object *obj, int (*fn)(Object *child, void *opaque),
-                         void *opaque);
+/*
+ * Calls fn on each descendant, depth first, children in insertion order;
+ * stops at a non-zero return.
+ */
 int object_child_foreach_recursive(Object *obj,
                                    int (*fn)(Object *child, void *opaque),
                                    void *opaque);

@@ -42,10 +42,7 @@ typedef struct AccelClass {
 AccelClass *accel_find(const char *name);
 /* "-accel help". */
 void accel_print_list(FILE *out);
-/* The accelerator in use, or NULL before one is initialized. */
-AccelState *current_accel(void);
-const char *current_accel_name(void);
-bool accel_is_qtest(void);
+/* True when the accelerator in use is KVM. */
 bool accel_is_kvm(void);
 /* Creates the accelerator object and calls init_machine. */
 bool accel_init_machine(AccelClass *ac, MachineState *ms, Error **errp);

@@ -18,8 +18,6 @@
 #include "qemu/compiler.h"
 #include "qemu/typedefs.h"
 
-/* True when the qtest accelerator is in use. */
-bool qtest_enabled(void);
 /* Called by the qtest accelerator's init. */
 void qtest_set_enabled(bool enabled);
 
@@ -30,7 +28,6 @@ void qtest_set_enabled(bool enabled);
  * per message with a timestamp and direction.
  */
 bool qtest_server_init(const char *spec, const char *logfile, Error **errp);
-bool qtest_server_active(void);
 
 /*
  * Sends an unprompted line to the client (a newline is appended).  No-op

@@ -814,11 +814,6 @@ int64_t qtest_clock_step(QTestState *s, int64_t step_ns)
     return qtest_cmd_value(s, line);
 }
 
-int64_t qtest_clock_step_next(QTestState *s)
-{
-    return qtest_cmd_value(s, "clock_step");
-}
-
 int64_t qtest_clock_set(QTestState *s, int64_t val_ns)
 {
     g_autofree char *line = g_strdup_printf("clock_set %" PRIi64, val_ns);

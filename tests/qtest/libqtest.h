@@ -84,7 +84,6 @@ bool qtest_get_irq(QTestState *s, int num);
 
 /* Returns the new virtual clock value (ns). */
 int64_t qtest_clock_step(QTestState *s, int64_t step_ns);
-int64_t qtest_clock_step_next(QTestState *s);
 int64_t qtest_clock_set(QTestState *s, int64_t val_ns);
 bool qtest_big_endian(QTestState *s);
 

@@ -257,14 +257,11 @@ pcibus_t pci_get_bar_addr(PCIDevice *dev, int region_num);
 /* Address the BAR register currently decodes, PCI_BAR_UNMAPPED if none. */
 pcibus_t pci_bar_address(PCIDevice *dev, int reg, uint8_t type,
                          pcibus_t size);
-/* Writes the BAR register (both dwords for 64-bit) and remaps. */
-void pci_set_bar_addr(PCIDevice *dev, int region_num, pcibus_t addr);
 void pci_update_mappings(PCIDevice *dev);
 
 AddressSpace *pci_get_address_space(PCIDevice *dev);
 void pci_set_irq(PCIDevice *dev, int level);
 void pci_device_reset(PCIDevice *dev);
-void pci_bus_reset(PCIBus *bus);
 /* Offset that a BAR register has for region_num. */
 static inline int pci_bar_reg(int region_num)
 {

@@ -97,8 +97,6 @@ typedef struct SpaprMachineState {
  */
 int spapr_irq_alloc_block(SpaprIcsState *ics, unsigned int count);
 void spapr_irq_free_block(SpaprIcsState *ics, int first, unsigned int count);
-/* Sources still free in the MSI pool. */
-unsigned int spapr_irq_nr_free(SpaprIcsState *ics);
 /* Releases every MSI source (machine reset). */
 void spapr_irq_free_all(SpaprIcsState *ics);
 /* An edge on source irq (an MSI); out of range is a guest error. */

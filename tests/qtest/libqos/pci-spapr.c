@@ -58,13 +58,6 @@ uint64_t qpci_spapr_cpu_addr(QPCIBar bar, uint64_t off)
     return pci;
 }
 
-/* qtest_read* answer in guest (big-endian) order: swap to PCI's. */
-uint16_t qpci_spapr_io_readw(QPCIDevice *dev, QPCIBar bar, uint64_t off)
-{
-    return GUINT16_SWAP_LE_BE(qtest_readw(dev->bus->qts,
-                                          qpci_spapr_cpu_addr(bar, off)));
-}
-
 uint32_t qpci_spapr_io_readl(QPCIDevice *dev, QPCIBar bar, uint64_t off)
 {
     return GUINT32_SWAP_LE_BE(qtest_readl(dev->bus->qts,

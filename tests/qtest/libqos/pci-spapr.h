@@ -27,7 +27,6 @@ void qpci_free_spapr(QPCIBus *bus);
 
 /* The CPU address of offset off in bar (asserts it is in a window). */
 uint64_t qpci_spapr_cpu_addr(QPCIBar bar, uint64_t off);
-uint16_t qpci_spapr_io_readw(QPCIDevice *dev, QPCIBar bar, uint64_t off);
 uint32_t qpci_spapr_io_readl(QPCIDevice *dev, QPCIBar bar, uint64_t off);
 uint64_t qpci_spapr_io_readq(QPCIDevice *dev, QPCIBar bar, uint64_t off);
 void qpci_spapr_io_writel(QPCIDevice *dev, QPCIBar bar, uint64_t off,

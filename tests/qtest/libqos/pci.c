@@ -200,18 +200,6 @@ uint32_t qpci_io_readl(QPCIDevice *dev, QPCIBar bar, uint64_t off)
                      : qtest_readl(s, bar.addr + off);
 }
 
-uint64_t qpci_io_readq(QPCIDevice *dev, QPCIBar bar, uint64_t off)
-{
-    QTestState *s = dev->bus->qts;
-
-    g_assert(bar.addr != QPCI_BAR_NONE);
-    if (bar.is_io) {
-        return qtest_inl(s, bar.addr + off) |
-               (uint64_t)qtest_inl(s, bar.addr + off + 4) << 32;
-    }
-    return qtest_readq(s, bar.addr + off);
-}
-
 void qpci_io_writeb(QPCIDevice *dev, QPCIBar bar, uint64_t off, uint8_t v)
 {
     QTestState *s = dev->bus->qts;
@@ -245,18 +233,5 @@ void qpci_io_writel(QPCIDevice *dev, QPCIBar bar, uint64_t off, uint32_t v)
         qtest_outl(s, bar.addr + off, v);
     } else {
         qtest_writel(s, bar.addr + off, v);
-    }
-}
-
-void qpci_io_writeq(QPCIDevice *dev, QPCIBar bar, uint64_t off, uint64_t v)
-{
-    QTestState *s = dev->bus->qts;
-
-    g_assert(bar.addr != QPCI_BAR_NONE);
-    if (bar.is_io) {
-        qtest_outl(s, bar.addr + off, v);
-        qtest_outl(s, bar.addr + off + 4, v >> 32);
-    } else {
-        qtest_writeq(s, bar.addr + off, v);
     }
 }

@@ -75,10 +75,8 @@ void qpci_bar_set(QPCIDevice *dev, int barno, uint64_t addr);
 uint8_t qpci_io_readb(QPCIDevice *dev, QPCIBar bar, uint64_t off);
 uint16_t qpci_io_readw(QPCIDevice *dev, QPCIBar bar, uint64_t off);
 uint32_t qpci_io_readl(QPCIDevice *dev, QPCIBar bar, uint64_t off);
-uint64_t qpci_io_readq(QPCIDevice *dev, QPCIBar bar, uint64_t off);
 void qpci_io_writeb(QPCIDevice *dev, QPCIBar bar, uint64_t off, uint8_t v);
 void qpci_io_writew(QPCIDevice *dev, QPCIBar bar, uint64_t off, uint16_t v);
 void qpci_io_writel(QPCIDevice *dev, QPCIBar bar, uint64_t off, uint32_t v);
-void qpci_io_writeq(QPCIDevice *dev, QPCIBar bar, uint64_t off, uint64_t v);
 
 #endif
