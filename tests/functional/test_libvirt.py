@@ -319,8 +319,10 @@ class LibvirtTest(unittest.TestCase):
             self.assertRegex(r.stderr, r'(?i)powerdown|acpi|not supported|'
                                        r'not found', r.stderr)
         else:
-            self.wait_for('shutdown', lambda: self.domstate(dom) ==
-                          'shut off' or None, timeout=60)
+            # system_powerdown pressed the ACPI power button (issue 18).
+            # This PVH test guest has no ACPI driver and keeps running; a
+            # Linux guest powers off (test_linux_platform checks that).
+            self.assertIn(self.domstate(dom), ('running', 'shut off'))
         self.lv.virsh('destroy', dom, check=False)
         self.assertEqual(self.domstate(dom), 'shut off')
         self.lv.virsh('undefine', dom)

@@ -216,10 +216,14 @@ static void test_relocation_free_slot(void)
     AuditCtx c;
     JsonObject *dev;
 
-    /* BAR2 is free on vfio-user-nvme: it becomes a small new BAR. */
+    /*
+     * BAR2 is free on vfio-user-nvme: it becomes a small new BAR, one host
+     * page (issue 16 item 7), so the table shares a page with nothing.
+     */
     audit_start(&c, LAYOUT_DB_PAGE, ",x-msix-relocation=bar2");
     audit_find_device(&c);
-    g_assert_cmphex(audit_guest_bar_size(&c, 2), ==, 0x1000);
+    g_assert_cmphex(audit_guest_bar_size(&c, 2), ==,
+                    MAX(0x1000, (uint64_t)getpagesize()));
     g_assert_cmphex(audit_guest_bar_size(&c, 0), ==, BAR0_SIZE);
     check_relocated_and_quiet(&c, 2, 0);
     dev = qvfio_query_device(c.qts);
