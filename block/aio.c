@@ -4,12 +4,15 @@
  * Asynchronous block I/O with libaio (block.h).  Completions signal an
  * eventfd the owning thread watches.  With O_DIRECT, a request whose
  * buffers or offset do not meet the alignment goes through a bounce
- * buffer.
+ * buffer.  Where the kernel has no Linux AIO (io_setup ENOSYS: qemu-user,
+ * CONFIG_AIO=n, a seccomp filter) requests are served synchronously by
+ * the submitting thread and still complete through the eventfd.
  */
 #include "qemu/osdep.h"
 #include <libaio.h>
 #include <sys/eventfd.h>
 #include "qapi/error.h"
+#include "qemu/error-report.h"
 #include "block/block.h"
 #include "trace.h"
 
@@ -26,6 +29,7 @@ typedef struct BlockAIOReq {
     struct iovec *orig_iov;
     unsigned orig_niov;
     size_t len;
+    ssize_t sync_ret;           /* synchronous mode: the result */
 } BlockAIOReq;
 
 struct BlockAIO {
@@ -36,6 +40,8 @@ struct BlockAIO {
     unsigned depth;
     unsigned inflight;
     unsigned align;
+    bool sync;                  /* no Linux AIO: preadv/pwritev */
+    GQueue done;                /* synchronous mode: completed requests */
 };
 
 BlockAIO *block_aio_new(BlockNode *bs, unsigned depth, Error **errp)
@@ -54,7 +60,14 @@ BlockAIO *block_aio_new(BlockNode *bs, unsigned depth, Error **errp)
         g_free(aio);
         return NULL;
     }
+    g_queue_init(&aio->done);
     r = io_setup(depth, &aio->ctx);
+    if (r == -ENOSYS) {
+        warn_report("block %s: Linux AIO is unavailable (io_setup: %s); "
+                    "I/O is synchronous", block_node_name(bs), strerror(-r));
+        aio->sync = true;
+        return aio;
+    }
     if (r < 0) {
         error_setg_errno(errp, -r, "block %s: io_setup(%u) failed",
                          block_node_name(bs), depth);
@@ -72,7 +85,9 @@ void block_aio_free(BlockAIO *aio)
         return;
     }
     block_aio_drain(aio);
-    io_destroy(aio->ctx);
+    if (!aio->sync) {
+        io_destroy(aio->ctx);
+    }
     close(aio->efd);
     g_free(aio);
 }
@@ -148,6 +163,19 @@ bool block_aio_rw(BlockAIO *aio, bool write, uint64_t offset,
         iov = &req->bounce_iov;
         niov = 1;
     }
+    if (aio->sync) {
+        ssize_t n;
+
+        do {
+            n = write ? pwritev(aio->fd, iov, niov, offset)
+                      : preadv(aio->fd, iov, niov, offset);
+        } while (n < 0 && errno == EINTR);
+        req->sync_ret = n < 0 ? -errno : n;
+        g_queue_push_tail(&aio->done, req);
+        aio->inflight++;
+        eventfd_write(aio->efd, 1);
+        return true;
+    }
     if (write) {
         io_prep_pwritev(&req->iocb, aio->fd, iov, niov, offset);
     } else {
@@ -167,11 +195,8 @@ bool block_aio_rw(BlockAIO *aio, bool write, uint64_t offset,
     return true;
 }
 
-static void block_aio_complete(BlockAIO *aio, struct io_event *ev)
+static void block_aio_finish(BlockAIO *aio, BlockAIOReq *req, ssize_t ret)
 {
-    BlockAIOReq *req = ev->data;
-    ssize_t ret = (ssize_t)(long)ev->res;
-
     aio->inflight--;
     if (req->bounce) {
         if (!req->write && ret > 0) {
@@ -191,6 +216,21 @@ static void block_aio_complete(BlockAIO *aio, struct io_event *ev)
     }
     req->cb(req->opaque, ret);
     g_free(req);
+}
+
+static void block_aio_complete(BlockAIO *aio, struct io_event *ev)
+{
+    block_aio_finish(aio, ev->data, (ssize_t)(long)ev->res);
+}
+
+/* Synchronous mode: complete what the submitters already did. */
+static void block_aio_complete_sync(BlockAIO *aio)
+{
+    BlockAIOReq *req;
+
+    while ((req = g_queue_pop_head(&aio->done))) {
+        block_aio_finish(aio, req, req->sync_ret);
+    }
 }
 
 static void block_aio_reap(BlockAIO *aio, long min)
@@ -221,11 +261,19 @@ void block_aio_poll(BlockAIO *aio)
     if (read(aio->efd, &cnt, sizeof(cnt)) < 0 && errno != EAGAIN) {
         return;
     }
+    if (aio->sync) {
+        block_aio_complete_sync(aio);
+        return;
+    }
     block_aio_reap(aio, 0);
 }
 
 void block_aio_drain(BlockAIO *aio)
 {
+    if (aio->sync) {
+        block_aio_complete_sync(aio);
+        return;
+    }
     if (aio->inflight) {
         block_aio_reap(aio, 1);
     }
