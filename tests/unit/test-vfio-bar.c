@@ -15,7 +15,14 @@
 #include "hw/vfio/bar.h"
 
 #define KiB 1024ULL
-#define BAR_SIZE (16 * KiB)
+/*
+ * The rig mmaps for real, so its geometry is the 4 KiB-page layout the
+ * cases describe scaled by the host's page size (x16 on a 64 KiB ppc64le
+ * host under make check-ppc64le): O(0x1000) is the second host page.
+ */
+static uint64_t page_scale = 1;
+#define O(x) ((uint64_t)(x) * page_scale)
+#define BAR_SIZE O(16 * KiB)
 #define RW_MMAP (VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE | \
                  VFIO_REGION_INFO_FLAG_MMAP)
 
@@ -97,8 +104,8 @@ static void rig_start_flags(Rig *r, bool cap, uint64_t page,
                             bool pba_on, uint32_t flags, bool ro_fd)
 {
     VFIOBarPlanInput in = {
-        .host_page_size = 4096,
-        .page_size_override = page == 4096 ? 0 : page,
+        .host_page_size = O(4096),
+        .page_size_override = page == O(4096) ? 0 : page,
         .msix_mappable = VFIO_MSIX_MAPPABLE_AUTO,
         .table = { true, table_off, 0x100, true },
         .pba = { pba_off != 0, pba_off, 8, pba_on },
@@ -157,20 +164,20 @@ static void counts(Rig *r, uint64_t *fr, uint64_t *fw, uint64_t *sr,
     vfio_bar_get_counts(r->bar, fr, fw, sr, sw);
 }
 
-/* 4 KiB pages, capability: page 0x1000 under the table is served. */
+/* 4 KiB pages, capability: page O(0x1000) under the table is served. */
 static void test_table_page_served(void)
 {
     Rig r;
     uint64_t fr, fw, sr, sw;
 
-    rig_start(&r, true, 4096, 0x1800, 0, false);
-    address_space_stl_le(&r.as, 0x1004, 0xabcd, NULL);
-    g_assert_cmphex(ldl_le_p(r.shadow + 0x1004), ==, 0xabcd);
-    r.shadow[0x1008] = 0x77;
-    g_assert_cmphex(address_space_ldub(&r.as, 0x1008, NULL), ==, 0x77);
+    rig_start(&r, true, O(4096), O(0x1800), 0, false);
+    address_space_stl_le(&r.as, O(0x1000) + 4, 0xabcd, NULL);
+    g_assert_cmphex(ldl_le_p(r.shadow + O(0x1000) + 4), ==, 0xabcd);
+    r.shadow[O(0x1000) + 8] = 0x77;
+    g_assert_cmphex(address_space_ldub(&r.as, O(0x1000) + 8, NULL), ==, 0x77);
     /* An untrapped mapped page: RAM-device, never counted. */
-    address_space_stl_le(&r.as, 0x2000, 0x1234, NULL);
-    g_assert_cmphex(ldl_le_p(r.shadow + 0x2000), ==, 0x1234);
+    address_space_stl_le(&r.as, O(0x2000), 0x1234, NULL);
+    g_assert_cmphex(ldl_le_p(r.shadow + O(0x2000)), ==, 0x1234);
     counts(&r, &fr, &fw, &sr, &sw);
     g_assert_cmpuint(sw, ==, 1);
     g_assert_cmpuint(sr, ==, 1);
@@ -185,13 +192,13 @@ static void test_table_page_forwarded(void)
     Rig r;
     uint64_t fr, fw, sr, sw;
 
-    rig_start(&r, false, 4096, 0x1800, 0, false);
-    address_space_stl_le(&r.as, 0x1004, 0xabcd, NULL);
+    rig_start(&r, false, O(4096), O(0x1800), 0, false);
+    address_space_stl_le(&r.as, O(0x1000) + 4, 0xabcd, NULL);
     g_assert_cmpuint(fake.writes, ==, 1);
-    g_assert_cmphex(fake.last_off, ==, 0x1004);
+    g_assert_cmphex(fake.last_off, ==, O(0x1000) + 4);
     g_assert_cmphex(fake.last_val, ==, 0xabcd);
-    g_assert_cmphex(ldl_le_p(r.shadow + 0x1004), ==, 0);
-    g_assert_cmphex(address_space_ldl_le(&r.as, 0x1ffc, NULL), ==,
+    g_assert_cmphex(ldl_le_p(r.shadow + O(0x1000) + 4), ==, 0);
+    g_assert_cmphex(address_space_ldl_le(&r.as, O(0x2000) - 4, NULL), ==,
                     0x5a5a5a5a);
     counts(&r, &fr, &fw, &sr, &sw);
     g_assert_cmpuint(fw, ==, 1);
@@ -210,12 +217,12 @@ static void test_64k_page_whole_bar_served(void)
     Rig r;
     uint64_t fr, fw, sr, sw;
 
-    rig_start(&r, true, 64 * KiB, 0x3000, 0, false);
+    rig_start(&r, true, O(64 * KiB), O(0x3000), 0, false);
     g_assert_true(r.bar->plan->whole_bar_mapped);
     g_assert_cmpuint(r.bar->plan->nr_trapped, ==, 1);
     address_space_stl_le(&r.as, 0x0, 1, NULL);
-    address_space_stl_le(&r.as, 0x1000, 2, NULL);
-    g_assert_cmphex(ldl_le_p(r.shadow + 0x1000), ==, 2);
+    address_space_stl_le(&r.as, O(0x1000), 2, NULL);
+    g_assert_cmphex(ldl_le_p(r.shadow + O(0x1000)), ==, 2);
     counts(&r, &fr, &fw, &sr, &sw);
     g_assert_cmpuint(sw, ==, 2);
     g_assert_cmpuint(fw, ==, 0);
@@ -228,23 +235,23 @@ static void test_pba_view_switch(void)
     Rig r;
     uint64_t fr, fw, sr, sw;
 
-    rig_start(&r, true, 4096, 0x3000, 0x1c00, false);
-    g_assert_false(vfio_bar_plan_is_trapped(r.bar->plan, 0x1000));
-    address_space_stl_le(&r.as, 0x1000, 1, NULL);
+    rig_start(&r, true, O(4096), O(0x3000), O(0x1c00), false);
+    g_assert_false(vfio_bar_plan_is_trapped(r.bar->plan, O(0x1000)));
+    address_space_stl_le(&r.as, O(0x1000), 1, NULL);
     counts(&r, &fr, &fw, &sr, &sw);
     g_assert_cmpuint(sw, ==, 0);
 
     vfio_bar_set_pba_view(r.bar, true);
-    g_assert_true(vfio_bar_plan_is_trapped(r.bar->plan, 0x1000));
-    address_space_stl_le(&r.as, 0x1000, 2, NULL);
-    g_assert_cmphex(ldl_le_p(r.shadow + 0x1000), ==, 2);
+    g_assert_true(vfio_bar_plan_is_trapped(r.bar->plan, O(0x1000)));
+    address_space_stl_le(&r.as, O(0x1000), 2, NULL);
+    g_assert_cmphex(ldl_le_p(r.shadow + O(0x1000)), ==, 2);
     counts(&r, &fr, &fw, &sr, &sw);
     g_assert_cmpuint(sw, ==, 1);
 
     vfio_bar_set_pba_view(r.bar, false);
-    g_assert_false(vfio_bar_plan_is_trapped(r.bar->plan, 0x1000));
-    address_space_stl_le(&r.as, 0x1000, 3, NULL);
-    g_assert_cmphex(ldl_le_p(r.shadow + 0x1000), ==, 3);
+    g_assert_false(vfio_bar_plan_is_trapped(r.bar->plan, O(0x1000)));
+    address_space_stl_le(&r.as, O(0x1000), 3, NULL);
+    g_assert_cmphex(ldl_le_p(r.shadow + O(0x1000)), ==, 3);
     counts(&r, &fr, &fw, &sr, &sw);
     g_assert_cmpuint(sw, ==, 1);
     g_assert_cmpuint(fw, ==, 0);
@@ -257,15 +264,15 @@ static void test_hidden_mappings_forward(void)
     Rig r;
     uint64_t fr, fw, sr, sw;
 
-    rig_start(&r, true, 4096, 0x1800, 0, false);
+    rig_start(&r, true, O(4096), O(0x1800), 0, false);
     vfio_bar_set_mappings_hidden(r.bar, true);
-    address_space_stl_le(&r.as, 0x2000, 9, NULL);
+    address_space_stl_le(&r.as, O(0x2000), 9, NULL);
     g_assert_cmpuint(fake.writes, ==, 1);
-    g_assert_cmphex(ldl_le_p(r.shadow + 0x2000), ==, 0);
+    g_assert_cmphex(ldl_le_p(r.shadow + O(0x2000)), ==, 0);
     vfio_bar_set_mappings_hidden(r.bar, false);
-    address_space_stl_le(&r.as, 0x2000, 9, NULL);
+    address_space_stl_le(&r.as, O(0x2000), 9, NULL);
     g_assert_cmpuint(fake.writes, ==, 1);
-    g_assert_cmphex(ldl_le_p(r.shadow + 0x2000), ==, 9);
+    g_assert_cmphex(ldl_le_p(r.shadow + O(0x2000)), ==, 9);
     counts(&r, &fr, &fw, &sr, &sw);
     g_assert_cmpuint(fw, ==, 1);
     rig_stop(&r);
@@ -276,18 +283,18 @@ static void test_hooks_access_done(void)
 {
     Rig r;
 
-    rig_start(&r, false, 4096, 0x1800, 0, false);
-    address_space_stl_le(&r.as, 0x1004, 1, NULL);      /* forwarded */
-    g_assert_cmpuint(address_space_ldl_le(&r.as, 0x1000, NULL), ==,
+    rig_start(&r, false, O(4096), O(0x1800), 0, false);
+    address_space_stl_le(&r.as, O(0x1000) + 4, 1, NULL);      /* forwarded */
+    g_assert_cmpuint(address_space_ldl_le(&r.as, O(0x1000), NULL), ==,
                      0x5a5a5a5a);
     g_assert_cmpuint(fake.access_done, ==, 2);
-    address_space_stl_le(&r.as, 0x2000, 1, NULL);      /* RAM-device */
+    address_space_stl_le(&r.as, O(0x2000), 1, NULL);      /* RAM-device */
     g_assert_cmpuint(fake.access_done, ==, 2);
     g_assert_cmpuint(fake.backend_failed, ==, 0);
     rig_stop(&r);
 
-    rig_start(&r, true, 4096, 0x1800, 0, false);
-    address_space_stl_le(&r.as, 0x1004, 1, NULL);      /* mmap-served */
+    rig_start(&r, true, O(4096), O(0x1800), 0, false);
+    address_space_stl_le(&r.as, O(0x1000) + 4, 1, NULL);      /* mmap-served */
     g_assert_cmpuint(fake.access_done, ==, 1);
     rig_stop(&r);
 }
@@ -297,16 +304,16 @@ static void test_hooks_backend_failed(void)
 {
     Rig r;
 
-    rig_start(&r, false, 4096, 0x1800, 0, false);
+    rig_start(&r, false, O(4096), O(0x1800), 0, false);
     fake.fail = true;
-    g_assert_cmphex(address_space_ldl_le(&r.as, 0x1000, NULL), ==,
+    g_assert_cmphex(address_space_ldl_le(&r.as, O(0x1000), NULL), ==,
                     0xffffffff);
-    address_space_stl_le(&r.as, 0x1004, 1, NULL);
+    address_space_stl_le(&r.as, O(0x1000) + 4, 1, NULL);
     g_assert_cmpuint(fake.backend_failed, ==, 2);
     g_assert_cmpuint(fake.access_done, ==, 0);
     /* A broken device is not asked at all. */
     r.vbasedev.broken = true;
-    g_assert_cmphex(address_space_ldl_le(&r.as, 0x1000, NULL), ==,
+    g_assert_cmphex(address_space_ldl_le(&r.as, O(0x1000), NULL), ==,
                     0xffffffff);
     g_assert_cmpuint(fake.reads, ==, 1);
     rig_stop(&r);
@@ -321,19 +328,19 @@ static void test_readonly_region(void)
     Rig r;
     uint64_t fr, fw, sr, sw;
 
-    rig_start_flags(&r, true, 4096, 0x1800, 0, false,
+    rig_start_flags(&r, true, O(4096), O(0x1800), 0, false,
                     VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_MMAP,
                     true);
     g_assert_cmpuint(r.bar->region.nr_mmaps, ==, 1);
-    r.shadow[0x2000] = 0x42;
-    r.shadow[0x1008] = 0x43;
-    g_assert_cmphex(address_space_ldub(&r.as, 0x2000, NULL), ==, 0x42);
-    g_assert_cmphex(address_space_ldub(&r.as, 0x1008, NULL), ==, 0x43);
+    r.shadow[O(0x2000)] = 0x42;
+    r.shadow[O(0x1000) + 8] = 0x43;
+    g_assert_cmphex(address_space_ldub(&r.as, O(0x2000), NULL), ==, 0x42);
+    g_assert_cmphex(address_space_ldub(&r.as, O(0x1000) + 8, NULL), ==, 0x43);
     /* RAM-device page and mmap-served (table) page: both dropped. */
-    address_space_stl_le(&r.as, 0x2000, 0x1234, NULL);
-    address_space_stl_le(&r.as, 0x1004, 0x1234, NULL);
-    g_assert_cmphex(r.shadow[0x2000], ==, 0x42);
-    g_assert_cmphex(ldl_le_p(r.shadow + 0x1004), ==, 0);
+    address_space_stl_le(&r.as, O(0x2000), 0x1234, NULL);
+    address_space_stl_le(&r.as, O(0x1000) + 4, 0x1234, NULL);
+    g_assert_cmphex(r.shadow[O(0x2000)], ==, 0x42);
+    g_assert_cmphex(ldl_le_p(r.shadow + O(0x1000) + 4), ==, 0);
     counts(&r, &fr, &fw, &sr, &sw);
     g_assert_cmpuint(fw + fake.writes, ==, 0);
     rig_stop(&r);
@@ -347,12 +354,12 @@ static void test_readonly_region(void)
 static void test_mmap_alignment(void)
 {
     Rig r;
-    uint64_t align = vfio_bar_plan_mmap_align(BAR_SIZE, 4096);
+    uint64_t align = vfio_bar_plan_mmap_align(BAR_SIZE, O(4096));
     uint32_t i;
 
     g_assert_cmpuint(align, ==, BAR_SIZE);
     /* No capability: two areas around the table page. */
-    rig_start(&r, false, 4096, 0x1800, 0, false);
+    rig_start(&r, false, O(4096), O(0x1800), 0, false);
     g_assert_cmpuint(r.bar->region.nr_mmaps, ==, 2);
     for (i = 0; i < r.bar->region.nr_mmaps; i++) {
         VFIOMmap *m = &r.bar->region.mmaps[i];
@@ -360,7 +367,7 @@ static void test_mmap_alignment(void)
         g_assert_cmpuint(((uintptr_t)m->mmap - m->offset) % align, ==, 0);
     }
     /* The mapping is the device memory at that offset. */
-    r.shadow[0x2004] = 0x99;
+    r.shadow[O(0x2000) + 4] = 0x99;
     g_assert_cmphex(((uint8_t *)r.bar->region.mmaps[1].mmap)[4], ==, 0x99);
     rig_stop(&r);
 }
@@ -368,6 +375,7 @@ static void test_mmap_alignment(void)
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
+    page_scale = MAX(getpagesize(), 4096) / 4096;
     g_test_add_func("/vfio/bar/table-page-mmap-served",
                     test_table_page_served);
     g_test_add_func("/vfio/bar/table-page-forwarded-without-cap",
