@@ -4,6 +4,7 @@
  * Block nodes: -blockdev and -drive parsing, opening, lookup.
  */
 #include "qemu/osdep.h"
+#include <linux/falloc.h>
 #include <linux/fs.h>
 #include "qapi/error.h"
 #include "qemu/error-report.h"
@@ -21,6 +22,7 @@ struct BlockNode {
     int fd;                 /* file nodes */
     bool read_only;
     bool direct;
+    bool unmap;             /* discard=unmap: DISCARD frees blocks */
     unsigned alignment;
     uint64_t size;
     DeviceState *dev;
@@ -170,7 +172,7 @@ static bool block_file_open(BlockNode *bs, Error **errp)
 
 /* Keys -blockdev accepts but that change nothing here. */
 static const char *const blockdev_ignored_keys[] = {
-    "auto-read-only", "discard", "detect-zeroes", "locking", "aio",
+    "auto-read-only", "detect-zeroes", "locking", "aio",
     "cache.no-flush", "force-share", "aio-max-batch", NULL,
 };
 
@@ -181,8 +183,24 @@ typedef struct BlockdevParse {
     const char *file;
     bool read_only;
     bool direct;
+    const char *discard;
     QemuOpts *file_opts;        /* file.* keys: an inline protocol node */
 } BlockdevParse;
+
+/* discard=ignore|off|unmap|on, as QEMU's BlockdevDiscardOptions. */
+static bool block_parse_discard(const char *value, bool *unmap, Error **errp)
+{
+    if (!value || !strcmp(value, "ignore") || !strcmp(value, "off")) {
+        *unmap = false;
+    } else if (!strcmp(value, "unmap") || !strcmp(value, "on")) {
+        *unmap = true;
+    } else {
+        error_setg(errp, "Invalid discard option '%s'", value);
+        error_append_hint(errp, "Use discard=ignore or discard=unmap.\n");
+        return false;
+    }
+    return true;
+}
 
 static bool blockdev_parse_key(void *opaque, const char *key,
                                const char *value, Error **errp)
@@ -206,6 +224,11 @@ static bool blockdev_parse_key(void *opaque, const char *key,
         return qemu_strtobool(value, &p->read_only, errp);
     } else if (!strcmp(key, "cache.direct")) {
         return qemu_strtobool(value, &p->direct, errp);
+    } else if (!strcmp(key, "discard")) {
+        bool unmap;
+
+        p->discard = value;
+        return block_parse_discard(value, &unmap, errp);
     } else if (!g_strv_contains(blockdev_ignored_keys, key)) {
         error_setg(errp, "Parameter '%s' is unexpected", key);
         return false;
@@ -242,6 +265,7 @@ BlockNode *blockdev_add(QemuOpts *opts, Error **errp)
         bs->filename = g_strdup(p.filename);
         bs->read_only = p.read_only;
         bs->direct = p.direct;
+        block_parse_discard(p.discard, &bs->unmap, &error_abort);
         ok = block_file_open(bs, errp);
     } else if (!strcmp(p.driver, "raw")) {
         if (p.filename) {
@@ -256,6 +280,9 @@ BlockNode *blockdev_add(QemuOpts *opts, Error **errp)
             }
             if (p.direct && !qemu_opt_has(p.file_opts, "cache.direct")) {
                 qemu_opt_set(p.file_opts, "cache.direct", "on");
+            }
+            if (p.discard && !qemu_opt_has(p.file_opts, "discard")) {
+                qemu_opt_set(p.file_opts, "discard", p.discard);
             }
             child = blockdev_add(p.file_opts, errp);
             if (!child) {
@@ -288,6 +315,7 @@ BlockNode *blockdev_add(QemuOpts *opts, Error **errp)
         child->parent = bs;
         bs->read_only = p.read_only;
         bs->direct = child->direct;
+        block_parse_discard(p.discard, &bs->unmap, &error_abort);
         bs->size = child->size;
         bs->alignment = child->alignment;
         bs->filename = g_strdup(child->filename);
@@ -317,11 +345,12 @@ typedef struct DriveParse {
     const char *format;
     const char *cache;
     const char *node_name;
+    const char *discard;
     bool read_only;
 } DriveParse;
 
 static const char *const drive_ignored_keys[] = {
-    "aio", "media", "discard", "detect-zeroes", "werror", "rerror",
+    "aio", "media", "detect-zeroes", "werror", "rerror",
     "auto-read-only", NULL,
 };
 
@@ -340,6 +369,11 @@ static bool drive_parse_key(void *opaque, const char *key, const char *value,
         p->cache = value;
     } else if (!strcmp(key, "node-name")) {
         p->node_name = value;
+    } else if (!strcmp(key, "discard")) {
+        bool unmap;
+
+        p->discard = value;
+        return block_parse_discard(value, &unmap, errp);
     } else if (!strcmp(key, "readonly") || !strcmp(key, "read-only")) {
         return qemu_strtobool(value, &p->read_only, errp);
     } else if (!g_strv_contains(drive_ignored_keys, key)) {
@@ -408,6 +442,9 @@ BlockNode *drive_add(QemuOpts *opts, Error **errp)
     qemu_opt_set(fo, "filename", p.file);
     qemu_opt_set(fo, "read-only", p.read_only ? "on" : "off");
     qemu_opt_set(fo, "cache.direct", direct ? "on" : "off");
+    if (p.discard) {
+        qemu_opt_set(fo, "discard", p.discard);
+    }
     file = blockdev_add(fo, errp);
     if (!file) {
         return NULL;
@@ -417,6 +454,7 @@ BlockNode *drive_add(QemuOpts *opts, Error **errp)
     file->parent = top;
     top->read_only = p.read_only;
     top->direct = direct;
+    block_parse_discard(p.discard, &top->unmap, &error_abort);
     top->size = file->size;
     top->alignment = file->alignment;
     top->filename = g_strdup(file->filename);
@@ -498,6 +536,16 @@ bool block_is_read_only(const BlockNode *bs)
     return bs->read_only;
 }
 
+bool block_may_unmap(const BlockNode *bs)
+{
+    for (; bs; bs = bs->file) {
+        if (!bs->unmap) {
+            return false;
+        }
+    }
+    return true;
+}
+
 bool block_is_direct(const BlockNode *bs)
 {
     return block_leaf(bs)->direct;
@@ -519,6 +567,9 @@ void block_account(BlockNode *bs, int kind, uint64_t bytes, bool failed)
     } else if (kind == BLOCK_ACCT_WRITE) {
         bs->stats.wr_ops++;
         bs->stats.wr_bytes += bytes;
+    } else if (kind == BLOCK_ACCT_DISCARD) {
+        bs->stats.unmap_ops++;
+        bs->stats.unmap_bytes += bytes;
     } else {
         bs->stats.flush_ops++;
     }
@@ -556,4 +607,117 @@ int block_flush(BlockNode *bs)
         return 0;
     }
     return fdatasync(fd) < 0 ? -errno : 0;
+}
+
+/* Deallocates [offset, offset + len): the range reads as zeroes after. */
+static int block_punch(int fd, bool blkdev, uint64_t offset, uint64_t len)
+{
+    if (blkdev) {
+        uint64_t range[2] = { offset, len };
+
+        return ioctl(fd, BLKDISCARD, range) < 0 ? -errno : 0;
+    }
+    if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                  offset, len) < 0) {
+        return -errno;
+    }
+    return 0;
+}
+
+static bool block_leaf_is_blkdev(BlockNode *bs)
+{
+    struct stat st;
+
+    return fstat(block_node_fd(bs), &st) == 0 && S_ISBLK(st.st_mode);
+}
+
+int block_discard(BlockNode *bs, uint64_t offset, uint64_t len)
+{
+    int ret;
+
+    if (bs->read_only) {
+        return -EROFS;
+    }
+    if (offset > bs->size || len > bs->size - offset) {
+        return -EINVAL;
+    }
+    if (!block_may_unmap(bs) || !len) {
+        return 0;       /* discard=ignore: a hint we may drop, as QEMU */
+    }
+    ret = block_punch(block_node_fd(bs), block_leaf_is_blkdev(bs), offset,
+                      len);
+    trace_block_discard(bs->node_name, offset, len, ret);
+    /* A filesystem without hole punching keeps the data: still fine. */
+    return ret == -EOPNOTSUPP ? 0 : ret;
+}
+
+/* Writes zeroes with pwrite, in aligned chunks (works with O_DIRECT). */
+static int block_write_zero_buffer(BlockNode *bs, uint64_t offset,
+                                   uint64_t len)
+{
+    const size_t chunk = 1 << 20;
+    unsigned align = MAX(block_alignment(bs), 4096);
+    int fd = block_node_fd(bs);
+    void *zero;
+    int ret = 0;
+
+    if (block_is_direct(bs) && (offset % block_alignment(bs) ||
+                                len % block_alignment(bs))) {
+        return -EINVAL;
+    }
+    if (posix_memalign(&zero, align, chunk)) {
+        return -ENOMEM;
+    }
+    memset(zero, 0, chunk);
+    while (len) {
+        size_t n = MIN(len, chunk);
+        ssize_t w = pwrite(fd, zero, n, offset);
+
+        if (w < 0 && errno == EINTR) {
+            continue;
+        }
+        if (w <= 0) {
+            ret = w < 0 ? -errno : -EIO;
+            break;
+        }
+        offset += w;
+        len -= w;
+    }
+    free(zero);
+    return ret;
+}
+
+int block_write_zeroes(BlockNode *bs, uint64_t offset, uint64_t len,
+                       bool may_unmap)
+{
+    bool blkdev = block_leaf_is_blkdev(bs);
+    int fd = block_node_fd(bs);
+    int ret = -EOPNOTSUPP;
+
+    if (bs->read_only) {
+        return -EROFS;
+    }
+    if (offset > bs->size || len > bs->size - offset) {
+        return -EINVAL;
+    }
+    if (!len) {
+        return 0;
+    }
+    if (may_unmap && block_may_unmap(bs)) {
+        ret = block_punch(fd, blkdev, offset, len);
+    }
+    if (ret < 0 && blkdev) {
+        uint64_t range[2] = { offset, len };
+
+        ret = ioctl(fd, BLKZEROOUT, range) < 0 ? -errno : 0;
+    } else if (ret < 0 &&
+               fallocate(fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
+                         offset, len) == 0) {
+        ret = 0;
+    }
+    if (ret < 0) {
+        ret = block_write_zero_buffer(bs, offset, len);
+    }
+    trace_block_write_zeroes(bs->node_name, offset, len, may_unmap, ret);
+    return ret;
 }

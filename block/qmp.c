@@ -122,6 +122,8 @@ static void qmp_query_blockstats_one(BlockNode *bs, void *opaque)
     json_object_set_int_member(st, "flush_operations", info.stats.flush_ops);
     json_object_set_int_member(st, "rd_bytes", info.stats.rd_bytes);
     json_object_set_int_member(st, "wr_bytes", info.stats.wr_bytes);
+    json_object_set_int_member(st, "unmap_operations", info.stats.unmap_ops);
+    json_object_set_int_member(st, "unmap_bytes", info.stats.unmap_bytes);
     json_object_set_int_member(st, "failed_rd_operations",
                                info.stats.failed_ops);
     json_object_set_object_member(o, "stats", st);

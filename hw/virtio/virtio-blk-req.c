@@ -52,10 +52,79 @@ static bool in_range(uint64_t sector, size_t len, uint64_t capacity)
     return sector <= capacity && n <= capacity - sector;
 }
 
+/*
+ * The segments of a DISCARD or WRITE_ZEROES request (virtio 1.2,
+ * 5.2.6.2): each within the disk and the per-segment limit, no reserved
+ * flag, and the unmap flag only for WRITE_ZEROES.
+ */
+static VirtIOBlkParse parse_segments(const VirtQueueElement *elem,
+                                     const VirtIOBlkLimits *lim,
+                                     VirtIOBlkRequest *req, const char **why)
+{
+    bool discard = req->type == VIRTIO_BLK_T_DISCARD;
+    uint32_t max_sectors = discard ? lim->max_discard_sectors
+                                   : lim->max_write_zeroes_sectors;
+    uint32_t max_seg = discard ? lim->max_discard_seg
+                               : lim->max_write_zeroes_seg;
+    size_t len = elem->out_len - sizeof(struct virtio_blk_outhdr);
+    struct virtio_blk_discard_write_zeroes seg;
+
+    if (!max_sectors || !max_seg) {
+        *why = discard ? "DISCARD not negotiated"
+                       : "WRITE_ZEROES not negotiated";
+        return VIRTIO_BLK_PARSE_UNSUPP;
+    }
+    if (lim->read_only) {
+        *why = "DISCARD or WRITE_ZEROES on a read-only disk";
+        return VIRTIO_BLK_PARSE_IOERR;
+    }
+    if (!len || len % sizeof(seg)) {
+        *why = "segment list not a multiple of 16 bytes";
+        return VIRTIO_BLK_PARSE_IOERR;
+    }
+    if (len / sizeof(seg) > MIN(max_seg, VIRTIO_BLK_MAX_SEGS)) {
+        *why = "more segments than the device offers";
+        return VIRTIO_BLK_PARSE_UNSUPP;
+    }
+    req->nsegs = len / sizeof(seg);
+    for (unsigned i = 0; i < req->nsegs; i++) {
+        uint32_t flags;
+
+        iov_to_buf(elem->sg, elem->out_num,
+                   sizeof(struct virtio_blk_outhdr) + i * sizeof(seg),
+                   &seg, sizeof(seg));
+        req->segs[i].sector = GUINT64_FROM_LE(seg.sector);
+        req->segs[i].num_sectors = GUINT32_FROM_LE(seg.num_sectors);
+        flags = GUINT32_FROM_LE(seg.flags);
+        req->segs[i].unmap = flags & VIRTIO_BLK_WRITE_ZEROES_FLAG_UNMAP;
+        if (flags & ~VIRTIO_BLK_WRITE_ZEROES_FLAG_UNMAP) {
+            *why = "reserved segment flag set";
+            return VIRTIO_BLK_PARSE_UNSUPP;
+        }
+        if (discard && req->segs[i].unmap) {
+            *why = "unmap flag set on DISCARD";
+            return VIRTIO_BLK_PARSE_UNSUPP;
+        }
+        if (req->segs[i].num_sectors > max_sectors) {
+            *why = "segment longer than the device's limit";
+            return VIRTIO_BLK_PARSE_IOERR;
+        }
+        if (req->segs[i].sector > lim->capacity ||
+            req->segs[i].num_sectors > lim->capacity - req->segs[i].sector) {
+            *why = "segment beyond the end of the disk";
+            return VIRTIO_BLK_PARSE_IOERR;
+        }
+    }
+    return VIRTIO_BLK_PARSE_OK;
+}
+
 VirtIOBlkParse virtio_blk_parse(const VirtQueueElement *elem,
-                                uint64_t capacity, bool read_only,
+                                const VirtIOBlkLimits *lim,
                                 VirtIOBlkRequest *req, const char **why)
 {
+    uint64_t capacity = lim->capacity;
+    bool read_only = lim->read_only;
+
     const struct iovec *out = elem->sg;
     const struct iovec *in = elem->sg + elem->out_num;
     struct virtio_blk_outhdr hdr;
@@ -66,6 +135,7 @@ VirtIOBlkParse virtio_blk_parse(const VirtQueueElement *elem,
     req->data_len = 0;
     req->type = 0;
     req->sector = 0;
+    req->nsegs = 0;
     req->status = last_in_byte(elem);
     if (!req->status) {
         *why = "no writable status byte";
@@ -93,6 +163,9 @@ VirtIOBlkParse virtio_blk_parse(const VirtQueueElement *elem,
         break;
     case VIRTIO_BLK_T_FLUSH:
         return VIRTIO_BLK_PARSE_OK;
+    case VIRTIO_BLK_T_DISCARD:
+    case VIRTIO_BLK_T_WRITE_ZEROES:
+        return parse_segments(elem, lim, req, why);
     default:
         *why = "unsupported request type";
         return VIRTIO_BLK_PARSE_UNSUPP;

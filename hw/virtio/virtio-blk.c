@@ -7,7 +7,9 @@
  * are parsed (virtio-blk-req.c), reads and writes go to libaio and
  * complete from its eventfd in the same thread; FLUSH runs fdatasync
  * there, after the writes completed before it, and so never holds the
- * BQL.  Requests the guest got wrong complete with IOERR or UNSUPP.
+ * BQL.  DISCARD and WRITE_ZEROES also run there, synchronously (hole
+ * punching or zeroing: quick, and the guest orders them itself).
+ * Requests the guest got wrong complete with IOERR or UNSUPP.
  */
 #include "qemu/osdep.h"
 #include <linux/virtio_blk.h>
@@ -36,7 +38,16 @@ typedef struct VirtIOBlkPCI {
     char *serial;
     uint16_t queue_size;
     uint16_t num_queues;
+    bool discard;
+    bool write_zeroes;
+    uint32_t max_discard_sectors;
+    uint32_t max_write_zeroes_sectors;
 } VirtIOBlkPCI;
+
+/* Default segment limit: just under 2 GiB, as QEMU's. */
+#define VIRTIO_BLK_MAX_REQ_SECTORS ((INT32_MAX & ~4095) / 512)
+/* Segments per DISCARD / WRITE_ZEROES request the device offers. */
+#define VIRTIO_BLK_SEGS_OFFERED 16
 
 typedef struct VirtIOBlkInflight {
     VirtIOBlkPCI *s;
@@ -95,18 +106,70 @@ static void virtio_blk_get_id(VirtIOBlkPCI *s, VirtIOBlkRequest *req)
                  MIN(req->data_len, sizeof(id)));
 }
 
-/* Returns false if the request went to the kernel (completes later). */
+static bool virtio_blk_negotiated(VirtIOBlkPCI *s, unsigned bit)
+{
+    return VIRTIO_PCI(s)->guest_features & (1ull << bit);
+}
+
+static void virtio_blk_limits(VirtIOBlkPCI *s, VirtIOBlkLimits *lim)
+{
+    *lim = (VirtIOBlkLimits) {
+        .capacity = block_size(s->bs) / VIRTIO_BLK_SECTOR_SIZE,
+        .read_only = block_is_read_only(s->bs),
+    };
+    if (virtio_blk_negotiated(s, VIRTIO_BLK_F_DISCARD)) {
+        lim->max_discard_sectors = s->max_discard_sectors;
+        lim->max_discard_seg = VIRTIO_BLK_SEGS_OFFERED;
+    }
+    if (virtio_blk_negotiated(s, VIRTIO_BLK_F_WRITE_ZEROES)) {
+        lim->max_write_zeroes_sectors = s->max_write_zeroes_sectors;
+        lim->max_write_zeroes_seg = VIRTIO_BLK_SEGS_OFFERED;
+    }
+}
+
+/* Every segment of a parsed DISCARD or WRITE_ZEROES; 0 or -errno. */
+static int virtio_blk_segments(VirtIOBlkPCI *s, const VirtIOBlkRequest *req)
+{
+    for (unsigned i = 0; i < req->nsegs; i++) {
+        uint64_t off = req->segs[i].sector * VIRTIO_BLK_SECTOR_SIZE;
+        uint64_t len = (uint64_t)req->segs[i].num_sectors *
+                       VIRTIO_BLK_SECTOR_SIZE;
+        int ret;
+
+        if (req->type == VIRTIO_BLK_T_DISCARD) {
+            ret = block_discard(s->bs, off, len);
+        } else {
+            ret = block_write_zeroes(s->bs, off, len, req->segs[i].unmap);
+        }
+        block_account(s->bs, req->type == VIRTIO_BLK_T_DISCARD ?
+                      BLOCK_ACCT_DISCARD : BLOCK_ACCT_WRITE,
+                      ret < 0 ? 0 : len, ret < 0);
+        if (ret < 0) {
+            error_report("virtio-blk %s: %s of %" PRIu64 " sectors at "
+                         "sector %" PRIu64 " failed: %s",
+                         virtio_pci_name(VIRTIO_PCI(s)),
+                         req->type == VIRTIO_BLK_T_DISCARD ? "discard"
+                                                           : "write zeroes",
+                         len / VIRTIO_BLK_SECTOR_SIZE, req->segs[i].sector,
+                         g_strerror(-ret));
+            return ret;
+        }
+    }
+    return 0;
+}
+
 static void virtio_blk_handle_one(VirtIOBlkPCI *s, GuestMemMap *map,
                                   VirtIOBlkInflight *r)
 {
     VirtIOPCIProxy *proxy = VIRTIO_PCI(s);
     VirtIOBlkRequest *req = &r->req;
+    VirtIOBlkLimits lim;
     const char *why;
     VirtIOBlkParse p;
     int ret;
 
-    p = virtio_blk_parse(&r->elem, block_size(s->bs) / 512,
-                         block_is_read_only(s->bs), req, &why);
+    virtio_blk_limits(s, &lim);
+    p = virtio_blk_parse(&r->elem, &lim, req, &why);
     trace_virtio_blk_request(virtio_pci_name(proxy), r->head, req->type,
                              req->sector, req->data_len, p);
     switch (p) {
@@ -129,6 +192,13 @@ static void virtio_blk_handle_one(VirtIOBlkPCI *s, GuestMemMap *map,
         /* Completed writes are on the medium before the status. */
         ret = block_flush(s->bs);
         block_account(s->bs, BLOCK_ACCT_FLUSH, 0, ret < 0);
+        virtio_blk_complete(s, map, r->head, req->status,
+                            ret < 0 ? VIRTIO_BLK_S_IOERR : VIRTIO_BLK_S_OK, 1);
+        g_free(r);
+        return;
+    case VIRTIO_BLK_T_DISCARD:
+    case VIRTIO_BLK_T_WRITE_ZEROES:
+        ret = virtio_blk_segments(s, req);
         virtio_blk_complete(s, map, r->head, req->status,
                             ret < 0 ? VIRTIO_BLK_S_IOERR : VIRTIO_BLK_S_OK, 1);
         g_free(r);
@@ -256,6 +326,19 @@ static void virtio_blk_set_config(VirtIOPCIProxy *proxy)
     cfg.seg_max = GUINT32_TO_LE(MIN(s->queue_size, VIRTQUEUE_MAX_SG) - 2);
     cfg.blk_size = GUINT32_TO_LE(512);
     cfg.num_queues = GUINT16_TO_LE(1);
+    if (s->discard) {
+        cfg.max_discard_sectors = GUINT32_TO_LE(s->max_discard_sectors);
+        cfg.max_discard_seg = GUINT32_TO_LE(VIRTIO_BLK_SEGS_OFFERED);
+        /* Linux's discard granularity: a host file system block. */
+        cfg.discard_sector_alignment =
+            GUINT32_TO_LE(MAX(block_alignment(s->bs), 4096) / 512);
+    }
+    if (s->write_zeroes) {
+        cfg.max_write_zeroes_sectors =
+            GUINT32_TO_LE(s->max_write_zeroes_sectors);
+        cfg.max_write_zeroes_seg = GUINT32_TO_LE(VIRTIO_BLK_SEGS_OFFERED);
+        cfg.write_zeroes_may_unmap = block_may_unmap(s->bs);
+    }
     memcpy(proxy->config, &cfg, sizeof(cfg));
 }
 
@@ -300,6 +383,19 @@ static bool virtio_blk_realize(VirtIOPCIProxy *proxy, Error **errp)
                     "of 512; the last %u bytes are not visible", name,
                     (unsigned)(block_size(s->bs) % 512));
     }
+    if ((s->discard && !s->max_discard_sectors) ||
+        (s->write_zeroes && !s->max_write_zeroes_sectors)) {
+        error_setg(errp, "virtio-blk-pci %s: max-discard-sectors and "
+                   "max-write-zeroes-sectors must not be 0", name);
+        error_append_hint(errp, "Turn the request off with discard=off or "
+                          "write-zeroes=off instead.\n");
+        return false;
+    }
+    /* A read-only disk offers neither: both would fail. */
+    if (block_is_read_only(s->bs)) {
+        s->discard = false;
+        s->write_zeroes = false;
+    }
     if (!block_attach(s->bs, DEVICE(s), errp)) {
         return false;
     }
@@ -310,6 +406,12 @@ static bool virtio_blk_realize(VirtIOPCIProxy *proxy, Error **errp)
                             (1ull << VIRTIO_BLK_F_FLUSH);
     if (block_is_read_only(s->bs)) {
         proxy->host_features |= 1ull << VIRTIO_BLK_F_RO;
+    }
+    if (s->discard) {
+        proxy->host_features |= 1ull << VIRTIO_BLK_F_DISCARD;
+    }
+    if (s->write_zeroes) {
+        proxy->host_features |= 1ull << VIRTIO_BLK_F_WRITE_ZEROES;
     }
     proxy->config_len = sizeof(struct virtio_blk_config);
     proxy->config = g_malloc0(proxy->config_len);
@@ -336,6 +438,18 @@ static const Property virtio_blk_props[] = {
                        .description = "descriptors per queue (power of 2)"),
     DEFINE_PROP_UINT16("num-queues", VirtIOBlkPCI, num_queues, 1,
                        .description = "request queues (1)"),
+    DEFINE_PROP_BOOL("discard", VirtIOBlkPCI, discard, true,
+                     .description = "offer DISCARD (frees blocks only "
+                                    "with the node's discard=unmap)"),
+    DEFINE_PROP_BOOL("write-zeroes", VirtIOBlkPCI, write_zeroes, true,
+                     .description = "offer WRITE_ZEROES"),
+    DEFINE_PROP_UINT32("max-discard-sectors", VirtIOBlkPCI,
+                       max_discard_sectors, VIRTIO_BLK_MAX_REQ_SECTORS,
+                       .description = "largest DISCARD segment, sectors"),
+    DEFINE_PROP_UINT32("max-write-zeroes-sectors", VirtIOBlkPCI,
+                       max_write_zeroes_sectors, VIRTIO_BLK_MAX_REQ_SECTORS,
+                       .description = "largest WRITE_ZEROES segment, "
+                                      "sectors"),
     DEFINE_PROP_END_OF_LIST(),
 };
 

@@ -25,6 +25,7 @@ typedef struct BlockNode BlockNode;
 typedef struct BlockStats {
     uint64_t rd_ops, wr_ops, flush_ops;
     uint64_t rd_bytes, wr_bytes;
+    uint64_t unmap_ops, unmap_bytes;
     uint64_t failed_ops;
 } BlockStats;
 
@@ -49,6 +50,8 @@ const char *block_node_name(const BlockNode *bs);
 uint64_t block_size(const BlockNode *bs);
 bool block_is_read_only(const BlockNode *bs);
 bool block_is_direct(const BlockNode *bs);
+/* discard=unmap on the node and every node below it. */
+bool block_may_unmap(const BlockNode *bs);
 /* Logical block size the host needs for O_DIRECT (512 otherwise). */
 unsigned block_alignment(const BlockNode *bs);
 /* Adds to the node's statistics (thread-safe). */
@@ -56,6 +59,7 @@ void block_account(BlockNode *bs, int kind, uint64_t bytes, bool failed);
 #define BLOCK_ACCT_READ 0
 #define BLOCK_ACCT_WRITE 1
 #define BLOCK_ACCT_FLUSH 2
+#define BLOCK_ACCT_DISCARD 3
 
 void block_foreach(void (*fn)(BlockNode *bs, void *opaque), void *opaque);
 /* For query-block / query-named-block-nodes (block/qmp.c). */
@@ -98,5 +102,15 @@ unsigned block_aio_inflight(BlockAIO *aio);
 void block_aio_drain(BlockAIO *aio);
 /* Makes every completed write durable (fdatasync); 0 or -errno. */
 int block_flush(BlockNode *bs);
+/*
+ * Synchronous; the caller's thread (a device worker) waits.  DISCARD
+ * frees the range where the node has discard=unmap and is a successful
+ * no-op otherwise (the data may stay).  WRITE_ZEROES makes the range
+ * read as zeroes; with may_unmap and discard=unmap by freeing it.
+ * 0 or -errno.
+ */
+int block_discard(BlockNode *bs, uint64_t offset, uint64_t len);
+int block_write_zeroes(BlockNode *bs, uint64_t offset, uint64_t len,
+                       bool may_unmap);
 
 #endif

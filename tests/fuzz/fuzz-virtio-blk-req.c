@@ -34,6 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     bool ro;
     const char *why;
     VirtIOBlkParse p;
+    VirtIOBlkLimits lim;
 
     if (size < 3) {
         return 0;
@@ -66,7 +67,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         off += len;
     }
-    p = virtio_blk_parse(&elem, cap, ro, &req, &why);
+    lim = (VirtIOBlkLimits) {
+        .capacity = cap, .read_only = ro,
+        /* Bits 3-7 of the third byte: which features, what limits. */
+        .max_discard_sectors = (data[2] & 8) ? (data[2] & 16 ? 8 : ~0u) : 0,
+        .max_discard_seg = (data[2] & 32) ? 1 : VIRTIO_BLK_MAX_SEGS,
+        .max_write_zeroes_sectors = (data[2] & 64) ? 64 : 0,
+        .max_write_zeroes_seg = (data[2] & 128) ? 2 : 1,
+    };
+    p = virtio_blk_parse(&elem, &lim, &req, &why);
     if (p != VIRTIO_BLK_PARSE_OK) {
         assert(why);
     }
@@ -89,6 +98,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             assert(req.sector <= cap &&
                    req.data_len / 512 <= cap - req.sector);
             assert(!(ro && req.type == VIRTIO_BLK_T_OUT));
+        }
+        if (req.type == VIRTIO_BLK_T_DISCARD ||
+            req.type == VIRTIO_BLK_T_WRITE_ZEROES) {
+            bool d = req.type == VIRTIO_BLK_T_DISCARD;
+
+            assert(!ro && req.nsegs >= 1);
+            assert(req.nsegs <= (d ? lim.max_discard_seg
+                                   : lim.max_write_zeroes_seg));
+            for (unsigned i = 0; i < req.nsegs; i++) {
+                assert(req.segs[i].sector <= cap &&
+                       req.segs[i].num_sectors <= cap - req.segs[i].sector);
+                assert(req.segs[i].num_sectors <=
+                       (d ? lim.max_discard_sectors
+                          : lim.max_write_zeroes_sectors));
+                assert(!(d && req.segs[i].unmap));
+            }
         }
     }
     return 0;

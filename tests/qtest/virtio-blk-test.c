@@ -10,6 +10,7 @@
  * errors.
  */
 #include "qemu/osdep.h"
+#include <linux/falloc.h>
 #include <linux/pci_regs.h>
 #include <linux/virtio_blk.h>
 #include <linux/virtio_config.h>
@@ -611,6 +612,154 @@ static void expect_fail(const char *args, const char *msg)
     g_assert_nonnull(strstr(err, msg));
 }
 
+/* One DISCARD or WRITE_ZEROES segment; returns the status byte. */
+static uint8_t blk_segment(Ctx *c, uint32_t type, uint64_t sector,
+                           uint32_t n, uint32_t flags)
+{
+    uint64_t seg = qguest_alloc(&c->alloc, 16, 16);
+    uint32_t len;
+
+    qtest_writeq(c->qts, seg, sector);
+    qtest_writel(c->qts, seg + 8, n);
+    qtest_writel(c->qts, seg + 12, flags);
+    return blk_request(c, type, 0, seg, 16, &len);
+}
+
+static bool image_range_is(int fd, uint64_t off, size_t len, uint8_t val)
+{
+    g_autofree uint8_t *buf = g_malloc(len);
+
+    g_assert_cmpint(pread(fd, buf, len, off), ==, len);
+    for (size_t i = 0; i < len; i++) {
+        if (buf[i] != val) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Whether the file system under dir can punch holes at all. */
+static bool can_punch_holes(const char *dir)
+{
+    g_autofree char *p = g_build_filename(dir, "punch-XXXXXX", NULL);
+    int fd = g_mkstemp(p);
+    bool ok;
+
+    g_assert_cmpint(fd, >=, 0);
+    ok = ftruncate(fd, 65536) == 0 &&
+         fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
+                   4096) == 0;
+    close(fd);
+    unlink(p);
+    return ok;
+}
+
+static uint64_t blockstat(Ctx *c, const char *member)
+{
+    JsonNode *r = qtest_qmp_assert_success(c->qts,
+                                           "{'execute':'query-blockstats'}");
+    JsonArray *a = json_node_get_array(r);
+    uint64_t v = 0;
+
+    for (guint i = 0; i < json_array_get_length(a); i++) {
+        JsonObject *o = json_array_get_object_element(a, i);
+
+        if (!strcmp(json_object_get_string_member(o, "node-name"),
+                    "disk0")) {
+            v = json_object_get_int_member(
+                json_object_get_object_member(o, "stats"), member);
+        }
+    }
+    json_node_unref(r);
+    return v;
+}
+
+static void test_discard_write_zeroes(void)
+{
+    const uint64_t feat = BASE_FEATURES | F(VIRTIO_BLK_F_DISCARD) |
+                          F(VIRTIO_BLK_F_WRITE_ZEROES);
+    const uint64_t cap = IMG_SIZE / 512;
+    Ctx c = { 0 };
+    struct stat st0, st1;
+
+    /* discard=unmap: DISCARD frees the blocks, the range reads zero. */
+    ctx_start_args(&c, NULL, ",discard=unmap", NULL);
+    g_assert_true(qvirtio_device_features(c.v) & F(VIRTIO_BLK_F_DISCARD));
+    g_assert_true(qvirtio_device_features(c.v) &
+                  F(VIRTIO_BLK_F_WRITE_ZEROES));
+    g_assert_cmpuint(qvirtio_config_readl(c.v, offsetof(struct
+                     virtio_blk_config, max_discard_seg)), ==, 16);
+    g_assert_cmpuint(qvirtio_config_readl(c.v, offsetof(struct
+                     virtio_blk_config, discard_sector_alignment)), ==, 8);
+    g_assert_cmpuint(qvirtio_config_readl(c.v, offsetof(struct
+                     virtio_blk_config, max_discard_sectors)), >=, cap);
+    g_assert_cmpuint(qvirtio_config_readb(c.v, offsetof(struct
+                     virtio_blk_config, write_zeroes_may_unmap)), ==, 1);
+    ctx_ready(&c, feat, VIRTIO_MSI_NO_VECTOR);
+    g_assert_cmpint(fstat(c.img_fd, &st0), ==, 0);
+    g_assert_cmpuint(blk_segment(&c, VIRTIO_BLK_T_DISCARD, 2048, 2048, 0), ==,
+                     VIRTIO_BLK_S_OK);
+    if (can_punch_holes(g_get_tmp_dir())) {
+        g_assert_true(image_range_is(c.img_fd, 2048 * 512, 1 << 20, 0));
+        g_assert_cmpint(fstat(c.img_fd, &st1), ==, 0);
+        g_assert_cmpint(st1.st_blocks, <, st0.st_blocks);
+        g_assert_cmpuint(st1.st_size, ==, IMG_SIZE);
+    }
+    g_assert_cmpuint(blockstat(&c, "unmap_operations"), ==, 1);
+    g_assert_cmpuint(blockstat(&c, "unmap_bytes"), ==, 1 << 20);
+    /* The sector before the range is untouched. */
+    g_assert_false(image_range_is(c.img_fd, 2047 * 512, 512, 0));
+    /* WRITE_ZEROES with unmap, at the very end of the disk. */
+    g_assert_cmpuint(blk_segment(&c, VIRTIO_BLK_T_WRITE_ZEROES, cap - 8, 8,
+                                 VIRTIO_BLK_WRITE_ZEROES_FLAG_UNMAP), ==,
+                     VIRTIO_BLK_S_OK);
+    g_assert_true(image_range_is(c.img_fd, (cap - 8) * 512, 4096, 0));
+    /* The guest got it wrong: out of range, unmap on DISCARD, flags. */
+    g_assert_cmpuint(blk_segment(&c, VIRTIO_BLK_T_DISCARD, cap - 7, 8, 0), ==,
+                     VIRTIO_BLK_S_IOERR);
+    g_assert_cmpuint(blk_segment(&c, VIRTIO_BLK_T_DISCARD, 0, 8,
+                                 VIRTIO_BLK_WRITE_ZEROES_FLAG_UNMAP), ==,
+                     VIRTIO_BLK_S_UNSUPP);
+    g_assert_cmpuint(blk_segment(&c, VIRTIO_BLK_T_WRITE_ZEROES, 0, 8, 4), ==,
+                     VIRTIO_BLK_S_UNSUPP);
+    g_assert_false(image_range_is(c.img_fd, 0, 512, 0));
+    ctx_stop(&c);
+
+    /* Default discard=ignore: DISCARD succeeds, data stays (as QEMU). */
+    c = (Ctx) { 0 };
+    ctx_start(&c);
+    g_assert_cmpuint(qvirtio_config_readb(c.v, offsetof(struct
+                     virtio_blk_config, write_zeroes_may_unmap)), ==, 0);
+    ctx_ready(&c, feat, VIRTIO_MSI_NO_VECTOR);
+    g_assert_cmpuint(blk_segment(&c, VIRTIO_BLK_T_DISCARD, 16, 8, 0), ==,
+                     VIRTIO_BLK_S_OK);
+    g_assert_false(image_range_is(c.img_fd, 16 * 512, 512, 0));
+    /* WRITE_ZEROES still zeroes (written, not freed). */
+    g_assert_cmpuint(blk_segment(&c, VIRTIO_BLK_T_WRITE_ZEROES, 16, 8,
+                                 VIRTIO_BLK_WRITE_ZEROES_FLAG_UNMAP), ==,
+                     VIRTIO_BLK_S_OK);
+    g_assert_true(image_range_is(c.img_fd, 16 * 512, 4096, 0));
+    ctx_stop(&c);
+
+    /* Not negotiated, and not offered: UNSUPP, nothing changes. */
+    c = (Ctx) { 0 };
+    ctx_start_args(&c, NULL, NULL, ",discard=off,write-zeroes=off");
+    g_assert_false(qvirtio_device_features(c.v) & F(VIRTIO_BLK_F_DISCARD));
+    g_assert_false(qvirtio_device_features(c.v) &
+                   F(VIRTIO_BLK_F_WRITE_ZEROES));
+    ctx_ready(&c, BASE_FEATURES, VIRTIO_MSI_NO_VECTOR);
+    g_assert_cmpuint(blk_segment(&c, VIRTIO_BLK_T_WRITE_ZEROES, 16, 8, 0), ==,
+                     VIRTIO_BLK_S_UNSUPP);
+    g_assert_false(image_range_is(c.img_fd, 16 * 512, 512, 0));
+    ctx_stop(&c);
+
+    /* Read-only: neither is offered. */
+    c = (Ctx) { 0 };
+    ctx_start_args(&c, NULL, ",read-only=on", NULL);
+    g_assert_false(qvirtio_device_features(c.v) & F(VIRTIO_BLK_F_DISCARD));
+    ctx_stop(&c);
+}
+
 static void test_cmdline_errors(void)
 {
     g_autofree char *img = make_image(g_get_tmp_dir());
@@ -631,6 +780,10 @@ static void test_cmdline_errors(void)
     a = g_strdup_printf("-M pc -accel qtest -drive file=%s,if=none,id=d,"
                         "format=qcow2", img);
     expect_fail(a, "Unknown driver 'qcow2'");
+    g_free(a);
+    a = g_strdup_printf("-M pc -accel qtest -drive file=%s,if=none,id=d,"
+                        "format=raw,discard=sometimes", img);
+    expect_fail(a, "Invalid discard option 'sometimes'");
     g_free(a);
     a = g_strdup_printf("-M pc -accel qtest -drive file=%s,if=none,id=d,"
                         "format=raw -device virtio-blk-pci,drive=d "
@@ -715,6 +868,8 @@ int main(int argc, char **argv)
     g_test_add_func("/virtio-blk/direct-unaligned", test_direct_unaligned);
     g_test_add_func("/virtio-blk/reset-mid-io", test_reset_mid_io);
     g_test_add_func("/virtio-blk/query-nodes", test_query_nodes);
+    g_test_add_func("/virtio-blk/discard-write-zeroes",
+                    test_discard_write_zeroes);
     g_test_add_func("/virtio-blk/cmdline-errors", test_cmdline_errors);
     g_test_add_func("/virtio-blk/drive-short-form", test_drive_short_form);
     g_test_add_func("/virtio-blk/hotplug", test_hotplug);

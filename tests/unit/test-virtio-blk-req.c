@@ -44,9 +44,10 @@ static void build(T *t, uint32_t type, uint64_t sector, size_t out_data,
 
 static VirtIOBlkParse parse(T *t, bool ro)
 {
+    VirtIOBlkLimits lim = { .capacity = CAP, .read_only = ro };
     const char *why;
 
-    return virtio_blk_parse(&t->elem, CAP, ro, &t->req, &why);
+    return virtio_blk_parse(&t->elem, &lim, &t->req, &why);
 }
 
 static void test_read_write(void)
@@ -116,6 +117,95 @@ static void test_errors(void)
     g_assert_cmpint(parse(&t, false), ==, VIRTIO_BLK_PARSE_IOERR);
 }
 
+/* Segments for DISCARD / WRITE_ZEROES in t->data. */
+static void put_seg(T *t, unsigned i, uint64_t sector, uint32_t n,
+                    uint32_t flags)
+{
+    struct virtio_blk_discard_write_zeroes seg = {
+        .sector = GUINT64_TO_LE(sector),
+        .num_sectors = GUINT32_TO_LE(n),
+        .flags = GUINT32_TO_LE(flags),
+    };
+
+    memcpy(t->data + i * sizeof(seg), &seg, sizeof(seg));
+}
+
+static VirtIOBlkParse parse_lim(T *t, const VirtIOBlkLimits *lim)
+{
+    const char *why = NULL;
+    VirtIOBlkParse p = virtio_blk_parse(&t->elem, lim, &t->req, &why);
+
+    g_assert_true(p == VIRTIO_BLK_PARSE_OK || why);
+    return p;
+}
+
+static void test_discard_write_zeroes(void)
+{
+    VirtIOBlkLimits lim = {
+        .capacity = CAP,
+        .max_discard_sectors = 32, .max_discard_seg = 2,
+        .max_write_zeroes_sectors = 64, .max_write_zeroes_seg = 1,
+    };
+    VirtIOBlkLimits none = { .capacity = CAP };
+    T t;
+
+    /* Two discard segments, the second ending at the last sector. */
+    put_seg(&t, 0, 0, 8, 0);
+    put_seg(&t, 1, CAP - 32, 32, 0);
+    build(&t, VIRTIO_BLK_T_DISCARD, 0, 32, 0, true);
+    g_assert_cmpint(parse_lim(&t, &lim), ==, VIRTIO_BLK_PARSE_OK);
+    g_assert_cmpuint(t.req.nsegs, ==, 2);
+    g_assert_cmpuint(t.req.segs[1].sector, ==, CAP - 32);
+    g_assert_cmpuint(t.req.segs[1].num_sectors, ==, 32);
+    g_assert_true(t.req.status == &t.status);
+    /* Not negotiated: UNSUPP, as an unknown type. */
+    g_assert_cmpint(parse_lim(&t, &none), ==, VIRTIO_BLK_PARSE_UNSUPP);
+    /* Read-only disk. */
+    lim.read_only = true;
+    g_assert_cmpint(parse_lim(&t, &lim), ==, VIRTIO_BLK_PARSE_IOERR);
+    lim.read_only = false;
+    /* Beyond the end, by one sector; and a wrapping sector. */
+    put_seg(&t, 1, CAP - 31, 32, 0);
+    g_assert_cmpint(parse_lim(&t, &lim), ==, VIRTIO_BLK_PARSE_IOERR);
+    put_seg(&t, 1, UINT64_MAX - 1, 8, 0);
+    g_assert_cmpint(parse_lim(&t, &lim), ==, VIRTIO_BLK_PARSE_IOERR);
+    /* Longer than max_discard_sectors. */
+    put_seg(&t, 1, 0, 33, 0);
+    g_assert_cmpint(parse_lim(&t, &lim), ==, VIRTIO_BLK_PARSE_IOERR);
+    /* The unmap flag is for WRITE_ZEROES only; reserved flags. */
+    put_seg(&t, 1, 0, 8, VIRTIO_BLK_WRITE_ZEROES_FLAG_UNMAP);
+    g_assert_cmpint(parse_lim(&t, &lim), ==, VIRTIO_BLK_PARSE_UNSUPP);
+    put_seg(&t, 1, 0, 8, 2);
+    g_assert_cmpint(parse_lim(&t, &lim), ==, VIRTIO_BLK_PARSE_UNSUPP);
+    /* Three segments where two are offered; a torn segment; none. */
+    put_seg(&t, 1, 0, 8, 0);
+    put_seg(&t, 2, 0, 8, 0);
+    build(&t, VIRTIO_BLK_T_DISCARD, 0, 48, 0, true);
+    g_assert_cmpint(parse_lim(&t, &lim), ==, VIRTIO_BLK_PARSE_UNSUPP);
+    build(&t, VIRTIO_BLK_T_DISCARD, 0, 24, 0, true);
+    g_assert_cmpint(parse_lim(&t, &lim), ==, VIRTIO_BLK_PARSE_IOERR);
+    build(&t, VIRTIO_BLK_T_DISCARD, 0, 0, 0, true);
+    g_assert_cmpint(parse_lim(&t, &lim), ==, VIRTIO_BLK_PARSE_IOERR);
+
+    /* WRITE_ZEROES: unmap allowed, its own limits. */
+    put_seg(&t, 0, 4, 64, VIRTIO_BLK_WRITE_ZEROES_FLAG_UNMAP);
+    build(&t, VIRTIO_BLK_T_WRITE_ZEROES, 0, 16, 0, true);
+    g_assert_cmpint(parse_lim(&t, &lim), ==, VIRTIO_BLK_PARSE_OK);
+    g_assert_cmpuint(t.req.nsegs, ==, 1);
+    g_assert_true(t.req.segs[0].unmap);
+    g_assert_cmpuint(t.req.segs[0].sector, ==, 4);
+    put_seg(&t, 0, 4, 65, 0);
+    g_assert_cmpint(parse_lim(&t, &lim), ==, VIRTIO_BLK_PARSE_IOERR);
+    put_seg(&t, 0, 4, 8, 0);
+    put_seg(&t, 1, 4, 8, 0);
+    build(&t, VIRTIO_BLK_T_WRITE_ZEROES, 0, 32, 0, true);
+    g_assert_cmpint(parse_lim(&t, &lim), ==, VIRTIO_BLK_PARSE_UNSUPP);
+    g_assert_cmpint(parse_lim(&t, &none), ==, VIRTIO_BLK_PARSE_UNSUPP);
+    /* No status byte still wins over everything. */
+    build(&t, VIRTIO_BLK_T_WRITE_ZEROES, 0, 16, 0, false);
+    g_assert_cmpint(parse_lim(&t, &lim), ==, VIRTIO_BLK_PARSE_NO_STATUS);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -123,5 +213,7 @@ int main(int argc, char **argv)
     g_test_add_func("/virtio-blk-req/one-piece",
                     test_header_with_data_in_one_piece);
     g_test_add_func("/virtio-blk-req/errors", test_errors);
+    g_test_add_func("/virtio-blk-req/discard-write-zeroes",
+                    test_discard_write_zeroes);
     return g_test_run();
 }
