@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import unittest
 
 EXIT_PASS = 1
@@ -87,6 +88,9 @@ class GuestRun:
 def boot(argv, timeout=None):
     """Runs a VMM command line to completion; returns a GuestRun.
     @timeout (default BOOT_TIMEOUT) only guards against a hung guest."""
+    live = os.environ.get('GUESTBOOT_LIVE_LOG')
+    if live:
+        return _boot_live(argv, timeout or BOOT_TIMEOUT, live)
     try:
         proc = subprocess.run(argv, stdin=subprocess.DEVNULL,
                               stdout=subprocess.PIPE,
@@ -97,6 +101,31 @@ def boot(argv, timeout=None):
         return GuestRun(argv, None, out + '\n(timed out)')
     return GuestRun(argv, proc.returncode,
                     proc.stdout.decode('utf-8', 'replace').replace('\r', ''))
+
+
+def _boot_live(argv, timeout, path):
+    """As boot(), also appending the output to @path as it comes, so that
+    a long nested run can be followed (GUESTBOOT_LIVE_LOG=path)."""
+    chunks = []
+    with open(path, 'ab') as log, \
+            subprocess.Popen(argv, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT) as proc:
+        timer = threading.Timer(timeout, proc.kill)
+        timer.start()
+        try:
+            for data in iter(lambda: proc.stdout.read1(65536), b''):
+                chunks.append(data)
+                log.write(data)
+                log.flush()
+            proc.wait()
+        finally:
+            expired = not timer.is_alive()
+            timer.cancel()
+    out = b''.join(chunks).decode('utf-8', 'replace')
+    if expired:
+        return GuestRun(argv, None, out + '\n(timed out)')
+    return GuestRun(argv, proc.returncode, out.replace('\r', ''))
 
 
 class GuestTestCase(unittest.TestCase):
