@@ -742,8 +742,8 @@ static void nvme_shutdown(Client *c)
     }
 }
 
-/* Everything up to working I/O queues. */
-static void client_bringup(Client *c, VuServer *s, DoorbellMode mode)
+/* Connected, guest memory shared, config space read, BAR0 mapped. */
+static void client_attach(Client *c, VuServer *s, DoorbellMode mode)
 {
     g_autoptr(GByteArray) bar0 = NULL;
 
@@ -755,6 +755,12 @@ static void client_bringup(Client *c, VuServer *s, DoorbellMode mode)
     if (mode == DB_POLLED) {
         g_assert_nonnull(c->db_map);
     }
+}
+
+/* Everything up to working I/O queues. */
+static void client_bringup(Client *c, VuServer *s, DoorbellMode mode)
+{
+    client_attach(c, s, mode);
     client_setup_irqs(c);
     nvme_enable(c);
     nvme_identify(c);
@@ -1115,8 +1121,8 @@ static void test_device_reset(void)
     vu_server_stop(&s);
 }
 
-/* Without MSI-X enabled, completions raise INTx. */
-static void test_intx(void)
+/* INTx signals c->irq_fd[0]: SET_IRQS as QEMU 10.2 sends it (0x24). */
+static void client_intx_trigger(Client *c)
 {
     struct vfio_irq_set set = {
         .argsz = sizeof(set),
@@ -1125,21 +1131,24 @@ static void test_intx(void)
         .start = 0,
         .count = 1,
     };
+
+    c->irq_fd[0] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    g_assert_cmphex(set.flags, ==, 0x24);
+    g_assert_cmpint(vu_call(c, VFIO_USER_DEVICE_SET_IRQS, &set, sizeof(set),
+                            c->irq_fd, 1, NULL, NULL), ==, 0);
+}
+
+/* Without MSI-X enabled, completions raise INTx. */
+static void test_intx(void)
+{
     NvmeSqe cmd = { .opcode = 0x06, .prp1 = htole64(GUEST_IOVA + ID_OFF),
                     .cdw = { 1 } };
     VuServer s;
     Client c;
-    g_autoptr(GByteArray) bar0 = NULL;
 
     server_start(&s, "--backend null --msix-bar 2");
-    client_connect(&c, &s);
-    c.mode = DB_TRAPPED;
-    client_map_memory(&c);
-    client_read_config(&c);
-    bar0 = client_map_bar0(&c);
-    c.irq_fd[0] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    g_assert_cmpint(vu_call(&c, VFIO_USER_DEVICE_SET_IRQS, &set, sizeof(set),
-                            c.irq_fd, 1, NULL, NULL), ==, 0);
+    client_attach(&c, &s, DB_TRAPPED);
+    client_intx_trigger(&c);
     nvme_enable(&c);
     g_assert_cmphex(admin(&c, &cmd, NULL), ==, 0);
     g_assert_cmpuint(irq_wait(&c, 0), >=, 1);
@@ -1159,7 +1168,7 @@ static void test_intx_unmask_eventfd(void)
 {
     struct vfio_irq_set set = {
         .argsz = sizeof(set),
-        .flags = VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_TRIGGER,
+        .flags = VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_UNMASK,
         .index = VFIO_PCI_INTX_IRQ_INDEX,
         .start = 0,
         .count = 1,
@@ -1171,19 +1180,10 @@ static void test_intx_unmask_eventfd(void)
     uint64_t one = 1;
     VuServer s;
     Client c;
-    g_autoptr(GByteArray) bar0 = NULL;
 
     server_start(&s, "--backend null --msix-bar 2");
-    client_connect(&c, &s);
-    c.mode = DB_TRAPPED;
-    client_map_memory(&c);
-    client_read_config(&c);
-    bar0 = client_map_bar0(&c);
-    c.irq_fd[0] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    g_assert_cmphex(set.flags, ==, 0x24);
-    g_assert_cmpint(vu_call(&c, VFIO_USER_DEVICE_SET_IRQS, &set, sizeof(set),
-                            c.irq_fd, 1, NULL, NULL), ==, 0);
-    set.flags = VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_UNMASK;
+    client_attach(&c, &s, DB_TRAPPED);
+    client_intx_trigger(&c);
     g_assert_cmphex(set.flags, ==, 0x14);
     g_assert_cmpint(vu_call(&c, VFIO_USER_DEVICE_SET_IRQS, &set, sizeof(set),
                             &unmask, 1, NULL, NULL), ==, 0);
