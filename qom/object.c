@@ -505,6 +505,18 @@ void object_property_set_description(ObjectProperty *prop,
     prop->description = g_strdup(description);
 }
 
+JsonObject *object_property_info(const ObjectProperty *prop)
+{
+    JsonObject *o = json_object_new();
+
+    json_object_set_string_member(o, "name", prop->name);
+    json_object_set_string_member(o, "type", prop->type);
+    if (prop->description) {
+        json_object_set_string_member(o, "description", prop->description);
+    }
+    return o;
+}
+
 void object_property_iter_init(ObjectPropertyIterator *iter, Object *obj)
 {
     iter->next = obj->properties;

@@ -140,15 +140,7 @@ static void qmp_qom_list(JsonObject *args, JsonNode **ret, Error **errp)
     list = json_array_new();
     object_property_iter_init(&iter, obj);
     while ((prop = object_property_iter_next(&iter))) {
-        JsonObject *o = json_object_new();
-
-        json_object_set_string_member(o, "name", prop->name);
-        json_object_set_string_member(o, "type", prop->type);
-        if (prop->description) {
-            json_object_set_string_member(o, "description",
-                                          prop->description);
-        }
-        json_array_add_object_element(list, o);
+        json_array_add_object_element(list, object_property_info(prop));
     }
     *ret = json_node_new(JSON_NODE_ARRAY);
     json_node_take_array(*ret, list);

@@ -175,19 +175,9 @@ static JsonArray *class_property_list(ObjectClass *oc, bool settable)
 
     object_class_property_iter_init(&iter, oc);
     while ((prop = object_property_iter_next(&iter))) {
-        JsonObject *o;
-
-        if (settable && !prop->set) {
-            continue;
+        if (!settable || prop->set) {
+            json_array_add_object_element(list, object_property_info(prop));
         }
-        o = json_object_new();
-        json_object_set_string_member(o, "name", prop->name);
-        json_object_set_string_member(o, "type", prop->type);
-        if (prop->description) {
-            json_object_set_string_member(o, "description",
-                                          prop->description);
-        }
-        json_array_add_object_element(list, o);
     }
     return list;
 }

@@ -456,15 +456,12 @@ static const Property virtio_blk_props[] = {
 static void virtio_blk_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
-    PCIDeviceClass *pc = PCI_DEVICE_CLASS(klass);
     VirtIOPCIClass *vc = VIRTIO_PCI_CLASS(klass);
 
     dc->desc = "virtio block device (virtio 1.x, PCI)";
     device_class_set_props(dc, virtio_blk_props);
-    pc->device_id = VIRTIO_PCI_DEVICE_ID_BASE + VIRTIO_ID_BLOCK;
-    pc->subsystem_id = VIRTIO_PCI_DEVICE_ID_BASE + VIRTIO_ID_BLOCK;
-    pc->class_id = 0x0100;     /* mass storage, SCSI (as QEMU reports) */
-    vc->virtio_id = VIRTIO_ID_BLOCK;
+    /* Class: mass storage, SCSI (as QEMU reports). */
+    virtio_pci_class_set_device(klass, VIRTIO_ID_BLOCK, 0x0100);
     vc->realize = virtio_blk_realize;
     vc->unrealize = virtio_blk_unrealize;
     vc->start = virtio_blk_start;

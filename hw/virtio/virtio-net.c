@@ -470,15 +470,12 @@ static const Property virtio_net_props[] = {
 static void virtio_net_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
-    PCIDeviceClass *pc = PCI_DEVICE_CLASS(klass);
     VirtIOPCIClass *vc = VIRTIO_PCI_CLASS(klass);
 
     dc->desc = "virtio network device (virtio 1.x, PCI)";
     device_class_set_props(dc, virtio_net_props);
-    pc->device_id = VIRTIO_PCI_DEVICE_ID_BASE + VIRTIO_ID_NET;
-    pc->subsystem_id = VIRTIO_PCI_DEVICE_ID_BASE + VIRTIO_ID_NET;
-    pc->class_id = 0x0200;      /* Ethernet controller */
-    vc->virtio_id = VIRTIO_ID_NET;
+    /* Class: Ethernet controller. */
+    virtio_pci_class_set_device(klass, VIRTIO_ID_NET, 0x0200);
     vc->realize = virtio_net_realize;
     vc->unrealize = virtio_net_unrealize;
     vc->start = virtio_net_start;

@@ -1031,6 +1031,19 @@ static const Property virtio_pci_props[] = {
     DEFINE_PROP_END_OF_LIST(),
 };
 
+void virtio_pci_class_set_device(ObjectClass *klass, uint16_t virtio_id,
+                                 uint16_t class_id)
+{
+    PCIDeviceClass *pc = PCI_DEVICE_CLASS(klass);
+    VirtIOPCIClass *vc = VIRTIO_PCI_CLASS(klass);
+
+    vc->virtio_id = virtio_id;
+    /* A non-transitional virtio 1.x device is 0x1040 + its type. */
+    pc->device_id = VIRTIO_PCI_DEVICE_ID_BASE + virtio_id;
+    pc->subsystem_id = VIRTIO_PCI_DEVICE_ID_BASE + virtio_id;
+    pc->class_id = class_id;
+}
+
 static void virtio_pci_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);

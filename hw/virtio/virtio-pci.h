@@ -126,8 +126,7 @@ struct VirtIOPCIProxy {
 typedef struct VirtIOPCIClass {
     PCIDeviceClass parent_class;
 
-    uint16_t virtio_id;
-    uint16_t pci_class;
+    uint16_t virtio_id;         /* set by virtio_pci_class_set_device() */
     /* Sets nvqs, vqs[].max_size, host_features, config. */
     bool (*realize)(VirtIOPCIProxy *proxy, Error **errp);
     void (*unrealize)(VirtIOPCIProxy *proxy);
@@ -142,6 +141,13 @@ typedef struct VirtIOPCIClass {
     /* BQL, worker gone: back to the initial state. */
     void (*reset)(VirtIOPCIProxy *proxy);
 } VirtIOPCIClass;
+
+/*
+ * For a device's class_init: the virtio device type (VIRTIO_ID_*) and the
+ * PCI class code, from which the PCI device and subsystem ids follow.
+ */
+void virtio_pci_class_set_device(ObjectClass *klass, uint16_t virtio_id,
+                                 uint16_t class_id);
 
 /* For the device's start hook: watch fd in the worker. */
 typedef gboolean (*VirtIOPCIWatchFn)(gint fd, GIOCondition cond,

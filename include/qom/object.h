@@ -213,6 +213,8 @@ ObjectProperty *object_class_property_add(ObjectClass *klass,
                                           void *opaque);
 void object_property_set_description(ObjectProperty *prop,
                                      const char *description);
+/* The property as QMP lists it: name, type and, if set, description. */
+JsonObject *object_property_info(const ObjectProperty *prop);
 
 /*
  * Convenience properties backed by callbacks; set may be NULL (read-only).

@@ -17,6 +17,7 @@
  * TSC frequency: see lib/tsc.c.  Output: a machine-parsable line
  *   RESULT iops=... p50_ns=... p99_ns=... ios=... (then more key=value)
  */
+#include "iobench.h"
 #include "pci.h"
 
 #define NVME_CLASS 0x010802
@@ -47,7 +48,6 @@
 #define IO_SIZE 4096
 #define VECTOR_BASE 0x40
 #define SIGNATURE "CONDUIT-NVMETEST"
-#define STALL_MS 5000
 
 typedef struct NvmeSqe {
     uint8_t opc;
@@ -98,26 +98,8 @@ typedef struct Nvme {
     PciMsix msix;
     uint64_t nsze;
     unsigned lba_shift;
+    unsigned nq;            /* I/O queue pairs the benchmark uses */
 } Nvme;
-
-typedef struct Bench {
-    Nvme *nvme;
-    unsigned nq;
-    unsigned qd;
-    bool irq;
-    uint64_t ios;
-    uint64_t *lat;          /* cycles, one per completed read */
-    uint64_t submitted;
-    uint64_t completed;
-    uint64_t errors;
-    uint64_t irqs;
-    uint64_t start;
-    uint64_t end;
-    uint64_t rng;
-    bool stalled;
-    /* Filled by bench_stats() */
-    uint64_t p50, p99, min, max, sum;
-} Bench;
 
 static PciDev devs[PCI_MAX_DEVICES];
 static Nvme ctrl;
@@ -356,174 +338,74 @@ static bool nvme_read_sync(Nvme *n, NvmeQueue *q, uint64_t lba, void *buf)
     return ok;
 }
 
-static uint64_t next_lba(Bench *b)
+static void bench_submit(IoBench *b, NvmeQueue *q, uint16_t cid)
 {
-    uint64_t blocks = IO_SIZE >> b->nvme->lba_shift;
-    uint64_t slots = b->nvme->nsze / blocks;
-
-    /* xorshift64: cheap, and spreads reads over the namespace. */
-    b->rng ^= b->rng << 13;
-    b->rng ^= b->rng >> 7;
-    b->rng ^= b->rng << 17;
-    return (b->rng % slots) * blocks;
-}
-
-static void bench_submit(Bench *b, NvmeQueue *q, uint16_t cid)
-{
+    Nvme *n = b->opaque;
+    uint64_t blocks = IO_SIZE >> n->lba_shift;
+    uint64_t lba = io_bench_random(b, n->nsze / blocks) * blocks;
     NvmeSqe cmd;
 
-    read_cmd(&cmd, cid, q->buf[cid], next_lba(b), b->nvme->lba_shift);
+    read_cmd(&cmd, cid, q->buf[cid], lba, n->lba_shift);
     q->submit_tsc[cid] = rdtsc();
     sq_push(q, &cmd);
-    b->submitted++;
+    io_bench_submitted(b);
 }
 
-static uint64_t irq_total(void)
+static void bench_start(IoBench *b)
 {
-    uint64_t sum = 0;
-    unsigned i;
-
-    for (i = VECTOR_BASE; i < VECTOR_BASE + MAX_IO_QUEUES + 1; i++) {
-        sum += irq_counts[i];
-    }
-    return sum;
-}
-
-/* The hot loop, at CPL3. */
-static uint64_t bench_run(void *arg)
-{
-    Bench *b = arg;
-    uint64_t last_progress, irq_start = irq_total();
+    Nvme *n = b->opaque;
     unsigned i, c;
 
-    b->start = rdtsc();
-    for (i = 0; i < b->nq; i++) {
-        NvmeQueue *q = &b->nvme->io[i];
+    for (i = 0; i < n->nq; i++) {
+        NvmeQueue *q = &n->io[i];
 
-        for (c = 0; c < b->qd && b->submitted < b->ios; c++) {
+        for (c = 0; c < b->qd && io_bench_want_more(b); c++) {
             bench_submit(b, q, c);
         }
         mmio_write32(q->sq_db, q->sq_tail);
     }
-    last_progress = rdtsc();
-    while (b->completed < b->ios) {
-        uint64_t seen = irq_total();
-        bool progress = false;
+}
 
-        for (i = 0; i < b->nq; i++) {
-            NvmeQueue *q = &b->nvme->io[i];
-            volatile NvmeCqe *e;
-            bool any = false;
+static bool bench_reap(IoBench *b)
+{
+    Nvme *n = b->opaque;
+    bool progress = false;
+    unsigned i;
 
-            while ((e = cq_peek(q))) {
-                uint16_t cid = e->cid;
-                uint64_t now = rdtsc();
+    for (i = 0; i < n->nq; i++) {
+        NvmeQueue *q = &n->io[i];
+        volatile NvmeCqe *e;
+        bool any = false;
 
-                if ((e->status >> 1) || cid >= q->size) {
-                    b->errors++;
-                }
-                /* A bogus command id still counts, with no latency. */
-                b->lat[b->completed] = cid < q->size ?
-                                       now - q->submit_tsc[cid] : 0;
-                b->completed++;
-                cq_pop(q);
-                any = true;
-                if (b->submitted < b->ios && cid < q->size) {
-                    bench_submit(b, q, cid);
-                }
-                if (b->completed == b->ios) {
-                    break;
-                }
+        while ((e = cq_peek(q))) {
+            uint16_t cid = e->cid;
+            uint64_t now = rdtsc();
+
+            /* A bogus command id still counts, with no latency. */
+            io_bench_complete(b, cid < q->size ? now - q->submit_tsc[cid] : 0,
+                              (e->status >> 1) || cid >= q->size);
+            cq_pop(q);
+            any = true;
+            if (io_bench_want_more(b) && cid < q->size) {
+                bench_submit(b, q, cid);
             }
-            if (any) {
-                mmio_write32(q->cq_db, q->cq_head);
-                mmio_write32(q->sq_db, q->sq_tail);
-                progress = true;
+            if (io_bench_done(b)) {
+                break;
             }
         }
-        if (progress) {
-            last_progress = rdtsc();
-            continue;
-        }
-        if (rdtsc() - last_progress > tsc_khz() * STALL_MS) {
-            b->stalled = true;
-            break;
-        }
-        if (b->irq) {
-            /* Completions are found only after their interrupt. */
-            while (irq_total() == seen &&
-                   rdtsc() - last_progress <= tsc_khz() * STALL_MS) {
-                cpu_relax();
-            }
-        } else {
-            cpu_relax();
+        if (any) {
+            mmio_write32(q->cq_db, q->cq_head);
+            mmio_write32(q->sq_db, q->sq_tail);
+            progress = true;
         }
     }
-    b->end = rdtsc();
-    b->irqs = irq_total() - irq_start;
-    return b->completed;
+    return progress;
 }
 
-static void sift_down(uint64_t *a, size_t root, size_t n)
-{
-    for (;;) {
-        size_t child = 2 * root + 1;
-        uint64_t t;
-
-        if (child >= n) {
-            return;
-        }
-        if (child + 1 < n && a[child + 1] > a[child]) {
-            child++;
-        }
-        if (a[root] >= a[child]) {
-            return;
-        }
-        t = a[root];
-        a[root] = a[child];
-        a[child] = t;
-        root = child;
-    }
-}
-
-/* Nearest-rank percentile of a sorted array. */
-static uint64_t percentile(const uint64_t *a, size_t n, unsigned pct)
-{
-    size_t rank = (n * pct + 99) / 100;
-
-    return a[rank ? rank - 1 : 0];
-}
-
-/* Heapsort and percentiles, at CPL3: 100k entries would take seconds
- * where CPL0 is emulated. */
-static uint64_t bench_stats(void *arg)
-{
-    Bench *b = arg;
-    uint64_t *a = b->lat;
-    size_t n = b->completed, i;
-
-    for (i = n / 2; i-- > 0;) {
-        sift_down(a, i, n);
-    }
-    for (i = n; i-- > 1;) {
-        uint64_t t = a[0];
-
-        a[0] = a[i];
-        a[i] = t;
-        sift_down(a, 0, i);
-    }
-    b->sum = 0;
-    for (i = 0; i < n; i++) {
-        b->sum += a[i];
-    }
-    if (n) {
-        b->min = a[0];
-        b->max = a[n - 1];
-        b->p50 = percentile(a, n, 50);
-        b->p99 = percentile(a, n, 99);
-    }
-    return 0;
-}
+static const IoBenchOps bench_ops = {
+    .start = bench_start,
+    .reap = bench_reap,
+};
 
 static bool sorted(const uint64_t *a, size_t n)
 {
@@ -575,7 +457,7 @@ static void masked_vector_check(Nvme *n, unsigned iv)
     /* The CQ entry is written before the interrupt is signalled. */
     t0 = rdtsc();
     while (!(pending = pci_msix_pending(&n->msix, iv)) &&
-           wait_ms(t0, STALL_MS)) {
+           wait_ms(t0, IO_BENCH_STALL_MS)) {
         cpu_relax();
     }
     report(pending && *count == before,
@@ -583,7 +465,7 @@ static void masked_vector_check(Nvme *n, unsigned iv)
            iv, *count - before);
     pci_msix_mask(&n->msix, iv, false);
     t0 = rdtsc();
-    while (*count == before && wait_ms(t0, STALL_MS)) {
+    while (*count == before && wait_ms(t0, IO_BENCH_STALL_MS)) {
         cpu_relax();
     }
     report(*count == before + 1 && !pci_msix_pending(&n->msix, iv),
@@ -594,30 +476,27 @@ static void masked_vector_check(Nvme *n, unsigned iv)
 int main(void)
 {
     Nvme *n = &ctrl;
-    Bench b = { .nvme = n, .rng = 0x9e3779b97f4a7c15ULL };
-    char mode[8] = "poll";
+    IoBench b = { .ops = &bench_ops, .opaque = n, .irq_vector = VECTOR_BASE,
+                  .irq_vectors = MAX_IO_QUEUES + 1 };
+    const char *mode;
+    char params[64];
     unsigned qd, nq, size, i, c, first_iv = 0;
     uint32_t granted;
-    uint64_t elapsed, iops, khz;
     int count, st;
     bool ok;
 
     qd = cmdline_u64("qd", 32);
     nq = cmdline_u64("queues", 1);
     b.ios = cmdline_u64("ios", 10000);
-    cmdline_get("mode", mode, sizeof(mode));
-    if (strcmp(mode, "poll") && strcmp(mode, "irq")) {
-        panic("mode=%s: expected poll or irq", mode);
-    }
+    b.irq = io_bench_cmdline_irq();
+    mode = io_bench_mode(&b);
     if (!qd || qd >= MAX_QUEUE_SIZE || !nq || nq > MAX_IO_QUEUES || !b.ios) {
         panic("qd=%u queues=%u ios=%lu: need 1 <= qd < %u, "
               "1 <= queues <= %u, ios >= 1", qd, nq, b.ios, MAX_QUEUE_SIZE,
               MAX_IO_QUEUES);
     }
-    b.irq = !strcmp(mode, "irq");
-    khz = tsc_khz();
     printf("nvme: qd=%u queues=%u ios=%lu mode=%s tsc=%lu kHz (%s)\n",
-           qd, nq, b.ios, mode, khz, tsc_method());
+           qd, nq, b.ios, mode, tsc_khz(), tsc_method());
     apic_init();
     irq_enable();
 
@@ -640,8 +519,8 @@ int main(void)
     n->cap = mmio_read64(n->regs + NVME_REG_CAP);
     n->dstrd = (n->cap >> 32) & 0xf;
     n->timeout_ms = ((n->cap >> 24) & 0xff) * 500;
-    if (n->timeout_ms < STALL_MS) {
-        n->timeout_ms = STALL_MS;
+    if (n->timeout_ms < IO_BENCH_STALL_MS) {
+        n->timeout_ms = IO_BENCH_STALL_MS;
     }
     if ((n->cap >> 48) & 0xf) {
         /* We use 4 KiB memory pages (CC.MPS = 0). */
@@ -704,33 +583,12 @@ int main(void)
                "LBA 0 holds the test signature");
     }
 
-    b.nq = nq;
-    b.lat = alloc_pages_uninit(ALIGN_UP(b.ios * sizeof(uint64_t), PAGE_SIZE) /
-                               PAGE_SIZE);
-    if (!b.lat) {
-        panic("ios=%lu: not enough RAM for the latency samples", b.ios);
-    }
-    run_user(bench_run, &b);
-    report(!b.stalled && b.completed == b.ios && b.errors == 0,
-           "%lu reads completed, %lu errors%s", b.completed, b.errors,
-           b.stalled ? " (stalled: no completion for 5 s)" : "");
-    if (b.irq) {
-        report(b.irqs > 0, "completions signalled by %lu MSI-X interrupts",
-               b.irqs);
-    }
-    run_user(bench_stats, &b);
+    n->nq = nq;
+    io_bench_measure(&b);
     report(sorted(b.lat, b.completed) && b.min <= b.p50 && b.p50 <= b.p99 &&
            b.p99 <= b.max, "latency samples sorted, percentiles ordered");
-
-    elapsed = b.end - b.start;
-    iops = elapsed ? b.completed * khz * 1000 / elapsed : 0;
-    printf("RESULT iops=%lu p50_ns=%lu p99_ns=%lu ios=%lu qd=%u queues=%u "
-           "mode=%s min_ns=%lu max_ns=%lu avg_ns=%lu irqs=%lu errors=%lu "
-           "tsc_khz=%lu tsc_method=%s\n",
-           iops, tsc_to_ns(b.p50), tsc_to_ns(b.p99), b.completed, qd, nq,
-           mode, tsc_to_ns(b.min), tsc_to_ns(b.max),
-           b.completed ? tsc_to_ns(b.sum / b.completed) : 0, b.irqs,
-           b.errors, khz, tsc_method());
+    snprintf(params, sizeof(params), "qd=%u queues=%u mode=%s", qd, nq, mode);
+    io_bench_print_result(&b, params);
     if (b.irq && cmdline_u64("mask", 0)) {
         masked_vector_check(n, first_iv);
     }

@@ -18,6 +18,7 @@
  * entry is seen minus TSC when it was made available.  Output:
  *   RESULT iops=... p50_ns=... p99_ns=... ios=... qd=... mode=... ...
  */
+#include "iobench.h"
 #include "pci.h"
 
 #define VIRTIO_VENDOR 0x1af4
@@ -64,7 +65,6 @@
 #define VECTOR 0x50
 #define NO_VECTOR 0xffff
 #define SIGNATURE "CONDUIT-VIRTIOBLK"
-#define STALL_MS 5000
 
 typedef struct Desc {
     uint64_t addr;
@@ -96,17 +96,6 @@ typedef struct Vblk {
     uint64_t *submit_tsc;
     PciMsix msix;
 } Vblk;
-
-typedef struct Bench {
-    Vblk *v;
-    unsigned qd;
-    bool irq;
-    uint64_t ios, submitted, completed, errors, irqs;
-    uint64_t start, end, rng;
-    uint64_t *lat;
-    bool stalled;
-    uint64_t p50, p99, min, max, sum;
-} Bench;
 
 static PciDev devs[PCI_MAX_DEVICES];
 static Vblk vblk;
@@ -284,7 +273,7 @@ static int request_sync(Vblk *v, uint32_t type, uint64_t sector, void *buf,
     make_available(v, head);
     kick(v);
     while ((id = used_pop(v)) < 0) {
-        if (rdtsc() - t0 > tsc_khz() * STALL_MS) {
+        if (rdtsc() - t0 > tsc_khz() * IO_BENCH_STALL_MS) {
             return -1;
         }
         cpu_relax();
@@ -292,147 +281,58 @@ static int request_sync(Vblk *v, uint32_t type, uint64_t sector, void *buf,
     return id == head ? v->status[0] : -1;
 }
 
-static uint64_t next_sector(Bench *b)
+static void bench_submit(IoBench *b, unsigned slot)
 {
-    uint64_t slots = b->v->capacity / (IO_SIZE / 512);
-
-    b->rng ^= b->rng << 13;
-    b->rng ^= b->rng >> 7;
-    b->rng ^= b->rng << 17;
-    return (b->rng % slots) * (IO_SIZE / 512);
-}
-
-static void bench_submit(Bench *b, unsigned slot)
-{
-    Vblk *v = b->v;
-    uint16_t head = prepare(v, slot, T_IN, next_sector(b), v->buf[slot],
-                            IO_SIZE);
+    Vblk *v = b->opaque;
+    uint64_t sector = io_bench_random(b, v->capacity / (IO_SIZE / 512)) *
+                      (IO_SIZE / 512);
+    uint16_t head = prepare(v, slot, T_IN, sector, v->buf[slot], IO_SIZE);
 
     v->submit_tsc[slot] = rdtsc();
     make_available(v, head);
-    b->submitted++;
+    io_bench_submitted(b);
 }
 
-static uint64_t irq_total(void)
+static void bench_start(IoBench *b)
 {
-    return irq_counts[VECTOR];
-}
-
-static uint64_t bench_run(void *arg)
-{
-    Bench *b = arg;
-    Vblk *v = b->v;
-    uint64_t last_progress, irq_start = irq_total();
     unsigned s;
 
-    b->start = rdtsc();
-    for (s = 0; s < b->qd && b->submitted < b->ios; s++) {
+    for (s = 0; s < b->qd && io_bench_want_more(b); s++) {
         bench_submit(b, s);
     }
-    kick(v);
-    last_progress = rdtsc();
-    while (b->completed < b->ios) {
-        uint64_t seen = irq_total();
-        bool any = false;
-        int id;
+    kick(b->opaque);
+}
 
-        while ((id = used_pop(v)) >= 0) {
-            unsigned slot = id / 3;
+static bool bench_reap(IoBench *b)
+{
+    Vblk *v = b->opaque;
+    bool any = false;
+    int id;
 
-            if (id % 3 || slot >= b->qd || v->status[slot] != ST_OK) {
-                b->errors++;
-            }
-            b->lat[b->completed] = slot < b->qd ?
-                                   rdtsc() - v->submit_tsc[slot] : 0;
-            b->completed++;
-            any = true;
-            if (b->submitted < b->ios && slot < b->qd) {
-                bench_submit(b, slot);
-            }
-            if (b->completed == b->ios) {
-                break;
-            }
+    while ((id = used_pop(v)) >= 0) {
+        unsigned slot = id / 3;
+        bool ours = slot < b->qd;
+
+        io_bench_complete(b, ours ? rdtsc() - v->submit_tsc[slot] : 0,
+                          id % 3 || !ours || v->status[slot] != ST_OK);
+        any = true;
+        if (ours && io_bench_want_more(b)) {
+            bench_submit(b, slot);
         }
-        if (any) {
-            kick(v);
-            last_progress = rdtsc();
-            continue;
-        }
-        if (rdtsc() - last_progress > tsc_khz() * STALL_MS) {
-            b->stalled = true;
+        if (io_bench_done(b)) {
             break;
         }
-        if (b->irq) {
-            while (irq_total() == seen &&
-                   rdtsc() - last_progress <= tsc_khz() * STALL_MS) {
-                cpu_relax();
-            }
-        } else {
-            cpu_relax();
-        }
     }
-    b->end = rdtsc();
-    b->irqs = irq_total() - irq_start;
-    return b->completed;
+    if (any) {
+        kick(v);
+    }
+    return any;
 }
 
-static void sift_down(uint64_t *a, size_t root, size_t n)
-{
-    for (;;) {
-        size_t child = 2 * root + 1;
-        uint64_t t;
-
-        if (child >= n) {
-            return;
-        }
-        if (child + 1 < n && a[child + 1] > a[child]) {
-            child++;
-        }
-        if (a[root] >= a[child]) {
-            return;
-        }
-        t = a[root];
-        a[root] = a[child];
-        a[child] = t;
-        root = child;
-    }
-}
-
-static uint64_t percentile(const uint64_t *a, size_t n, unsigned pct)
-{
-    size_t rank = (n * pct + 99) / 100;
-
-    return a[rank ? rank - 1 : 0];
-}
-
-static uint64_t bench_stats(void *arg)
-{
-    Bench *b = arg;
-    uint64_t *a = b->lat;
-    size_t n = b->completed, i;
-
-    for (i = n / 2; i-- > 0;) {
-        sift_down(a, i, n);
-    }
-    for (i = n; i-- > 1;) {
-        uint64_t t = a[0];
-
-        a[0] = a[i];
-        a[i] = t;
-        sift_down(a, 0, i);
-    }
-    b->sum = 0;
-    for (i = 0; i < n; i++) {
-        b->sum += a[i];
-    }
-    if (n) {
-        b->min = a[0];
-        b->max = a[n - 1];
-        b->p50 = percentile(a, n, 50);
-        b->p99 = percentile(a, n, 99);
-    }
-    return 0;
-}
+static const IoBenchOps bench_ops = {
+    .start = bench_start,
+    .reap = bench_reap,
+};
 
 static void write_check(Vblk *v)
 {
@@ -463,26 +363,21 @@ static void write_check(Vblk *v)
 int main(void)
 {
     Vblk *v = &vblk;
-    Bench b = { .v = v, .rng = 0x9e3779b97f4a7c15ULL };
-    char mode[8] = "poll";
-    uint64_t elapsed, iops, khz;
+    IoBench b = { .ops = &bench_ops, .opaque = v, .irq_vector = VECTOR,
+                  .irq_vectors = 1 };
+    char params[64];
     int count;
     bool ok;
 
     b.qd = cmdline_u64("qd", 16);
     b.ios = cmdline_u64("ios", 10000);
-    cmdline_get("mode", mode, sizeof(mode));
-    if (strcmp(mode, "poll") && strcmp(mode, "irq")) {
-        panic("mode=%s: expected poll or irq", mode);
-    }
+    b.irq = io_bench_cmdline_irq();
     if (!b.qd || b.qd > QUEUE_SIZE / 3 || !b.ios) {
         panic("qd=%u ios=%lu: need 1 <= qd <= %u, ios >= 1", b.qd, b.ios,
               QUEUE_SIZE / 3);
     }
-    b.irq = !strcmp(mode, "irq");
-    khz = tsc_khz();
     printf("virtio-blk: qd=%u ios=%lu mode=%s tsc=%lu kHz (%s)\n", b.qd,
-           b.ios, mode, khz, tsc_method());
+           b.ios, io_bench_mode(&b), tsc_khz(), tsc_method());
     apic_init();
     irq_enable();
 
@@ -527,29 +422,10 @@ int main(void)
         write_check(v);
     }
 
-    b.lat = alloc_pages_uninit(ALIGN_UP(b.ios * sizeof(uint64_t), PAGE_SIZE) /
-                               PAGE_SIZE);
-    if (!b.lat) {
-        panic("ios=%lu: not enough RAM for the latency samples", b.ios);
-    }
-    run_user(bench_run, &b);
-    report(!b.stalled && b.completed == b.ios && b.errors == 0,
-           "%lu reads completed, %lu errors%s", b.completed, b.errors,
-           b.stalled ? " (stalled: no completion for 5 s)" : "");
-    if (b.irq) {
-        report(b.irqs > 0, "completions signalled by %lu MSI-X interrupts",
-               b.irqs);
-    }
-    run_user(bench_stats, &b);
-    elapsed = b.end - b.start;
-    iops = elapsed ? b.completed * khz * 1000 / elapsed : 0;
-    printf("RESULT iops=%lu p50_ns=%lu p99_ns=%lu ios=%lu qd=%u mode=%s "
-           "min_ns=%lu max_ns=%lu avg_ns=%lu irqs=%lu errors=%lu "
-           "tsc_khz=%lu tsc_method=%s\n",
-           iops, tsc_to_ns(b.p50), tsc_to_ns(b.p99), b.completed, b.qd, mode,
-           tsc_to_ns(b.min), tsc_to_ns(b.max),
-           b.completed ? tsc_to_ns(b.sum / b.completed) : 0, b.irqs,
-           b.errors, khz, tsc_method());
+    io_bench_measure(&b);
+    snprintf(params, sizeof(params), "qd=%u mode=%s", b.qd,
+             io_bench_mode(&b));
+    io_bench_print_result(&b, params);
     wr8(v->common + COMMON_STATUS, 0);
     return report_summary();
 }

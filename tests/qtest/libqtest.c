@@ -562,6 +562,19 @@ int qtest_run_expect_fail(const char *args, char **stdout_text,
     return status;
 }
 
+void qtest_assert_start_fails(const char *args, const char *needle)
+{
+    g_autofree char *err = NULL;
+    int status = qtest_run_expect_fail(args, NULL, &err);
+
+    g_assert_true(WIFEXITED(status));
+    g_assert_cmpint(WEXITSTATUS(status), ==, 1);
+    if (!strstr(err, needle)) {
+        g_error("'%s': expected '%s' on stderr, got '%s'", args, needle,
+                err);
+    }
+}
+
 /* ---- qtest protocol ---- */
 
 static void qtest_handle_irq_line(QTestState *s, const char *line)

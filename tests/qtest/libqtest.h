@@ -47,6 +47,11 @@ const char *qtest_get_stderr(QTestState *s);
  */
 int qtest_run_expect_fail(const char *args, char **stdout_text,
                           char **stderr_text);
+/*
+ * The binary started with @args must exit with status 1, as for a
+ * command-line error, and print @needle on stderr.
+ */
+void qtest_assert_start_fails(const char *args, const char *needle);
 
 /* Raw qtest protocol: sends @line (no newline) and returns the reply
  * line without the trailing newline (caller frees). */

@@ -10,53 +10,28 @@
 #include "libqos/pci.h"
 #include "libqos/pci-pc.h"
 #include "libqos/msix.h"
+#include "libqos/pci-testdev.h"
 
-#define TESTDEV_DEVFN QPCI_DEVFN(4, 0)
 #define REG_FIRE 0x08
 #define REG_NVEC 0x10
 #define RAM_TARGET 0x100000ULL
 #define APIC_MSI_BASE 0xfee00000ULL
 
-typedef struct Ctx {
-    QTestState *qts;
-    QPCIBus *bus;
-    QPCIDevice *dev;
-    QPCIBar bar0;
-} Ctx;
-
-static void ctx_start(Ctx *c, const char *extra)
-{
-    c->qts = qtest_initf("-M pc -m 64M -device pci-testdev,addr=04.0%s",
-                         extra ? extra : "");
-    c->bus = qpci_new_pc(c->qts);
-    c->dev = qpci_device_find(c->bus, TESTDEV_DEVFN);
-    g_assert_nonnull(c->dev);
-    c->bar0 = qpci_bar(c->dev, 0);
-    g_assert_cmphex(c->bar0.addr, !=, QPCI_BAR_NONE);
-}
-
-static void ctx_stop(Ctx *c)
-{
-    qpci_device_free(c->dev);
-    qpci_free_pc(c->bus);
-    qtest_quit(c->qts);
-}
-
-static void fire(Ctx *c, uint32_t vector)
+static void fire(QPCITestdev *c, uint32_t vector)
 {
     qpci_io_writel(c->dev, c->bar0, REG_FIRE, vector);
 }
 
-static uint32_t ram(Ctx *c, unsigned int slot)
+static uint32_t ram(QPCITestdev *c, unsigned int slot)
 {
     return qtest_readl(c->qts, RAM_TARGET + slot * 4);
 }
 
 static void test_layout(void)
 {
-    Ctx c;
+    QPCITestdev c;
 
-    ctx_start(&c, NULL);
+    qpci_testdev_start(&c, NULL);
     g_assert_cmpint(qpci_msix_table_size(c.dev), ==, 8);
     g_assert_cmphex(qpci_io_readl(c.dev, c.bar0, REG_NVEC), ==, 8);
     /* Table and PBA share BAR0's page with the registers. */
@@ -68,14 +43,14 @@ static void test_layout(void)
     for (int v = 0; v < 8; v++) {
         g_assert_true(qpci_msix_masked(c.dev, v));
     }
-    ctx_stop(&c);
+    qpci_testdev_stop(&c);
 }
 
 static void test_fire_into_ram(void)
 {
-    Ctx c;
+    QPCITestdev c;
 
-    ctx_start(&c, NULL);
+    qpci_testdev_start(&c, NULL);
     qtest_writel(c.qts, RAM_TARGET + 8, 0);
     qpci_msix_enable(c.dev);
     qpci_msix_set_vector(c.dev, 2, RAM_TARGET + 8, 0x1234);
@@ -89,14 +64,14 @@ static void test_fire_into_ram(void)
                                 PCI_MSIX_ENTRY_DATA), ==, 0x1234);
     g_assert_cmphex(qtest_readq(c.qts, qpci_msix_entry_addr(c.dev, 2)), ==,
                     RAM_TARGET + 8);
-    ctx_stop(&c);
+    qpci_testdev_stop(&c);
 }
 
 static void test_mask_pba_unmask(void)
 {
-    Ctx c;
+    QPCITestdev c;
 
-    ctx_start(&c, NULL);
+    qpci_testdev_start(&c, NULL);
     qpci_msix_enable(c.dev);
     qpci_msix_set_vector(c.dev, 5, RAM_TARGET + 20, 0xbeef);
     /* Vectors start masked: firing only sets the pending bit. */
@@ -117,14 +92,14 @@ static void test_mask_pba_unmask(void)
     fire(&c, 5);
     g_assert_cmphex(ram(&c, 5), ==, 0);
     g_assert_true(qpci_msix_pending(c.dev, 5));
-    ctx_stop(&c);
+    qpci_testdev_stop(&c);
 }
 
 static void test_function_mask(void)
 {
-    Ctx c;
+    QPCITestdev c;
 
-    ctx_start(&c, NULL);
+    qpci_testdev_start(&c, NULL);
     qpci_msix_enable(c.dev);
     qpci_msix_set_vector(c.dev, 0, RAM_TARGET, 0xa0);
     qpci_msix_set_vector(c.dev, 7, RAM_TARGET + 28, 0xa7);
@@ -146,14 +121,14 @@ static void test_function_mask(void)
     g_assert_cmphex(ram(&c, 7), ==, 0xa7);
     g_assert_false(qpci_msix_pending(c.dev, 0));
     g_assert_false(qpci_msix_pending(c.dev, 7));
-    ctx_stop(&c);
+    qpci_testdev_stop(&c);
 }
 
 static void test_disable(void)
 {
-    Ctx c;
+    QPCITestdev c;
 
-    ctx_start(&c, NULL);
+    qpci_testdev_start(&c, NULL);
     qpci_msix_enable(c.dev);
     qpci_msix_set_vector(c.dev, 1, RAM_TARGET + 4, 0x11);
     qpci_msix_mask_vector(c.dev, 1, false);
@@ -169,15 +144,15 @@ static void test_disable(void)
     g_assert_cmphex(ram(&c, 1), ==, 0);
     fire(&c, 1);
     g_assert_cmphex(ram(&c, 1), ==, 0x11);
-    ctx_stop(&c);
+    qpci_testdev_stop(&c);
 }
 
 static void test_bus_master_off(void)
 {
-    Ctx c;
+    QPCITestdev c;
     uint16_t cmd;
 
-    ctx_start(&c, NULL);
+    qpci_testdev_start(&c, NULL);
     qpci_msix_enable(c.dev);
     qpci_msix_set_vector(c.dev, 3, RAM_TARGET + 12, 0x33);
     qpci_msix_mask_vector(c.dev, 3, false);
@@ -188,14 +163,14 @@ static void test_bus_master_off(void)
     qpci_config_writew(c.dev, PCI_COMMAND, cmd);
     fire(&c, 3);
     g_assert_cmphex(ram(&c, 3), ==, 0x33);
-    ctx_stop(&c);
+    qpci_testdev_stop(&c);
 }
 
 static void test_apic_window(void)
 {
-    Ctx c;
+    QPCITestdev c;
 
-    ctx_start(&c, NULL);
+    qpci_testdev_start(&c, NULL);
     qtest_irq_intercept_in(c.qts, "/machine/msi");
     qpci_msix_enable(c.dev);
     qpci_msix_set_vector(c.dev, 6, APIC_MSI_BASE, 0x31);
@@ -209,15 +184,15 @@ static void test_apic_window(void)
     /* The vector is the low byte of the data, whatever the APIC id. */
     fire(&c, 4);
     g_assert_true(qtest_get_irq(c.qts, 0x42));
-    ctx_stop(&c);
+    qpci_testdev_stop(&c);
 }
 
 static void test_lazy_pba(void)
 {
-    Ctx c;
+    QPCITestdev c;
     uint64_t pba;
 
-    ctx_start(&c, ",x-lazy-pba=on");
+    qpci_testdev_start(&c, ",x-lazy-pba=on");
     qpci_msix_enable(c.dev);
     pba = qpci_msix_pba_addr(c.dev);
     qpci_msix_set_vector(c.dev, 3, RAM_TARGET + 12, 0x77);
@@ -229,15 +204,15 @@ static void test_lazy_pba(void)
     qpci_msix_mask_vector(c.dev, 3, false);
     g_assert_cmphex(ram(&c, 3), ==, 0x77);
     g_assert_cmphex(qtest_readl(c.qts, pba), ==, 0xdead0c00);
-    ctx_stop(&c);
+    qpci_testdev_stop(&c);
 }
 
 static void test_bad_accesses(void)
 {
-    Ctx c;
+    QPCITestdev c;
     uint64_t e1, pba;
 
-    ctx_start(&c, NULL);
+    qpci_testdev_start(&c, NULL);
     qpci_msix_enable(c.dev);
     qpci_msix_set_vector(c.dev, 1, RAM_TARGET + 4, 0x5151);
     e1 = qpci_msix_entry_addr(c.dev, 1);
@@ -268,7 +243,7 @@ static void test_bad_accesses(void)
                     0xdead0880);
 
     qtest_qmp_assert_success(c.qts, "{'execute': 'query-status'}");
-    ctx_stop(&c);
+    qpci_testdev_stop(&c);
 }
 
 static void test_hotplug_msix(void)

@@ -646,6 +646,57 @@ static void test_qom_list_machine(void)
     qtest_quit(qts);
 }
 
+/* The member of a property list named @name, or NULL. */
+static JsonObject *find_property(JsonArray *a, const char *name)
+{
+    guint i;
+
+    for (i = 0; i < json_array_get_length(a); i++) {
+        JsonObject *p = json_array_get_object_element(a, i);
+
+        if (!strcmp(json_object_get_string_member(p, "name"), name)) {
+            return p;
+        }
+    }
+    return NULL;
+}
+
+/*
+ * qom-list and device-list-properties describe a property alike: name,
+ * type, and a description only where it has one.
+ */
+static void test_property_info(void)
+{
+    QTestState *qts = qtest_init("-M pc -m 64M "
+                                 "-device pci-testdev,id=td0");
+    g_autoptr(JsonNode) inst = qtest_qmp_assert_success(
+        qts, "{'execute': 'qom-list', "
+        "'arguments': {'path': '/machine/peripheral/td0'}}");
+    g_autoptr(JsonNode) type = qtest_qmp_assert_success(
+        qts, "{'execute': 'device-list-properties', "
+        "'arguments': {'typename': 'virtio-blk-pci'}}");
+    JsonObject *p;
+
+    p = find_property(json_node_get_array(inst), "vectors");
+    g_assert_nonnull(p);
+    g_assert_cmpstr(json_object_get_string_member(p, "type"), ==, "uint32");
+    g_assert_cmpstr(json_object_get_string_member(p, "description"), ==,
+                    "number of MSI-X vectors (1..64)");
+    p = find_property(json_node_get_array(inst), "realized");
+    g_assert_nonnull(p);
+    g_assert_cmpstr(json_object_get_string_member(p, "type"), ==, "bool");
+    g_assert_false(json_object_has_member(p, "description"));
+
+    p = find_property(json_node_get_array(type), "drive");
+    g_assert_nonnull(p);
+    g_assert_cmpstr(json_object_get_string_member(p, "type"), ==, "str");
+    g_assert_cmpstr(json_object_get_string_member(p, "description"), ==,
+                    "block node-name or -drive id");
+    /* Only what can be set: no read-only state such as "realized". */
+    g_assert_null(find_property(json_node_get_array(type), "realized"));
+    qtest_quit(qts);
+}
+
 static void test_quit(void)
 {
     QTestState *qts = qtest_init("-M pc -m 64M");
@@ -702,6 +753,7 @@ int main(int argc, char **argv)
     g_test_add_func("/qmp/monitor/slow-reader-does-not-stall",
                     test_slow_reader);
     g_test_add_func("/qmp/qom/list-root-has-machine", test_qom_list_machine);
+    g_test_add_func("/qmp/qom/property-info", test_property_info);
     g_test_add_func("/qmp/quit/shutdown-event-and-exit-0", test_quit);
     g_test_add_func("/qmp/runstate/no-shutdown-reset-then-cont",
                     test_no_shutdown_reset_cont);

@@ -75,15 +75,8 @@ static void assert_start_fails(const char *args, const char *message)
 {
     g_autofree char *cmdline = g_strdup_printf("-accel qtest -display none "
                                                "%s", args);
-    g_autofree char *err = NULL;
-    int status = qtest_run_expect_fail(cmdline, NULL, &err);
 
-    g_assert_true(WIFEXITED(status));
-    g_assert_cmpint(WEXITSTATUS(status), ==, 1);
-    if (!strstr(err, message)) {
-        g_error("'%s': expected '%s' on stderr, got '%s'", args, message,
-                err);
-    }
+    qtest_assert_start_fails(cmdline, message);
 }
 
 static void test_invalid_forms_exit_1(void)

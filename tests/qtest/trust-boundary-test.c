@@ -22,40 +22,15 @@
 #include "libqos/pci.h"
 #include "libqos/pci-pc.h"
 #include "libqos/msix.h"
+#include "libqos/pci-testdev.h"
 #include "vfio-user/protocol.h"
 
-#define TESTDEV_DEVFN QPCI_DEVFN(4, 0)
 #define REG_SCRATCH 0x04
 #define REG_FIRE 0x08
 #define REG_FIRED 0x14
 #define RAM_TARGET 0x100000ULL
 #define ECAM_BASE 0xe0000000ULL
 #define MSI_WINDOW 0xfee00000ULL
-
-typedef struct Ctx {
-    QTestState *qts;
-    QPCIBus *bus;
-    QPCIDevice *dev;
-    QPCIBar bar0;
-} Ctx;
-
-static void ctx_start(Ctx *c, const char *extra)
-{
-    c->qts = qtest_initf("-M pc -m 64M -device pci-testdev,addr=04.0%s",
-                         extra ? extra : "");
-    c->bus = qpci_new_pc(c->qts);
-    c->dev = qpci_device_find(c->bus, TESTDEV_DEVFN);
-    g_assert_nonnull(c->dev);
-    c->bar0 = qpci_bar(c->dev, 0);
-    g_assert_cmphex(c->bar0.addr, !=, QPCI_BAR_NONE);
-}
-
-static void ctx_stop(Ctx *c)
-{
-    qpci_device_free(c->dev);
-    qpci_free_pc(c->bus);
-    qtest_quit(c->qts);
-}
 
 static void assert_vm_alive(QTestState *qts)
 {
@@ -71,9 +46,9 @@ static void assert_vm_alive(QTestState *qts)
 
 static void test_msix_at_own_fire(void)
 {
-    Ctx c;
+    QPCITestdev c;
 
-    ctx_start(&c, NULL);
+    qpci_testdev_start(&c, NULL);
     qpci_msix_enable(c.dev);
     qpci_msix_set_vector(c.dev, 0, c.bar0.addr + REG_FIRE, 0);
     qpci_msix_mask_vector(c.dev, 0, false);
@@ -97,16 +72,16 @@ static void test_msix_at_own_fire(void)
     qpci_io_writel(c.dev, c.bar0, REG_FIRE, 2);
     g_assert_cmphex(qtest_readl(c.qts, RAM_TARGET), ==, 0x1234);
     assert_vm_alive(c.qts);
-    ctx_stop(&c);
+    qpci_testdev_stop(&c);
 }
 
 static void test_msi_at_own_fire(void)
 {
-    Ctx c;
+    QPCITestdev c;
     uint8_t cap;
     uint16_t ctrl;
 
-    ctx_start(&c, ",msi=on");
+    qpci_testdev_start(&c, ",msi=on");
     cap = qpci_find_capability(c.dev, PCI_CAP_ID_MSI, 0);
     g_assert_cmpuint(cap, !=, 0);
     ctrl = qpci_config_readw(c.dev, cap + PCI_MSI_FLAGS);
@@ -129,7 +104,7 @@ static void test_msi_at_own_fire(void)
     qpci_io_writel(c.dev, c.bar0, REG_FIRE, 0);
     g_assert_cmpuint(qpci_io_readl(c.dev, c.bar0, REG_FIRED), ==, 1);
     assert_vm_alive(c.qts);
-    ctx_stop(&c);
+    qpci_testdev_stop(&c);
 }
 
 /* ---- device_del of board devices -------------------------------------- */
@@ -150,9 +125,9 @@ static void assert_del_refused(QTestState *qts, const char *id,
 
 static void test_device_del_board_devices(void)
 {
-    Ctx c;
+    QPCITestdev c;
 
-    ctx_start(&c, NULL);
+    qpci_testdev_start(&c, NULL);
     assert_del_refused(c.qts, "/machine/pci-host",
                        "does not support hotplugging");
     assert_del_refused(c.qts, "/machine/msi", "does not support hotplugging");
@@ -161,7 +136,7 @@ static void test_device_del_board_devices(void)
     g_assert_cmphex(qpci_config_readw(c.dev, PCI_VENDOR_ID), !=, 0xffff);
     g_assert_cmpuint(qpci_io_readl(c.dev, c.bar0, 0), ==, 0x54444e43);
     assert_vm_alive(c.qts);
-    ctx_stop(&c);
+    qpci_testdev_stop(&c);
 }
 
 /* ---- A hostile vfio-user server --------------------------------------- */

@@ -599,19 +599,6 @@ static void test_query_nodes(void)
     ctx_stop(&c);
 }
 
-static void expect_fail(const char *args, const char *msg)
-{
-    g_autofree char *err = NULL;
-    int st = qtest_run_expect_fail(args, NULL, &err);
-
-    g_assert_true(WIFEXITED(st));
-    g_assert_cmpint(WEXITSTATUS(st), ==, 1);
-    if (!strstr(err, msg)) {
-        g_printerr("stderr: %s\n", err);
-    }
-    g_assert_nonnull(strstr(err, msg));
-}
-
 /* One DISCARD or WRITE_ZEROES segment; returns the status byte. */
 static uint8_t blk_segment(Ctx *c, uint32_t type, uint64_t sector,
                            uint32_t n, uint32_t flags)
@@ -765,30 +752,33 @@ static void test_cmdline_errors(void)
     g_autofree char *img = make_image(g_get_tmp_dir());
     g_autofree char *a = NULL;
 
-    expect_fail("-M pc -accel qtest -device virtio-blk-pci",
-                "drive property not set");
-    expect_fail("-M pc -accel qtest -device virtio-blk-pci,drive=nope",
-                "drive 'nope' not found");
-    expect_fail("-M pc -accel qtest -blockdev driver=file,node-name=x",
-                "Parameter 'filename' is missing");
-    expect_fail("-M pc -accel qtest -blockdev "
-                "driver=file,filename=/nonexistent/img,node-name=x",
-                "Could not open '/nonexistent/img'");
+    qtest_assert_start_fails("-M pc -accel qtest -device virtio-blk-pci",
+                             "drive property not set");
+    qtest_assert_start_fails("-M pc -accel qtest "
+                             "-device virtio-blk-pci,drive=nope",
+                             "drive 'nope' not found");
+    qtest_assert_start_fails("-M pc -accel qtest "
+                             "-blockdev driver=file,node-name=x",
+                             "Parameter 'filename' is missing");
+    qtest_assert_start_fails("-M pc -accel qtest -blockdev "
+                             "driver=file,filename=/nonexistent/img,"
+                             "node-name=x",
+                             "Could not open '/nonexistent/img'");
     a = g_strdup_printf("-M pc -accel qtest -drive file=%s,if=ide,id=d", img);
-    expect_fail(a, "-drive");
+    qtest_assert_start_fails(a, "-drive");
     g_free(a);
     a = g_strdup_printf("-M pc -accel qtest -drive file=%s,if=none,id=d,"
                         "format=qcow2", img);
-    expect_fail(a, "Unknown driver 'qcow2'");
+    qtest_assert_start_fails(a, "Unknown driver 'qcow2'");
     g_free(a);
     a = g_strdup_printf("-M pc -accel qtest -drive file=%s,if=none,id=d,"
                         "format=raw,discard=sometimes", img);
-    expect_fail(a, "Invalid discard option 'sometimes'");
+    qtest_assert_start_fails(a, "Invalid discard option 'sometimes'");
     g_free(a);
     a = g_strdup_printf("-M pc -accel qtest -drive file=%s,if=none,id=d,"
                         "format=raw -device virtio-blk-pci,drive=d "
                         "-device virtio-blk-pci,drive=d", img);
-    expect_fail(a, "already in use");
+    qtest_assert_start_fails(a, "already in use");
     unlink(img);
 }
 

@@ -291,38 +291,28 @@ static void test_reset_running(void)
     ctx_stop(&c);
 }
 
-static void expect_fail(const char *args, const char *msg)
-{
-    g_autofree char *err = NULL;
-    int st = qtest_run_expect_fail(args, NULL, &err);
-
-    g_assert_true(WIFEXITED(st));
-    g_assert_cmpint(WEXITSTATUS(st), ==, 1);
-    if (!strstr(err, msg)) {
-        g_printerr("stderr: %s\n", err);
-    }
-    g_assert_nonnull(strstr(err, msg));
-}
-
 static void test_cmdline_errors(void)
 {
-    expect_fail("-M pc -accel qtest -device virtio-net-pci",
-                "netdev property not set");
-    expect_fail("-M pc -accel qtest -device virtio-net-pci,netdev=x",
-                "netdev 'x' not found");
-    expect_fail("-M pc -accel qtest -netdev tap,id=n,script=/etc/qemu-ifup",
-                "script=/etc/qemu-ifup is not supported");
-    expect_fail("-M pc -accel qtest -netdev user,id=n",
-                "Invalid netdev type 'user'");
-    expect_fail("-M pc -accel qtest -netdev tap,id=n,fd=9999",
-                "expects an open file descriptor");
-    expect_fail("-M pc -accel qtest -netdev socket,id=n,fd=0",
-                "is not a datagram socket");
+    qtest_assert_start_fails("-M pc -accel qtest -device virtio-net-pci",
+                             "netdev property not set");
+    qtest_assert_start_fails("-M pc -accel qtest "
+                             "-device virtio-net-pci,netdev=x",
+                             "netdev 'x' not found");
+    qtest_assert_start_fails("-M pc -accel qtest "
+                             "-netdev tap,id=n,script=/etc/qemu-ifup",
+                             "script=/etc/qemu-ifup is not supported");
+    qtest_assert_start_fails("-M pc -accel qtest -netdev user,id=n",
+                             "Invalid netdev type 'user'");
+    qtest_assert_start_fails("-M pc -accel qtest -netdev tap,id=n,fd=9999",
+                             "expects an open file descriptor");
+    qtest_assert_start_fails("-M pc -accel qtest -netdev socket,id=n,fd=0",
+                             "is not a datagram socket");
     if (access("/dev/vhost-net", F_OK) && !access("/dev/net/tun", R_OK)) {
         /* vhost=on where the kernel has no vhost-net. */
-        expect_fail("-M pc -accel qtest -netdev tap,id=n,vhost=on "
-                    "-device virtio-net-pci,netdev=n",
-                    "cannot open /dev/vhost-net");
+        qtest_assert_start_fails("-M pc -accel qtest "
+                                 "-netdev tap,id=n,vhost=on "
+                                 "-device virtio-net-pci,netdev=n",
+                                 "cannot open /dev/vhost-net");
     }
 }
 

@@ -182,275 +182,274 @@ static void expect_error(const VFIOBarPlanInput *in, const char *needle)
     error_free(err);
 }
 
-static void test_no_mmap_flag(void)
-{
-    VFIOBarPlanInput in = plain_bar(0x4000, PAGE_4K);
+/*
+ * The rules one input at a time: each row is planned, checked against
+ * the page model, and its areas and trapped pages compared; or, for a
+ * row with .error, refused with a message containing it.  Rows under one
+ * path prefix are the steps of one scenario.
+ */
+typedef struct PlanCase {
+    const char *path;
+    VFIOBarPlanInput in;
+    const char *areas;          /* mmap areas, as ranges_str() prints them */
+    const char *trapped;        /* trapped pages */
+    const char *describe;       /* if set, all of vfio_bar_plan_describe() */
+    const char *error;          /* if set, planning fails with this */
+} PlanCase;
 
-    in.flags = VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE;
-    in.caps = &cap_msix;
-    with_table(&in, 0x3000, 0x100);
-    expect_plan(&in, "", "0x0+0x4000");
-}
+/* A mappable BAR; x-msix-mappable is auto (0) unless a row says so. */
+#define BAR(sz, page) .size = (sz), .flags = RW_MMAP, .host_page_size = (page)
+#define TABLE(off, sz) .table = { true, (off), (sz), true }
+#define PBA(off, sz, enabled) .pba = { true, (off), (sz), (enabled) }
 
-static void test_x_no_mmap(void)
-{
-    VFIOBarPlanInput in = plain_bar(0x4000, PAGE_4K);
+static const VFIOSparseArea several_areas[] = {
+    { 0x8000, 0x8000 },
+    { 0x0, 0x3000 },
+    { 0x3800, 0x2000 },         /* unaligned: only 0x4000-0x5000 */
+    { 0x6100, 0x800 },          /* smaller than a page: nothing */
+};
+static const VFIORegionCaps sparse_several = {
+    .has_sparse = true,
+    .nr_sparse_areas = ARRAY_SIZE(several_areas),
+    .sparse_areas = (VFIOSparseArea *)several_areas,
+};
+static const VFIORegionCaps sparse_several_msix = {
+    .has_sparse = true,
+    .nr_sparse_areas = ARRAY_SIZE(several_areas),
+    .sparse_areas = (VFIOSparseArea *)several_areas,
+    .msix_mappable = true,
+};
 
-    in.no_mmap = true;
-    in.caps = &cap_msix;
-    with_table(&in, 0x3000, 0x100);
-    expect_plan(&in, "", "0x0+0x4000");
+static const VFIOSparseArea overlapping_areas[] = {
+    { 0x1000, 0x1000 },
+    { 0x2000, 0x1000 },         /* adjacent: merged */
+    { 0x1800, 0x2800 },         /* overlapping: merged */
+    { 0x6000, 0x100000 },       /* past the BAR: clipped */
+    { UINT64_MAX - 0xfff, 0x2000 },     /* wraps: ignored */
+};
+static const VFIORegionCaps sparse_overlapping = {
+    .has_sparse = true,
+    .nr_sparse_areas = ARRAY_SIZE(overlapping_areas),
+    .sparse_areas = (VFIOSparseArea *)overlapping_areas,
+};
+/* SPARSE_MMAP with no areas at all: the device allows no mmap. */
+static const VFIORegionCaps sparse_none = { .has_sparse = true };
+
+static const VFIOSparseArea first_16k[] = { { 0, 0x4000 } };
+static const VFIORegionCaps sparse_first_16k = {
+    .has_sparse = true,
+    .nr_sparse_areas = 1,
+    .sparse_areas = (VFIOSparseArea *)first_16k,
+};
+
+static const PlanCase plan_cases[] = {
+    /* What stops any mmap. */
+    { "/vfio/bar-plan/no-mmap-flag/all-trapped",
+      { .size = 0x4000, .host_page_size = PAGE_4K,
+        .flags = VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE,
+        .caps = &cap_msix, TABLE(0x3000, 0x100) },
+      .areas = "", .trapped = "0x0+0x4000" },
+    { "/vfio/bar-plan/x-no-mmap/all-trapped",
+      { BAR(0x4000, PAGE_4K), .no_mmap = true, .caps = &cap_msix,
+        TABLE(0x3000, 0x100) },
+      .areas = "", .trapped = "0x0+0x4000" },
     /* x-no-mmap wins over x-msix-mappable=on: nothing to require. */
-    in.msix_mappable = VFIO_MSIX_MAPPABLE_ON;
-    in.caps = NULL;
-    expect_plan(&in, "", "0x0+0x4000");
-}
+    { "/vfio/bar-plan/x-no-mmap/wins-over-msix-mappable-on",
+      { BAR(0x4000, PAGE_4K), .no_mmap = true,
+        .msix_mappable = VFIO_MSIX_MAPPABLE_ON, TABLE(0x3000, 0x100) },
+      .areas = "", .trapped = "0x0+0x4000" },
+    { "/vfio/bar-plan/no-msix/whole-bar-mapped",
+      { BAR(0x4000, PAGE_4K) },
+      .areas = "0x0+0x4000", .trapped = "",
+      .describe = "bar0 size 0x4000 page 0x1000 whole-bar mmap [0x0+0x4000]"
+                  " trapped []" },
+    { "/vfio/bar-plan/absent-bar/empty",
+      { BAR(0, PAGE_4K) },
+      .areas = "", .trapped = "" },
 
-static void test_no_msix_whole_bar(void)
-{
-    VFIOBarPlanInput in = plain_bar(0x4000, PAGE_4K);
-    g_autoptr(VFIOBarPlan) plan = NULL;
-
-    expect_plan(&in, "0x0+0x4000", "");
-    plan = vfio_bar_plan(&in, &error_abort);
-    g_assert_true(plan->whole_bar_mapped);
-    g_assert_cmpuint(plan->nr_overlays, ==, 0);
-}
-
-static void test_absent_bar(void)
-{
-    VFIOBarPlanInput in = plain_bar(0, PAGE_4K);
-
-    expect_plan(&in, "", "");
-}
-
-static void test_table_at_start(void)
-{
-    VFIOBarPlanInput in = plain_bar(0x4000, PAGE_4K);
-
-    with_table(&in, 0, 0x100);
-    expect_plan(&in, "0x1000+0x3000", "0x0+0x1000");
-}
-
-static void test_table_in_middle(void)
-{
-    VFIOBarPlanInput in = plain_bar(0x8000, PAGE_4K);
-
-    with_table(&in, 0x2800, 0x800);
-    expect_plan(&in, "0x0+0x2000 0x3000+0x5000", "0x2000+0x1000");
+    /* Without the capability the table's pages are cut out and trapped. */
+    { "/vfio/bar-plan/table/at-start",
+      { BAR(0x4000, PAGE_4K), TABLE(0, 0x100) },
+      .areas = "0x1000+0x3000", .trapped = "0x0+0x1000" },
+    { "/vfio/bar-plan/table/in-middle/one-page",
+      { BAR(0x8000, PAGE_4K), TABLE(0x2800, 0x800) },
+      .areas = "0x0+0x2000 0x3000+0x5000", .trapped = "0x2000+0x1000" },
     /* A table straddling a page boundary takes both pages. */
-    with_table(&in, 0x2800, 0x1000);
-    expect_plan(&in, "0x0+0x2000 0x4000+0x4000", "0x2000+0x2000");
-}
-
-static void test_table_at_end(void)
-{
-    VFIOBarPlanInput in = plain_bar(0x4000, PAGE_4K);
-
-    with_table(&in, 0x3f00, 0x100);
-    expect_plan(&in, "0x0+0x3000", "0x3000+0x1000");
-}
-
-static void test_table_whole_bar(void)
-{
-    VFIOBarPlanInput in = plain_bar(0x2000, PAGE_4K);
-
-    with_table(&in, 0, 0x2000);
-    expect_plan(&in, "", "0x0+0x2000");
+    { "/vfio/bar-plan/table/in-middle/straddling-two-pages",
+      { BAR(0x8000, PAGE_4K), TABLE(0x2800, 0x1000) },
+      .areas = "0x0+0x2000 0x4000+0x4000", .trapped = "0x2000+0x2000" },
+    { "/vfio/bar-plan/table/at-end",
+      { BAR(0x4000, PAGE_4K), TABLE(0x3f00, 0x100) },
+      .areas = "0x0+0x3000", .trapped = "0x3000+0x1000" },
+    { "/vfio/bar-plan/table/whole-bar/cut-out",
+      { BAR(0x2000, PAGE_4K), TABLE(0, 0x2000) },
+      .areas = "", .trapped = "0x0+0x2000" },
     /* With the capability the table is an overlay over one mapping. */
-    in.caps = &cap_msix;
-    expect_plan(&in, "0x0+0x2000", "0x0+0x2000");
-}
-
-static void test_table_and_pba_in_different_bars(void)
-{
-    VFIOBarPlanInput bar0 = plain_bar(0x4000, PAGE_4K);
-    VFIOBarPlanInput bar2 = plain_bar(0x2000, PAGE_4K);
-
-    bar2.bar = 2;
-    with_table(&bar0, 0x2000, 0x200);
-    with_pba(&bar2, 0x1000, 0x8, true);
-    expect_plan(&bar0, "0x0+0x2000 0x3000+0x1000", "0x2000+0x1000");
+    { "/vfio/bar-plan/table/whole-bar/msix-mappable",
+      { BAR(0x2000, PAGE_4K), TABLE(0, 0x2000), .caps = &cap_msix },
+      .areas = "0x0+0x2000", .trapped = "0x0+0x2000" },
+    { "/vfio/bar-plan/table-and-pba-in-different-bars/table-bar",
+      { BAR(0x4000, PAGE_4K), TABLE(0x2000, 0x200) },
+      .areas = "0x0+0x2000 0x3000+0x1000", .trapped = "0x2000+0x1000" },
     /* The PBA is never cut out; an enabled PBA traps its page. */
-    expect_plan(&bar2, "0x0+0x2000", "0x1000+0x1000");
-    bar2.pba.enabled = false;
-    expect_plan(&bar2, "0x0+0x2000", "");
-}
+    { "/vfio/bar-plan/table-and-pba-in-different-bars/pba-bar",
+      { BAR(0x2000, PAGE_4K), .bar = 2, PBA(0x1000, 0x8, true) },
+      .areas = "0x0+0x2000", .trapped = "0x1000+0x1000" },
+    { "/vfio/bar-plan/table-and-pba-in-different-bars/pba-bar-disabled",
+      { BAR(0x2000, PAGE_4K), .bar = 2, PBA(0x1000, 0x8, false) },
+      .areas = "0x0+0x2000", .trapped = "" },
 
-static void test_page_64k(void)
-{
-    VFIOBarPlanInput in = plain_bar(0x40000, PAGE_64K);
-
-    with_table(&in, 0x12000, 0x100);
-    expect_plan(&in, "0x0+0x10000 0x20000+0x20000", "0x10000+0x10000");
-    in.caps = &cap_msix;
-    expect_plan(&in, "0x0+0x40000", "0x10000+0x10000");
-}
-
-static void test_host_page_size_override(void)
-{
-    VFIOBarPlanInput in = plain_bar(0x40000, PAGE_4K);
-
-    with_table(&in, 0x12000, 0x100);
-    expect_plan(&in, "0x0+0x12000 0x13000+0x2d000", "0x12000+0x1000");
-    in.page_size_override = PAGE_64K;
-    expect_plan(&in, "0x0+0x10000 0x20000+0x20000", "0x10000+0x10000");
+    /* Page sizes. */
+    { "/vfio/bar-plan/page-size/64k/cut-out",
+      { BAR(0x40000, PAGE_64K), TABLE(0x12000, 0x100) },
+      .areas = "0x0+0x10000 0x20000+0x20000", .trapped = "0x10000+0x10000" },
+    { "/vfio/bar-plan/page-size/64k/msix-mappable",
+      { BAR(0x40000, PAGE_64K), TABLE(0x12000, 0x100), .caps = &cap_msix },
+      .areas = "0x0+0x40000", .trapped = "0x10000+0x10000" },
+    { "/vfio/bar-plan/page-size/x-host-page-size/unset",
+      { BAR(0x40000, PAGE_4K), TABLE(0x12000, 0x100) },
+      .areas = "0x0+0x12000 0x13000+0x2d000", .trapped = "0x12000+0x1000" },
+    { "/vfio/bar-plan/page-size/x-host-page-size/64k",
+      { BAR(0x40000, PAGE_4K), TABLE(0x12000, 0x100),
+        .page_size_override = PAGE_64K },
+      .areas = "0x0+0x10000 0x20000+0x20000", .trapped = "0x10000+0x10000" },
     /* Equal to the real one is allowed. */
-    in.page_size_override = PAGE_4K;
-    expect_plan(&in, "0x0+0x12000 0x13000+0x2d000", "0x12000+0x1000");
-}
+    { "/vfio/bar-plan/page-size/x-host-page-size/equal",
+      { BAR(0x40000, PAGE_4K), TABLE(0x12000, 0x100),
+        .page_size_override = PAGE_4K },
+      .areas = "0x0+0x12000 0x13000+0x2d000", .trapped = "0x12000+0x1000" },
+    { "/vfio/bar-plan/page-size/invalid/override-not-power-of-two",
+      { BAR(0x4000, PAGE_4K), .page_size_override = 0x3000 },
+      .error = "x-host-page-size 0x3000 must be a power of two" },
+    { "/vfio/bar-plan/page-size/invalid/override-below-host",
+      { BAR(0x4000, PAGE_64K), .page_size_override = PAGE_4K },
+      .error = "not smaller than the host page size 0x10000" },
+    { "/vfio/bar-plan/page-size/invalid/override-2g",
+      { BAR(0x4000, PAGE_64K), .page_size_override = 1ULL << 31 },
+      .error = "x-host-page-size 0x80000000 is larger than" },
+    { "/vfio/bar-plan/page-size/invalid/override-2^63",
+      { BAR(0x4000, PAGE_64K), .page_size_override = 1ULL << 63 },
+      .error = "is larger than the largest supported, 0x40000000" },
+    { "/vfio/bar-plan/page-size/invalid/host-2k",
+      { BAR(0x4000, 2048) },
+      .error = "host page size 0x800" },
+    { "/vfio/bar-plan/page-size/invalid/host-0",
+      { BAR(0x4000, 0) },
+      .error = "host page size 0x0" },
+    { "/vfio/bar-plan/page-size/invalid/host-not-power-of-two",
+      { BAR(0x4000, 0x5000) },
+      .error = "not a power of two" },
 
-static void test_bad_page_sizes(void)
-{
-    VFIOBarPlanInput in = plain_bar(0x4000, PAGE_4K);
+    /* Table or PBA outside the BAR. */
+    { "/vfio/bar-plan/msix-location/invalid/table-past-end",
+      { BAR(0x4000, PAGE_4K), .bar = 4, TABLE(0x4000, 0x10) },
+      .error = "BAR 4: MSI-X table [0x4000 + 0x10] does not fit" },
+    { "/vfio/bar-plan/msix-location/invalid/table-across-end",
+      { BAR(0x4000, PAGE_4K), .bar = 4, TABLE(0x3ff0, 0x20) },
+      .error = "does not fit" },
+    { "/vfio/bar-plan/msix-location/invalid/table-empty",
+      { BAR(0x4000, PAGE_4K), .bar = 4, TABLE(0x10, 0) },
+      .error = "does not fit" },
+    { "/vfio/bar-plan/msix-location/invalid/table-wraps",
+      { BAR(0x4000, PAGE_4K), .bar = 4, TABLE(0x10, UINT64_MAX) },
+      .error = "does not fit" },
+    { "/vfio/bar-plan/msix-location/invalid/pba-wraps",
+      { BAR(0x4000, PAGE_4K), .bar = 4, TABLE(0, 0x10),
+        PBA(UINT64_MAX - 4, 8, true) },
+      .error = "MSI-X PBA" },
 
-    in.page_size_override = 0x3000;
-    expect_error(&in, "x-host-page-size 0x3000 must be a power of two");
-    in.host_page_size = PAGE_64K;
-    in.page_size_override = PAGE_4K;
-    expect_error(&in, "not smaller than the host page size 0x10000");
-    in.page_size_override = 1ULL << 31;
-    expect_error(&in, "x-host-page-size 0x80000000 is larger than");
-    in.page_size_override = 1ULL << 63;
-    expect_error(&in, "is larger than the largest supported, 0x40000000");
-    in.page_size_override = 0;
-    in.host_page_size = 2048;
-    expect_error(&in, "host page size 0x800");
-    in.host_page_size = 0;
-    expect_error(&in, "host page size 0x0");
-    in.host_page_size = 0x5000;
-    expect_error(&in, "not a power of two");
-}
-
-static void test_bad_msix_location(void)
-{
-    VFIOBarPlanInput in = plain_bar(0x4000, PAGE_4K);
-
-    in.bar = 4;
-    with_table(&in, 0x4000, 0x10);
-    expect_error(&in, "BAR 4: MSI-X table [0x4000 + 0x10] does not fit");
-    with_table(&in, 0x3ff0, 0x20);
-    expect_error(&in, "does not fit");
-    with_table(&in, 0x10, 0);
-    expect_error(&in, "does not fit");
-    with_table(&in, 0x10, UINT64_MAX);
-    expect_error(&in, "does not fit");
-    with_table(&in, 0, 0x10);
-    with_pba(&in, UINT64_MAX - 4, 8, true);
-    expect_error(&in, "MSI-X PBA");
-}
-
-static void test_sparse_areas(void)
-{
-    static const VFIOSparseArea areas[] = {
-        { 0x8000, 0x8000 },
-        { 0x0, 0x3000 },
-        { 0x3800, 0x2000 },     /* unaligned: only 0x4000-0x5000 */
-        { 0x6100, 0x800 },      /* smaller than a page: nothing */
-    };
-    VFIORegionCaps caps = {
-        .has_sparse = true,
-        .nr_sparse_areas = ARRAY_SIZE(areas),
-        .sparse_areas = (VFIOSparseArea *)areas,
-    };
-    VFIOBarPlanInput in = plain_bar(0x10000, PAGE_4K);
-
-    in.caps = &caps;
-    expect_plan(&in, "0x0+0x3000 0x4000+0x1000 0x8000+0x8000",
-                "0x3000+0x1000 0x5000+0x3000");
-    with_table(&in, 0x9000, 0x200);
-    expect_plan(&in, "0x0+0x3000 0x4000+0x1000 0x8000+0x1000 0xa000+0x6000",
-                "0x3000+0x1000 0x5000+0x3000 0x9000+0x1000");
+    /* Sparse mmap areas. */
+    { "/vfio/bar-plan/sparse/several-areas/no-table",
+      { BAR(0x10000, PAGE_4K), .caps = &sparse_several },
+      .areas = "0x0+0x3000 0x4000+0x1000 0x8000+0x8000",
+      .trapped = "0x3000+0x1000 0x5000+0x3000" },
+    { "/vfio/bar-plan/sparse/several-areas/table-cut-out",
+      { BAR(0x10000, PAGE_4K), .caps = &sparse_several,
+        TABLE(0x9000, 0x200) },
+      .areas = "0x0+0x3000 0x4000+0x1000 0x8000+0x1000 0xa000+0x6000",
+      .trapped = "0x3000+0x1000 0x5000+0x3000 0x9000+0x1000" },
     /* With the capability, the sparse areas are kept and not cut. */
-    caps.msix_mappable = true;
-    expect_plan(&in, "0x0+0x3000 0x4000+0x1000 0x8000+0x8000",
-                "0x3000+0x1000 0x5000+0x3000 0x9000+0x1000");
-    in.table.enabled = false;
-    expect_plan(&in, "0x0+0x3000 0x4000+0x1000 0x8000+0x8000",
-                "0x3000+0x1000 0x5000+0x3000");
-}
-
-static void test_sparse_merge_and_clip(void)
-{
-    static const VFIOSparseArea areas[] = {
-        { 0x1000, 0x1000 },
-        { 0x2000, 0x1000 },     /* adjacent: merged */
-        { 0x1800, 0x2800 },     /* overlapping: merged */
-        { 0x6000, 0x100000 },   /* past the BAR: clipped */
-        { UINT64_MAX - 0xfff, 0x2000 },   /* wraps: ignored */
-    };
-    VFIORegionCaps caps = {
-        .has_sparse = true,
-        .nr_sparse_areas = ARRAY_SIZE(areas),
-        .sparse_areas = (VFIOSparseArea *)areas,
-    };
-    VFIOBarPlanInput in = plain_bar(0x8000, PAGE_4K);
-
-    in.caps = &caps;
-    expect_plan(&in, "0x1000+0x3000 0x6000+0x2000",
-                "0x0+0x1000 0x4000+0x2000");
-    /* No areas at all: the device allows no mmap. */
-    caps.nr_sparse_areas = 0;
-    expect_plan(&in, "", "0x0+0x8000");
-}
-
-static void test_sparse_sub_page_bar(void)
-{
+    { "/vfio/bar-plan/sparse/several-areas/msix-mappable",
+      { BAR(0x10000, PAGE_4K), .caps = &sparse_several_msix,
+        TABLE(0x9000, 0x200) },
+      .areas = "0x0+0x3000 0x4000+0x1000 0x8000+0x8000",
+      .trapped = "0x3000+0x1000 0x5000+0x3000 0x9000+0x1000" },
+    { "/vfio/bar-plan/sparse/several-areas/msix-mappable-table-off",
+      { BAR(0x10000, PAGE_4K), .caps = &sparse_several_msix,
+        .table = { true, 0x9000, 0x200, false } },
+      .areas = "0x0+0x3000 0x4000+0x1000 0x8000+0x8000",
+      .trapped = "0x3000+0x1000 0x5000+0x3000" },
+    { "/vfio/bar-plan/sparse/merge-and-clip/areas",
+      { BAR(0x8000, PAGE_4K), .caps = &sparse_overlapping },
+      .areas = "0x1000+0x3000 0x6000+0x2000",
+      .trapped = "0x0+0x1000 0x4000+0x2000" },
+    { "/vfio/bar-plan/sparse/merge-and-clip/no-areas",
+      { BAR(0x8000, PAGE_4K), .caps = &sparse_none },
+      .areas = "", .trapped = "0x0+0x8000" },
     /* A 16 KiB BAR on a 64 KiB host: an area ending at the BAR end. */
-    static const VFIOSparseArea areas[] = { { 0, 0x4000 } };
-    VFIORegionCaps caps = {
-        .has_sparse = true,
-        .nr_sparse_areas = 1,
-        .sparse_areas = (VFIOSparseArea *)areas,
-    };
-    VFIOBarPlanInput in = plain_bar(0x4000, PAGE_4K);
+    { "/vfio/bar-plan/sparse/sub-page-bar",
+      { BAR(0x4000, PAGE_4K), .caps = &sparse_first_16k,
+        .page_size_override = PAGE_64K },
+      .areas = "0x0+0x4000", .trapped = "" },
 
-    in.caps = &caps;
-    in.page_size_override = PAGE_64K;
-    expect_plan(&in, "0x0+0x4000", "");
-}
-
-static void test_capability_modes(void)
-{
-    VFIOBarPlanInput in = plain_bar(0x4000, PAGE_4K);
-    g_autoptr(VFIOBarPlan) plan = NULL;
-
-    with_table(&in, 0x2000, 0x100);
-    /* absent */
-    expect_plan(&in, "0x0+0x2000 0x3000+0x1000", "0x2000+0x1000");
-    /* present, auto */
-    in.caps = &cap_msix;
-    expect_plan(&in, "0x0+0x4000", "0x2000+0x1000");
-    plan = vfio_bar_plan(&in, &error_abort);
-    g_assert_true(plan->msix_mappable);
-    g_assert_true(plan->whole_bar_mapped);
-    /* present, forced off */
-    in.msix_mappable = VFIO_MSIX_MAPPABLE_OFF;
-    expect_plan(&in, "0x0+0x2000 0x3000+0x1000", "0x2000+0x1000");
-    /* present, on */
-    in.msix_mappable = VFIO_MSIX_MAPPABLE_ON;
-    expect_plan(&in, "0x0+0x4000", "0x2000+0x1000");
-    /* absent, on: refused for the BAR holding the table... */
-    in.caps = NULL;
-    expect_error(&in, "BAR 0 holds the MSI-X table but its region does not"
-                 " advertise MSIX_MAPPABLE");
+    /* x-msix-mappable against the capability. */
+    { "/vfio/bar-plan/msix-mappable/modes/absent-auto",
+      { BAR(0x4000, PAGE_4K), TABLE(0x2000, 0x100) },
+      .areas = "0x0+0x2000 0x3000+0x1000", .trapped = "0x2000+0x1000" },
+    { "/vfio/bar-plan/msix-mappable/modes/present-auto",
+      { BAR(0x4000, PAGE_4K), TABLE(0x2000, 0x100), .caps = &cap_msix },
+      .areas = "0x0+0x4000", .trapped = "0x2000+0x1000",
+      .describe = "bar0 size 0x4000 page 0x1000 msix-mappable whole-bar"
+                  " mmap [0x0+0x4000] trapped [0x2000+0x1000]"
+                  " table 0x2000+0x100 on" },
+    { "/vfio/bar-plan/msix-mappable/modes/present-off",
+      { BAR(0x4000, PAGE_4K), TABLE(0x2000, 0x100), .caps = &cap_msix,
+        .msix_mappable = VFIO_MSIX_MAPPABLE_OFF },
+      .areas = "0x0+0x2000 0x3000+0x1000", .trapped = "0x2000+0x1000" },
+    { "/vfio/bar-plan/msix-mappable/modes/present-on",
+      { BAR(0x4000, PAGE_4K), TABLE(0x2000, 0x100), .caps = &cap_msix,
+        .msix_mappable = VFIO_MSIX_MAPPABLE_ON },
+      .areas = "0x0+0x4000", .trapped = "0x2000+0x1000" },
+    /* Absent, on: refused for the BAR holding the table... */
+    { "/vfio/bar-plan/msix-mappable/modes/absent-on-table-bar",
+      { BAR(0x4000, PAGE_4K), TABLE(0x2000, 0x100),
+        .msix_mappable = VFIO_MSIX_MAPPABLE_ON },
+      .error = "BAR 0 holds the MSI-X table but its region does not"
+               " advertise MSIX_MAPPABLE" },
     /* ...but fine for another BAR. */
-    in.table.present = false;
-    expect_plan(&in, "0x0+0x4000", "");
-}
+    { "/vfio/bar-plan/msix-mappable/modes/absent-on-other-bar",
+      { BAR(0x4000, PAGE_4K), .table = { false, 0x2000, 0x100, true },
+        .msix_mappable = VFIO_MSIX_MAPPABLE_ON },
+      .areas = "0x0+0x4000", .trapped = "" },
+    /*
+     * The emulated table moved elsewhere: its page is neither cut nor
+     * trapped with the capability, and still cut without it.
+     */
+    { "/vfio/bar-plan/msix-mappable/table-relocated/present",
+      { BAR(0x4000, PAGE_4K), .table = { true, 0x1800, 0x100, false },
+        .caps = &cap_msix },
+      .areas = "0x0+0x4000", .trapped = "" },
+    { "/vfio/bar-plan/msix-mappable/table-relocated/absent",
+      { BAR(0x4000, PAGE_4K), .table = { true, 0x1800, 0x100, false } },
+      .areas = "0x0+0x1000 0x2000+0x2000", .trapped = "0x1000+0x1000" },
+};
 
-static void test_table_relocated(void)
+static void test_plan_case(const void *opaque)
 {
-    /* The emulated table moved elsewhere: its page is neither cut nor
-     * trapped with the capability, and still cut without it. */
-    VFIOBarPlanInput in = plain_bar(0x4000, PAGE_4K);
+    const PlanCase *c = opaque;
+    g_autoptr(VFIOBarPlan) plan = NULL;
+    g_autofree char *desc = NULL;
 
-    with_table(&in, 0x1800, 0x100);
-    in.table.enabled = false;
-    in.caps = &cap_msix;
-    expect_plan(&in, "0x0+0x4000", "");
-    in.caps = NULL;
-    expect_plan(&in, "0x0+0x1000 0x2000+0x2000", "0x1000+0x1000");
+    if (c->error) {
+        expect_error(&c->in, c->error);
+        return;
+    }
+    expect_plan(&c->in, c->areas, c->trapped);
+    if (c->describe) {
+        plan = vfio_bar_plan(&c->in, &error_abort);
+        desc = vfio_bar_plan_describe(plan);
+        g_assert_cmpstr(desc, ==, c->describe);
+    }
 }
 
 static void test_nvme_doorbell_page(void)
@@ -792,34 +791,13 @@ static void test_random_property(void)
 
 int main(int argc, char **argv)
 {
+    size_t i;
+
     g_test_init(&argc, &argv, NULL);
-    g_test_add_func("/vfio/bar-plan/no-mmap-flag/all-trapped",
-                    test_no_mmap_flag);
-    g_test_add_func("/vfio/bar-plan/x-no-mmap/all-trapped", test_x_no_mmap);
-    g_test_add_func("/vfio/bar-plan/no-msix/whole-bar-mapped",
-                    test_no_msix_whole_bar);
-    g_test_add_func("/vfio/bar-plan/absent-bar/empty", test_absent_bar);
-    g_test_add_func("/vfio/bar-plan/table/at-start", test_table_at_start);
-    g_test_add_func("/vfio/bar-plan/table/in-middle", test_table_in_middle);
-    g_test_add_func("/vfio/bar-plan/table/at-end", test_table_at_end);
-    g_test_add_func("/vfio/bar-plan/table/whole-bar", test_table_whole_bar);
-    g_test_add_func("/vfio/bar-plan/table-and-pba-in-different-bars",
-                    test_table_and_pba_in_different_bars);
-    g_test_add_func("/vfio/bar-plan/page-size/64k", test_page_64k);
-    g_test_add_func("/vfio/bar-plan/page-size/x-host-page-size",
-                    test_host_page_size_override);
-    g_test_add_func("/vfio/bar-plan/page-size/invalid", test_bad_page_sizes);
-    g_test_add_func("/vfio/bar-plan/msix-location/invalid",
-                    test_bad_msix_location);
-    g_test_add_func("/vfio/bar-plan/sparse/several-areas", test_sparse_areas);
-    g_test_add_func("/vfio/bar-plan/sparse/merge-and-clip",
-                    test_sparse_merge_and_clip);
-    g_test_add_func("/vfio/bar-plan/sparse/sub-page-bar",
-                    test_sparse_sub_page_bar);
-    g_test_add_func("/vfio/bar-plan/msix-mappable/modes",
-                    test_capability_modes);
-    g_test_add_func("/vfio/bar-plan/msix-mappable/table-relocated",
-                    test_table_relocated);
+    for (i = 0; i < ARRAY_SIZE(plan_cases); i++) {
+        g_test_add_data_func(plan_cases[i].path, &plan_cases[i],
+                             test_plan_case);
+    }
     g_test_add_func("/vfio/bar-plan/nvme/table-on-doorbell-page",
                     test_nvme_doorbell_page);
     g_test_add_func("/vfio/bar-plan/lazy-pba/toggle", test_lazy_pba);

@@ -16,24 +16,16 @@
  */
 #include "qemu/osdep.h"
 #include <sys/eventfd.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <sys/wait.h>
 #include <linux/pci_regs.h>
 #include "qapi/error.h"
 #include "qemu/sockets.h"
 #include "vfio-user/protocol.h"
-#include "tests/exe-wrapper.h"
+#include "server-process.h"
 
 /* Liveness bound on a reply; CONFORMANCE_LIVENESS_S raises it (valgrind). */
 static int LIVENESS_S = 10;
-
-typedef struct Server {
-    GPid pid;
-    char *dir;
-    char *sock;
-} Server;
 
 typedef struct Conn {
     int fd;
@@ -50,57 +42,17 @@ static const char *server_bin;
 
 /* ---- Server process ---- */
 
-static void child_setup(gpointer data)
+static void server_start(VuServer *s, const char *args)
 {
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-}
+    g_autofree char *all = g_strdup_printf("--backend null %s",
+                                           args ? args : "");
 
-static void server_start(Server *s, const char *args)
-{
-    g_autoptr(GError) gerr = NULL;
-    g_autofree char *cmd = NULL;
-    g_autofree char *wrapped = NULL;
-    g_auto(GStrv) argv = NULL;
-    gint64 deadline = g_get_monotonic_time() +
-                      6 * LIVENESS_S * G_USEC_PER_SEC;
-
-    s->dir = g_dir_make_tmp("vu-conf-XXXXXX", &gerr);
-    g_assert_no_error(gerr);
-    s->sock = g_build_filename(s->dir, "s", NULL);
-    cmd = g_strdup_printf("%s --socket %s --backend null %s", server_bin,
-                          s->sock, args ? args : "");
-    /* Under make check-ppc64le the server runs through qemu-user too. */
-    wrapped = test_wrap_command(g_strstrip(cmd));
-    argv = g_strsplit(wrapped, " ", -1);
-    g_assert_true(g_spawn_async(NULL, argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD,
-                                child_setup, NULL, &s->pid, &gerr));
-    g_assert_no_error(gerr);
-    while (!g_file_test(s->sock, G_FILE_TEST_EXISTS)) {
-        int status;
-
-        g_assert_cmpint(waitpid(s->pid, &status, WNOHANG), ==, 0);
-        g_assert_cmpint(g_get_monotonic_time(), <, deadline);
-        g_usleep(2000);
-    }
-}
-
-static void server_stop(Server *s)
-{
-    int status;
-
-    g_assert_cmpint(kill(s->pid, SIGTERM), ==, 0);
-    g_assert_cmpint(waitpid(s->pid, &status, 0), ==, s->pid);
-    g_assert_true(WIFEXITED(status));
-    g_assert_cmpint(WEXITSTATUS(status), ==, 0);
-    g_spawn_close_pid(s->pid);
-    g_free(s->sock);
-    rmdir(s->dir);
-    g_free(s->dir);
+    vu_server_start(s, server_bin, all, 6 * LIVENESS_S * G_USEC_PER_SEC);
 }
 
 /* ---- Messages ---- */
 
-static void conn_open_raw(Conn *c, Server *s)
+static void conn_open_raw(Conn *c, VuServer *s)
 {
     struct timeval tv = { .tv_sec = LIVENESS_S };
 
@@ -226,7 +178,7 @@ static GByteArray *version_payload(uint16_t major, uint16_t minor,
     return b;
 }
 
-static void conn_open(Conn *c, Server *s)
+static void conn_open(Conn *c, VuServer *s)
 {
     g_autoptr(GByteArray) v = version_payload(0, 1, client_json);
 
@@ -312,7 +264,7 @@ static void test_version_caps(void)
     VFIOUserCaps caps;
     uint16_t major, minor;
     const char *json;
-    Server s;
+    VuServer s;
     Conn c;
     Reply r;
 
@@ -348,7 +300,7 @@ static void test_version_caps(void)
     g_assert_cmpint(call(&c, VFIO_USER_VERSION, v->data, v->len, NULL, 0,
                          NULL), ==, 0);
     conn_close(&c);
-    server_stop(&s);
+    vu_server_stop(&s);
 }
 
 static void test_version_refused(void)
@@ -356,7 +308,7 @@ static void test_version_refused(void)
     g_autoptr(GByteArray) bad_major = version_payload(1, 0, client_json);
     g_autoptr(GByteArray) bad_json = version_payload(0, 1, "{\"capab");
     VFIOUserDeviceInfo info = { .argsz = sizeof(info) };
-    Server s;
+    VuServer s;
     Conn c;
     Reply r;
 
@@ -382,7 +334,7 @@ static void test_version_refused(void)
                          NULL, 0, &r), ==, 0);
     reply_clear(&r);
     conn_close(&c);
-    server_stop(&s);
+    vu_server_stop(&s);
 }
 
 /* ---- DEVICE_GET_INFO ---- */
@@ -390,7 +342,7 @@ static void test_version_refused(void)
 static void test_device_info(void)
 {
     VFIOUserDeviceInfo info = { .argsz = sizeof(info) }, got;
-    Server s;
+    VuServer s;
     Conn c;
     Reply r;
 
@@ -411,7 +363,7 @@ static void test_device_info(void)
     g_assert_cmpint(call(&c, VFIO_USER_DEVICE_GET_INFO, &info, sizeof(info),
                          NULL, 0, NULL), ==, EINVAL);
     conn_close(&c);
-    server_stop(&s);
+    vu_server_stop(&s);
 }
 
 /* ---- DEVICE_GET_REGION_INFO ---- */
@@ -507,7 +459,7 @@ static void test_region_info_argsz(gconstpointer opaque)
 {
     const Layout *l = opaque;
     struct vfio_region_info req = { .argsz = 16, .index = 0 };
-    Server s;
+    VuServer s;
     Conn c;
 
     server_start(&s, l->args);
@@ -525,7 +477,7 @@ static void test_region_info_argsz(gconstpointer opaque)
     g_assert_cmpint(call(&c, VFIO_USER_DEVICE_GET_REGION_INFO, &req,
                          sizeof(req), NULL, 0, NULL), ==, EINVAL);
     conn_close(&c);
-    server_stop(&s);
+    vu_server_stop(&s);
 }
 
 /* ---- DEVICE_GET_IRQ_INFO ---- */
@@ -548,7 +500,7 @@ static struct vfio_irq_info irq_info(Conn *c, uint32_t index)
 static void test_irq_info(void)
 {
     struct vfio_irq_info info;
-    Server s;
+    VuServer s;
     Conn c;
 
     server_start(&s, NULL);
@@ -578,7 +530,7 @@ static void test_irq_info(void)
     g_assert_cmpint(call(&c, VFIO_USER_DEVICE_GET_IRQ_INFO, &info,
                          sizeof(info), NULL, 0, NULL), ==, EINVAL);
     conn_close(&c);
-    server_stop(&s);
+    vu_server_stop(&s);
 }
 
 /* ---- DEVICE_SET_IRQS ---- */
@@ -629,7 +581,7 @@ static void test_set_irqs_matrix(void)
 {
     int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     uint8_t one = 1;
-    Server s;
+    VuServer s;
     Conn c;
 
     server_start(&s, NULL);
@@ -694,7 +646,7 @@ static void test_set_irqs_matrix(void)
     g_assert_cmpint(set_irqs(&c, A_TRIGGER | D_NONE, VFIO_PCI_MSIX_IRQ_INDEX,
                              0, 1, NULL, 0, &efd, 1), ==, EINVAL);
     conn_close(&c);
-    server_stop(&s);
+    vu_server_stop(&s);
     close(efd);
 }
 
@@ -704,7 +656,7 @@ static void test_set_irqs_not_eventfd(void)
     int pipefd[2], sv[2];
     int memfd = memfd_create("x", MFD_CLOEXEC);
     int bad[4];
-    Server s;
+    VuServer s;
     Conn c;
 
     g_assert_cmpint(pipe2(pipefd, O_CLOEXEC), ==, 0);
@@ -730,7 +682,7 @@ static void test_set_irqs_not_eventfd(void)
                                  &bad[i], 1), ==, EINVAL);
     }
     conn_close(&c);
-    server_stop(&s);
+    vu_server_stop(&s);
     for (unsigned i = 0; i < ARRAY_SIZE(bad); i++) {
         close(bad[i]);
     }
@@ -748,7 +700,7 @@ static void test_set_irqs_own_socket(void)
 {
     g_autoptr(GByteArray) v = version_payload(0, 1, client_json);
     int own;
-    Server s;
+    VuServer s;
     Conn c;
     Reply r;
 
@@ -774,7 +726,7 @@ static void test_set_irqs_own_socket(void)
     conn_close(&c);
     /* And the socket was refused as an eventfd in the first place. */
     g_assert_cmpint(err, ==, EINVAL);
-    server_stop(&s);
+    vu_server_stop(&s);
 }
 
 /*
@@ -786,7 +738,7 @@ static void test_set_irqs_full_pipe(void)
 {
     int pipefd[2];
     struct vfio_irq_info info;
-    Server s;
+    VuServer s;
     Conn c;
 
     g_assert_cmpint(pipe2(pipefd, O_CLOEXEC), ==, 0);
@@ -808,7 +760,7 @@ static void test_set_irqs_full_pipe(void)
     /* The pipe was refused as an eventfd in the first place. */
     g_assert_cmpint(err, ==, EINVAL);
     conn_close(&c);
-    server_stop(&s);
+    vu_server_stop(&s);
     close(pipefd[0]);
     close(pipefd[1]);
 }
@@ -818,7 +770,7 @@ static void test_set_irqs_saturated_eventfd(void)
 {
     int efd = eventfd(0, EFD_CLOEXEC);      /* blocking on purpose */
     uint64_t max = 0xfffffffffffffffeull;
-    Server s;
+    VuServer s;
     Conn c;
 
     g_assert_cmpint(write(efd, &max, sizeof(max)), ==, sizeof(max));
@@ -836,7 +788,7 @@ static void test_set_irqs_saturated_eventfd(void)
                                  NULL, 0), ==, 0);
     }
     conn_close(&c);
-    server_stop(&s);
+    vu_server_stop(&s);
     close(efd);
 }
 
@@ -848,7 +800,7 @@ static void test_set_irqs_saturated_eventfd(void)
 static void test_err_irq(void)
 {
     int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    Server s;
+    VuServer s;
     Conn c;
 
     server_start(&s, NULL);
@@ -862,7 +814,7 @@ static void test_err_irq(void)
                     ==, 2);
     g_assert_true(eventfd_wait(efd));
     conn_close(&c);
-    server_stop(&s);
+    vu_server_stop(&s);
     close(efd);
 }
 
@@ -872,7 +824,7 @@ static void test_region_io_limits(void)
 {
     VFIOUserRegionRW rw = { .region = VFIO_PCI_CONFIG_REGION_INDEX,
                             .count = 4 };
-    Server s;
+    VuServer s;
     Conn c;
     Reply r;
     uint32_t id;
@@ -907,14 +859,14 @@ static void test_region_io_limits(void)
     g_assert_cmpint(call(&c, VFIO_USER_REGION_WRITE, &rw, sizeof(rw), NULL, 0,
                          NULL), ==, EINVAL);
     conn_close(&c);
-    server_stop(&s);
+    vu_server_stop(&s);
 }
 
 /* ---- DEVICE_RESET ---- */
 
 static void test_device_reset(void)
 {
-    Server s;
+    VuServer s;
     Conn c;
 
     server_start(&s, NULL);
@@ -933,7 +885,7 @@ static void test_device_reset(void)
     g_assert_cmpint(call(&c, VFIO_USER_DEVICE_RESET, &c.id, 2, NULL, 0,
                          NULL), ==, EINVAL);
     conn_close(&c);
-    server_stop(&s);
+    vu_server_stop(&s);
 }
 
 /* ---- DMA_MAP / DMA_UNMAP ---- */
@@ -948,7 +900,7 @@ static void test_dma_map_flags(void)
     VFIOUserDMAUnmap unmap = { .argsz = sizeof(unmap),
                                .address = 0x100000000ull, .size = 0x10000 };
     int memfd = memfd_create("ram", MFD_CLOEXEC);
-    Server s;
+    VuServer s;
     Conn c;
 
     g_assert_cmpint(ftruncate(memfd, 0x20000), ==, 0);
@@ -984,7 +936,7 @@ static void test_dma_map_flags(void)
     g_assert_cmpint(call(&c, VFIO_USER_DMA_UNMAP, &unmap, sizeof(unmap), NULL,
                          0, NULL), ==, 0);
     conn_close(&c);
-    server_stop(&s);
+    vu_server_stop(&s);
     close(memfd);
 }
 
@@ -993,7 +945,7 @@ static void test_dma_map_flags(void)
 static void test_unknown_command(void)
 {
     struct vfio_irq_info info;
-    Server s;
+    VuServer s;
     Conn c;
 
     server_start(&s, NULL);
@@ -1009,7 +961,7 @@ static void test_unknown_command(void)
     info = irq_info(&c, VFIO_PCI_INTX_IRQ_INDEX);
     g_assert_cmpuint(info.count, ==, 1);
     conn_close(&c);
-    server_stop(&s);
+    vu_server_stop(&s);
 }
 
 int main(int argc, char **argv)

@@ -16,7 +16,6 @@
 #include "qemu/osdep.h"
 #include <poll.h>
 #include <sys/eventfd.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <linux/pci_regs.h>
@@ -24,6 +23,7 @@
 #include "qemu/sockets.h"
 #include "vfio-user/protocol.h"
 #include "tests/exe-wrapper.h"
+#include "server-process.h"
 
 #define GUEST_IOVA      0x100000000ull
 #define GUEST_SIZE      (8 * 1024 * 1024)
@@ -77,12 +77,6 @@ typedef enum DoorbellMode {
     DB_POSTED,          /* REGION_WRITE with NO_REPLY */
 } DoorbellMode;
 
-typedef struct Server {
-    GPid pid;
-    char *dir;
-    char *sock;
-} Server;
-
 typedef struct Client {
     int sock;
     uint16_t id;
@@ -108,61 +102,16 @@ static const char *server_bin;
 
 /* ---- Server process ---- */
 
-/* The server must not outlive a test that aborts. */
-static void server_child_setup(gpointer data)
+static void server_start(VuServer *s, const char *args)
 {
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    vu_server_start(s, server_bin, args, WAIT_US);
 }
 
-static void server_start(Server *s, const char *args)
-{
-    g_autoptr(GError) gerr = NULL;
-    g_autofree char *cmd = NULL;
-    g_autofree char *wrapped = NULL;
-    g_auto(GStrv) argv = NULL;
-    gint64 deadline = g_get_monotonic_time() + WAIT_US;
-
-    s->dir = g_dir_make_tmp("nvme-client-XXXXXX", &gerr);
-    g_assert_no_error(gerr);
-    s->sock = g_build_filename(s->dir, "nvme.sock", NULL);
-    cmd = g_strdup_printf("%s --socket %s %s", server_bin, s->sock,
-                          args ? args : "");
-    cmd = g_strstrip(cmd);
-    wrapped = test_wrap_command(cmd);
-    argv = g_strsplit(wrapped, " ", -1);
-    g_assert_true(g_spawn_async(NULL, argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD,
-                                server_child_setup, NULL, &s->pid, &gerr));
-    g_assert_no_error(gerr);
-    while (!g_file_test(s->sock, G_FILE_TEST_EXISTS)) {
-        int status;
-
-        g_assert_cmpint(waitpid(s->pid, &status, WNOHANG), ==, 0);
-        g_assert_cmpint(g_get_monotonic_time(), <, deadline);
-        g_usleep(2000);
-    }
-}
-
-static bool server_alive(Server *s)
+static bool server_alive(VuServer *s)
 {
     int status;
 
     return waitpid(s->pid, &status, WNOHANG) == 0;
-}
-
-/* Stops with SIGTERM: it must exit 0 and remove its socket. */
-static void server_stop(Server *s)
-{
-    int status;
-
-    g_assert_cmpint(kill(s->pid, SIGTERM), ==, 0);
-    g_assert_cmpint(waitpid(s->pid, &status, 0), ==, s->pid);
-    g_assert_true(WIFEXITED(status));
-    g_assert_cmpint(WEXITSTATUS(status), ==, 0);
-    g_assert_false(g_file_test(s->sock, G_FILE_TEST_EXISTS));
-    g_spawn_close_pid(s->pid);
-    g_free(s->sock);
-    rmdir(s->dir);
-    g_free(s->dir);
 }
 
 /* ---- Messages ---- */
@@ -351,7 +300,7 @@ static bool region_msix_mappable(GByteArray *info)
                                           &len) != NULL;
 }
 
-static void client_connect(Client *c, Server *s)
+static void client_connect(Client *c, VuServer *s)
 {
     g_autofree void *ver = NULL;
     g_autoptr(GByteArray) reply = NULL;
@@ -793,8 +742,8 @@ static void nvme_shutdown(Client *c)
     }
 }
 
-/* Everything up to working I/O queues. */
-static void client_bringup(Client *c, Server *s, DoorbellMode mode)
+/* Connected, guest memory shared, config space read, BAR0 mapped. */
+static void client_attach(Client *c, VuServer *s, DoorbellMode mode)
 {
     g_autoptr(GByteArray) bar0 = NULL;
 
@@ -806,6 +755,12 @@ static void client_bringup(Client *c, Server *s, DoorbellMode mode)
     if (mode == DB_POLLED) {
         g_assert_nonnull(c->db_map);
     }
+}
+
+/* Everything up to working I/O queues. */
+static void client_bringup(Client *c, VuServer *s, DoorbellMode mode)
+{
+    client_attach(c, s, mode);
     client_setup_irqs(c);
     nvme_enable(c);
     nvme_identify(c);
@@ -816,7 +771,7 @@ static void client_bringup(Client *c, Server *s, DoorbellMode mode)
 
 static void test_ram(DoorbellMode mode)
 {
-    Server s;
+    VuServer s;
     Client c;
 
     server_start(&s, "--backend ram --size 16M");
@@ -825,7 +780,7 @@ static void test_ram(DoorbellMode mode)
     nvme_flush(&c);
     nvme_shutdown(&c);
     client_close(&c);
-    server_stop(&s);
+    vu_server_stop(&s);
 }
 
 static void test_ram_polled(void)
@@ -845,7 +800,7 @@ static void test_ram_posted(void)
 
 static void test_file(DoorbellMode mode)
 {
-    Server s;
+    VuServer s;
     Client c;
     g_autoptr(GError) gerr = NULL;
     g_autofree char *dir = g_dir_make_tmp("nvme-disk-XXXXXX", &gerr);
@@ -870,7 +825,7 @@ static void test_file(DoorbellMode mode)
 
     nvme_shutdown(&c);
     client_close(&c);
-    server_stop(&s);
+    vu_server_stop(&s);
     unlink(path);
     rmdir(dir);
 }
@@ -887,7 +842,7 @@ static void test_file_trapped(void)
 
 static void test_disconnect_mid_io(void)
 {
-    Server s;
+    VuServer s;
     Client c;
     NvmeSqe cmd;
     uint8_t *stale;
@@ -923,12 +878,12 @@ static void test_disconnect_mid_io(void)
     nvme_shutdown(&c);
     client_close(&c);
     munmap(stale, stale_len);
-    server_stop(&s);
+    vu_server_stop(&s);
 }
 
 static void test_no_mmap_is_trap_only(void)
 {
-    Server s;
+    VuServer s;
     Client c;
     g_autoptr(GByteArray) info = NULL;
 
@@ -942,7 +897,7 @@ static void test_no_mmap_is_trap_only(void)
     client_bringup(&c, &s, DB_TRAPPED);
     write_read_pattern(&c, 0, 5);
     client_close(&c);
-    server_stop(&s);
+    vu_server_stop(&s);
 }
 
 /* Odd-sized or straddling BAR0 accesses get answers or errors, no harm. */
@@ -953,7 +908,7 @@ static void test_odd_bar0_accesses(void)
                                   .count = 4 };
     uint8_t b[8];
     uint16_t vs_major;
-    Server s;
+    VuServer s;
     Client c;
 
     server_start(&s, "--backend null");
@@ -978,12 +933,12 @@ static void test_odd_bar0_accesses(void)
     client_close(&c);
     client_bringup(&c, &s, DB_TRAPPED);
     client_close(&c);
-    server_stop(&s);
+    vu_server_stop(&s);
 }
 
 static void test_msix_table_on_doorbell_page(void)
 {
-    Server s;
+    VuServer s;
     Client c;
     g_autoptr(GByteArray) info = NULL;
     const struct vfio_region_info_cap_sparse_mmap *sp;
@@ -1020,7 +975,7 @@ static void test_msix_table_on_doorbell_page(void)
     }
     g_assert_null(c.db_map);
     client_close(&c);
-    server_stop(&s);
+    vu_server_stop(&s);
 
     /* With MSIX_MAPPABLE: the whole BAR, no sparse list, as Linux. */
     server_start(&s, "--backend null --msix-bar 0 --msix-table-offset 0x1800 "
@@ -1036,13 +991,13 @@ static void test_msix_table_on_doorbell_page(void)
     /* BAR0 is at least a host page, so that all of it maps. */
     g_assert_cmphex(c.db_map_len, ==, MAX(0x4000, getpagesize()));
     client_close(&c);
-    server_stop(&s);
+    vu_server_stop(&s);
 }
 
 /* The default BAR0 (MSI-X in BAR4): one plain mappable region. */
 static void test_default_bar0_plain_mmap(void)
 {
-    Server s;
+    VuServer s;
     Client c;
     g_autoptr(GByteArray) info = NULL;
 
@@ -1057,7 +1012,7 @@ static void test_default_bar0_plain_mmap(void)
     g_assert_cmphex(c.db_map_off, ==, 0);
     g_assert_cmphex(c.db_map_len, ==, c.bar0_size);
     client_close(&c);
-    server_stop(&s);
+    vu_server_stop(&s);
 }
 
 /*
@@ -1066,7 +1021,7 @@ static void test_default_bar0_plain_mmap(void)
  */
 static void test_mapped_registers(void)
 {
-    Server s;
+    VuServer s;
     Client c;
     uint32_t v;
 
@@ -1094,13 +1049,13 @@ static void test_mapped_registers(void)
     nvme_enable(&c);
     nvme_identify(&c);
     client_close(&c);
-    server_stop(&s);
+    vu_server_stop(&s);
 }
 
 /* 32 writes at once through an aio depth of 2: all complete, all land. */
 static void test_file_queue_depth(void)
 {
-    Server s;
+    VuServer s;
     Client c;
     g_autoptr(GError) gerr = NULL;
     g_autofree char *dir = g_dir_make_tmp("nvme-disk-XXXXXX", &gerr);
@@ -1140,7 +1095,7 @@ static void test_file_queue_depth(void)
     close(fd);
     g_assert_cmpmem(disk, 32 * 16384, c.mem + DATA_OFF, 32 * 16384);
     client_close(&c);
-    server_stop(&s);
+    vu_server_stop(&s);
     unlink(path);
     rmdir(dir);
 }
@@ -1148,7 +1103,7 @@ static void test_file_queue_depth(void)
 /* DEVICE_RESET returns the controller to its power-on state. */
 static void test_device_reset(void)
 {
-    Server s;
+    VuServer s;
     Client c;
 
     server_start(&s, "--backend ram --size 4M");
@@ -1163,11 +1118,11 @@ static void test_device_reset(void)
     nvme_create_io_queues(&c);
     write_read_pattern(&c, 64, 12);
     client_close(&c);
-    server_stop(&s);
+    vu_server_stop(&s);
 }
 
-/* Without MSI-X enabled, completions raise INTx. */
-static void test_intx(void)
+/* INTx signals c->irq_fd[0]: SET_IRQS as QEMU 10.2 sends it (0x24). */
+static void client_intx_trigger(Client *c)
 {
     struct vfio_irq_set set = {
         .argsz = sizeof(set),
@@ -1176,26 +1131,29 @@ static void test_intx(void)
         .start = 0,
         .count = 1,
     };
+
+    c->irq_fd[0] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    g_assert_cmphex(set.flags, ==, 0x24);
+    g_assert_cmpint(vu_call(c, VFIO_USER_DEVICE_SET_IRQS, &set, sizeof(set),
+                            c->irq_fd, 1, NULL, NULL), ==, 0);
+}
+
+/* Without MSI-X enabled, completions raise INTx. */
+static void test_intx(void)
+{
     NvmeSqe cmd = { .opcode = 0x06, .prp1 = htole64(GUEST_IOVA + ID_OFF),
                     .cdw = { 1 } };
-    Server s;
+    VuServer s;
     Client c;
-    g_autoptr(GByteArray) bar0 = NULL;
 
     server_start(&s, "--backend null --msix-bar 2");
-    client_connect(&c, &s);
-    c.mode = DB_TRAPPED;
-    client_map_memory(&c);
-    client_read_config(&c);
-    bar0 = client_map_bar0(&c);
-    c.irq_fd[0] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    g_assert_cmpint(vu_call(&c, VFIO_USER_DEVICE_SET_IRQS, &set, sizeof(set),
-                            c.irq_fd, 1, NULL, NULL), ==, 0);
+    client_attach(&c, &s, DB_TRAPPED);
+    client_intx_trigger(&c);
     nvme_enable(&c);
     g_assert_cmphex(admin(&c, &cmd, NULL), ==, 0);
     g_assert_cmpuint(irq_wait(&c, 0), >=, 1);
     client_close(&c);
-    server_stop(&s);
+    vu_server_stop(&s);
 }
 
 /*
@@ -1210,7 +1168,7 @@ static void test_intx_unmask_eventfd(void)
 {
     struct vfio_irq_set set = {
         .argsz = sizeof(set),
-        .flags = VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_TRIGGER,
+        .flags = VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_UNMASK,
         .index = VFIO_PCI_INTX_IRQ_INDEX,
         .start = 0,
         .count = 1,
@@ -1220,21 +1178,12 @@ static void test_intx_unmask_eventfd(void)
     struct pollfd pfd;
     int unmask = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     uint64_t one = 1;
-    Server s;
+    VuServer s;
     Client c;
-    g_autoptr(GByteArray) bar0 = NULL;
 
     server_start(&s, "--backend null --msix-bar 2");
-    client_connect(&c, &s);
-    c.mode = DB_TRAPPED;
-    client_map_memory(&c);
-    client_read_config(&c);
-    bar0 = client_map_bar0(&c);
-    c.irq_fd[0] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    g_assert_cmphex(set.flags, ==, 0x24);
-    g_assert_cmpint(vu_call(&c, VFIO_USER_DEVICE_SET_IRQS, &set, sizeof(set),
-                            c.irq_fd, 1, NULL, NULL), ==, 0);
-    set.flags = VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_UNMASK;
+    client_attach(&c, &s, DB_TRAPPED);
+    client_intx_trigger(&c);
     g_assert_cmphex(set.flags, ==, 0x14);
     g_assert_cmpint(vu_call(&c, VFIO_USER_DEVICE_SET_IRQS, &set, sizeof(set),
                             &unmask, 1, NULL, NULL), ==, 0);
@@ -1264,7 +1213,7 @@ static void test_intx_unmask_eventfd(void)
                             NULL, 0, NULL, NULL), ==, 0);
     close(unmask);
     client_close(&c);
-    server_stop(&s);
+    vu_server_stop(&s);
 }
 
 static void test_bad_options_exit_1(void)
@@ -1393,7 +1342,7 @@ static int bench(double seconds, double idle_seconds)
     long hz = sysconf(_SC_CLK_TCK);
     g_autofree char *args = NULL;
     double iops[3][2];
-    Server s;
+    VuServer s;
     Client c;
     uint64_t t0;
 
@@ -1417,7 +1366,7 @@ static int bench(double seconds, double idle_seconds)
         }
         client_close(&c);
     }
-    server_stop(&s);
+    vu_server_stop(&s);
 
     printf("vfio-user-nvme --backend null, 4 KiB reads, %.1f s per run\n",
            seconds);
@@ -1474,7 +1423,7 @@ static void reset_back_to_back(Client *c)
 /* CFS from a refused enable (RDY stays 0), then the reset. */
 static void test_reset_after_refused_enable(void)
 {
-    Server s;
+    VuServer s;
     Client c;
 
     server_start(&s, "--backend ram --size 4M");
@@ -1493,13 +1442,13 @@ static void test_reset_after_refused_enable(void)
     nvme_create_io_queues(&c);
     write_read_pattern(&c, 16, 31);
     client_close(&c);
-    server_stop(&s);
+    vu_server_stop(&s);
 }
 
 /* CFS while running (a CQ outside client memory: RDY stays 1). */
 static void test_reset_after_runtime_fatal(void)
 {
-    Server s;
+    VuServer s;
     Client c;
     NvmeSqe cmd;
 
@@ -1521,7 +1470,7 @@ static void test_reset_after_runtime_fatal(void)
     nvme_create_io_queues(&c);
     write_read_pattern(&c, 16, 32);
     client_close(&c);
-    server_stop(&s);
+    vu_server_stop(&s);
 }
 
 #define MSG_ONLY_IOVA 0x200000000ull
@@ -1635,7 +1584,7 @@ static void dma_unmap_reply_wait(Client *c, uint16_t id)
  */
 static void test_unmap_races_poller_dma(void)
 {
-    Server s;
+    VuServer s;
     Client c;
     uint16_t req_id;
     uint32_t v;
@@ -1654,7 +1603,7 @@ static void test_unmap_races_poller_dma(void)
     write_read_pattern(&c, 16, 33);
     g_assert_true(server_alive(&s));
     client_close(&c);
-    server_stop(&s);
+    vu_server_stop(&s);
 }
 
 /*
@@ -1665,7 +1614,7 @@ static void test_unmap_races_poller_dma(void)
 static void test_unmap_while_poller_waits_for_reply(void)
 {
     g_autofree uint8_t *reply = NULL;
-    Server s;
+    VuServer s;
     Client c;
     VFIOUserDMARW rw;
     NvmeSqe flush = { .opcode = 0x00, .nsid = htole32(1), .cid = 0x77 };
@@ -1716,7 +1665,7 @@ static void test_unmap_while_poller_waits_for_reply(void)
     g_assert_cmphex(le32toh(intms), ==, 1u << 5);
     g_assert_true(server_alive(&s));
     client_close(&c);
-    server_stop(&s);
+    vu_server_stop(&s);
 }
 
 /*
@@ -1725,7 +1674,7 @@ static void test_unmap_while_poller_waits_for_reply(void)
  */
 static void test_many_dma_maps(void)
 {
-    Server s;
+    VuServer s;
     Client c;
     const unsigned n = 4096;
     uint64_t ticks;
@@ -1791,7 +1740,7 @@ static void test_many_dma_maps(void)
     g_assert_cmpint(vu_call(&c, VFIO_USER_DMA_MAP, &map, sizeof(map), NULL,
                             0, NULL, NULL), ==, EEXIST);
     client_close(&c);
-    server_stop(&s);
+    vu_server_stop(&s);
 }
 
 
@@ -1809,7 +1758,7 @@ static void test_client_that_never_reads(void)
     struct pollfd pfd;
     VFIOUserCaps caps;
     VFIOUserHdr hdr;
-    Server s;
+    VuServer s;
     Client c, c2 = { 0 };
     unsigned sent = 0;
     uint16_t id;
@@ -1856,7 +1805,7 @@ static void test_client_that_never_reads(void)
     g_assert_false(hdr.flags & VFIO_USER_F_ERROR);
     close(sock2);
     close(c.sock);
-    server_stop(&s);
+    vu_server_stop(&s);
 }
 
 int main(int argc, char **argv)
