@@ -11,12 +11,14 @@ Conduit, the driver and every shared library they link.
 
 import glob
 import gzip
+import json
 import lzma
 import os
 import re
 import shutil
 import stat
 import subprocess
+import tempfile
 import zlib
 
 # Loaded at boot, dependencies first (each module's depends= is followed).
@@ -300,3 +302,69 @@ def l1_argv(qemu, kernel, initrd, memory='1G'):
             '-serial', 'stdio', '-kernel', kernel, '-initrd', initrd,
             '-append', 'console=ttyS0 panic=-1 quiet loglevel=3 '
             'no_timer_check']
+
+
+class NestedL1:
+    """What every nested test starts from: Debian's kernel (the bzImage
+    for L2, its vmlinux for L1, which boots faster under TCG), its
+    modules, and a scratch directory.  Raises Unavailable when busybox or
+    the kernel is missing."""
+
+    def __init__(self, prefix):
+        if not os.access('/bin/busybox', os.X_OK):
+            raise Unavailable('busybox-static is not installed')
+        self.version, self.bzimage, self.mods = find_kernel()
+        vmlinux = extract_vmlinux(self.bzimage)
+        if not vmlinux:
+            raise Unavailable('cannot extract vmlinux from ' + self.bzimage)
+        self._tmp = tempfile.TemporaryDirectory(prefix=prefix)
+        self.kernel = self.path('vmlinux')
+        with open(self.kernel, 'wb') as f:
+            f.write(vmlinux)
+
+    def path(self, name):
+        return os.path.join(self._tmp.name, name)
+
+    def boot(self, qemu, initrd, timeout, memory='1G', log_env=None):
+        """Boots L1 (l1_argv) with @initrd (bytes) until it powers off;
+        returns the guestboot.GuestRun.  If the environment variable
+        @log_env names a file, the whole console is written there."""
+        import guestboot
+        path = self.path('initrd')
+        with open(path, 'wb') as f:
+            f.write(initrd)
+        run = guestboot.boot(l1_argv(qemu, self.kernel, path, memory),
+                             timeout)
+        if log_env and os.environ.get(log_env):
+            with open(os.environ[log_env], 'w') as f:
+                f.write(run.output)
+        return run
+
+    def cleanup(self):
+        self._tmp.cleanup()
+
+
+def prefixed(out, prefix):
+    """The lines of @out that start with @prefix, without it."""
+    return [line[len(prefix):] for line in out.splitlines()
+            if line.startswith(prefix)]
+
+
+def json_prefixed(out, prefix):
+    """The JSON messages (QMP replies, events) on lines with @prefix."""
+    msgs = []
+    for line in prefixed(out, prefix):
+        try:
+            msgs.append(json.loads(line))
+        except ValueError:
+            pass
+    return msgs
+
+
+def check_l1(test, run):
+    """Skips @test when L1 had no /dev/kvm; fails it unless L1 booted
+    and ran its script to the end (NESTED-BOOTED ... NESTED-END)."""
+    if 'NESTED-NO-KVM' in run.output:
+        test.skipTest('no /dev/kvm inside the L1 guest (no nested SVM)')
+    test.assertIn('NESTED-BOOTED', run.output, run.describe())
+    test.assertIn('NESTED-END', run.output, run.describe())

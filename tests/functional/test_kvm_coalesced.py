@@ -143,32 +143,22 @@ def boot_nested():
     if not os.path.exists(image):
         raise unittest.SkipTest('coalesce guest not built')
     try:
-        ver, bzimage, mods = kvfio_image.find_kernel()
-        vmlinux = kvfio_image.extract_vmlinux(bzimage)
+        l1 = kvfio_image.NestedL1('conduit-coalesce-l1-')
     except kvfio_image.Unavailable as e:
         raise unittest.SkipTest(str(e))
-    if not vmlinux:
-        raise unittest.SkipTest('cannot extract vmlinux from ' + bzimage)
     init = L1_INIT.replace('@CASES@', '\n'.join(
         "run_case %s '%s' %s" % (name, ' '.join(srv), coalesce)
         for name, (srv, coalesce) in CASES.items()))
     init = init.replace('@APPEND@', APPEND)
     init = init.replace('@DEVICE_OPTS@', DEVICE_OPTS)
-    initrd = kvfio_image.kvm_l1_initrd(mods, init, (CONDUIT, SERVER),
+    initrd = kvfio_image.kvm_l1_initrd(l1.mods, init, (CONDUIT, SERVER),
                                        [('coalesce.elf', image)])
-    with tempfile.TemporaryDirectory(prefix='conduit-coalesce-l1-') as tmp:
-        kernel = os.path.join(tmp, 'vmlinux')
-        initrd_path = os.path.join(tmp, 'initrd')
-        with open(kernel, 'wb') as f:
-            f.write(vmlinux)
-        with open(initrd_path, 'wb') as f:
-            f.write(initrd)
-        run = guestboot.boot(kvfio_image.l1_argv(qemu, kernel, initrd_path),
-                             NESTED_TIMEOUT)
+    try:
+        run = l1.boot(qemu, initrd, NESTED_TIMEOUT,
+                      log_env='COALESCE_NESTED_LOG')
+    finally:
+        l1.cleanup()
     out = run.output
-    if os.environ.get('COALESCE_NESTED_LOG'):
-        with open(os.environ['COALESCE_NESTED_LOG'], 'w') as f:
-            f.write(out)
     if 'NESTED-NO-KVM' in out:
         raise unittest.SkipTest('no /dev/kvm here nor inside the nested '
                                 'guest (no nested SVM)')

@@ -29,11 +29,9 @@ Environment (set by meson): CONDUIT_BINARY, VFIO_USER_NVME.  Exits 77
 (skipped) without qemu-system-x86_64, the kernel package or busybox-static,
 or when the L1 guest gets no /dev/kvm.
 """
-import json
 import os
 import re
 import sys
-import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -176,17 +174,8 @@ class CaseResult:
 
     def __init__(self, out, name):
         self.name = name
-        self.l2 = [line[len('NESTED-L2 %s ' % name):]
-                   for line in out.splitlines()
-                   if line.startswith('NESTED-L2 %s ' % name)]
-        self.qmp = []
-        for line in out.splitlines():
-            if line.startswith('NESTED-QMP %s ' % name):
-                try:
-                    self.qmp.append(json.loads(
-                        line[len('NESTED-QMP %s ' % name):]))
-                except ValueError:
-                    pass
+        self.l2 = kvfio_image.prefixed(out, 'NESTED-L2 %s ' % name)
+        self.qmp = kvfio_image.json_prefixed(out, 'NESTED-QMP %s ' % name)
         m = re.search(r'^NESTED-DISK-MD5 %s (\w+)' % name, out, re.M)
         self.disk_md5 = m.group(1) if m else None
         m = re.search(r'^NESTED-CONDUIT-EXIT %s (\d+)' % name, out, re.M)
@@ -223,45 +212,27 @@ class LinuxNvmeDriverTest(unittest.TestCase):
     def setUpClass(cls):
         cls.qemu = guestboot.require_qemu_and([(CONDUIT, 'CONDUIT_BINARY'),
                                                (SERVER, 'VFIO_USER_NVME')])
-        if not os.access('/bin/busybox', os.X_OK):
-            raise unittest.SkipTest('busybox-static is not installed')
         try:
-            ver, bzimage, mods = kvfio_image.find_kernel()
-            vmlinux = kvfio_image.extract_vmlinux(bzimage)
+            cls.l1 = kvfio_image.NestedL1('linux-nvme-')
         except kvfio_image.Unavailable as e:
             raise unittest.SkipTest(str(e))
-        if not vmlinux:
-            raise unittest.SkipTest('cannot extract vmlinux from ' + bzimage)
-        cls.tmp = tempfile.TemporaryDirectory(prefix='linux-nvme-')
-        cls.l1_kernel = os.path.join(cls.tmp.name, 'vmlinux')
-        with open(cls.l1_kernel, 'wb') as f:
-            f.write(vmlinux)
         # LINUX_NVME_CASES=default,... runs fewer (debugging); the others
         # are then skipped.
         cls.cases = [c for c in os.environ.get('LINUX_NVME_CASES',
                                                ','.join(CASES)).split(',')
                      if c in CASES]
-        initrd = build_l1_initrd(mods, bzimage, build_l2_initrd(mods),
-                                 cls.cases)
-        cls.l1_initrd = os.path.join(cls.tmp.name, 'initrd')
-        with open(cls.l1_initrd, 'wb') as f:
-            f.write(initrd)
-        argv = kvfio_image.l1_argv(cls.qemu, cls.l1_kernel, cls.l1_initrd)
-        cls.l1_run = guestboot.boot(argv, TIMEOUT)
-        cls.out = out = cls.l1_run.output
-        if os.environ.get('LINUX_NVME_LOG'):
-            with open(os.environ['LINUX_NVME_LOG'], 'w') as f:
-                f.write(out)
+        initrd = build_l1_initrd(cls.l1.mods, cls.l1.bzimage,
+                                 build_l2_initrd(cls.l1.mods), cls.cases)
+        cls.l1_run = cls.l1.boot(cls.qemu, initrd, TIMEOUT,
+                                 log_env='LINUX_NVME_LOG')
+        cls.out = cls.l1_run.output
 
     @classmethod
     def tearDownClass(cls):
-        cls.tmp.cleanup()
+        cls.l1.cleanup()
 
     def setUp(self):
-        if 'NESTED-NO-KVM' in self.out:
-            self.skipTest('no /dev/kvm inside the L1 guest (no nested SVM)')
-        self.assertIn('NESTED-BOOTED', self.out, self.l1_run.describe())
-        self.assertIn('NESTED-END', self.out, self.l1_run.describe())
+        kvfio_image.check_l1(self, self.l1_run)
 
     def check_driver(self, name):
         """Linux's driver found the controller and moved data through it."""

@@ -26,11 +26,9 @@ qemu-system-x86_64, the kernel package or busybox-static, or when the L1
 guest gets no /dev/kvm.
 """
 import gzip
-import json
 import os
 import re
 import sys
-import tempfile
 import time
 import unittest
 
@@ -218,46 +216,19 @@ class LinuxPlatformTest(unittest.TestCase):
     def setUpClass(cls):
         cls.qemu = guestboot.require_qemu_and([(CONDUIT, 'CONDUIT_BINARY'),
                                                (SERVER, 'VFIO_USER_NVME')])
-        if not os.access('/bin/busybox', os.X_OK):
-            raise unittest.SkipTest('busybox-static is not installed')
         try:
-            ver, bzimage, mods = kvfio_image.find_kernel()
-            vmlinux = kvfio_image.extract_vmlinux(bzimage)
+            cls.l1 = kvfio_image.NestedL1('linux-platform-')
         except kvfio_image.Unavailable as e:
             raise unittest.SkipTest(str(e))
-        if not vmlinux:
-            raise unittest.SkipTest('cannot extract vmlinux from ' + bzimage)
-        cls.tmp = tempfile.TemporaryDirectory(prefix='linux-platform-')
-        l1_kernel = os.path.join(cls.tmp.name, 'vmlinux')
-        with open(l1_kernel, 'wb') as f:
-            f.write(vmlinux)
-        l1_initrd = os.path.join(cls.tmp.name, 'initrd')
-        with open(l1_initrd, 'wb') as f:
-            f.write(build_l1_initrd(mods, bzimage, build_l2_initrd(mods)))
-        argv = [cls.qemu, '-accel', 'tcg', '-M', 'q35', '-m', '1G',
-                '-smp', '1', '-cpu', 'max', '-nographic', '-no-reboot',
-                '-nodefaults', '-serial', 'stdio',
-                '-kernel', l1_kernel, '-initrd', l1_initrd,
-                # no_timer_check: under a loaded host TCG's PIT can miss
-                # the kernel's IO-APIC timer check, which then panics.
-                '-append', 'console=ttyS0 panic=-1 quiet loglevel=3 '
-                'no_timer_check']
+        initrd = build_l1_initrd(cls.l1.mods, cls.l1.bzimage,
+                                 build_l2_initrd(cls.l1.mods))
         start = time.monotonic()
-        cls.l1_run = guestboot.boot(argv, TIMEOUT)
+        cls.l1_run = cls.l1.boot(cls.qemu, initrd, TIMEOUT,
+                                 log_env='LINUX_PLATFORM_LOG')
         cls.elapsed = time.monotonic() - start
         cls.out = out = cls.l1_run.output
-        if os.environ.get('LINUX_PLATFORM_LOG'):
-            with open(os.environ['LINUX_PLATFORM_LOG'], 'w') as f:
-                f.write(out)
-        cls.l2 = [line[len('NESTED-L2 '):] for line in out.splitlines()
-                  if line.startswith('NESTED-L2 ')]
-        cls.qmp = []
-        for line in out.splitlines():
-            if line.startswith('NESTED-QMP '):
-                try:
-                    cls.qmp.append(json.loads(line[len('NESTED-QMP '):]))
-                except ValueError:
-                    pass
+        cls.l2 = kvfio_image.prefixed(out, 'NESTED-L2 ')
+        cls.qmp = kvfio_image.json_prefixed(out, 'NESTED-QMP ')
         print('nested boot: %.0f s in all (L1 %s)' %
               (cls.elapsed, ', '.join(l for l in out.splitlines()
                                       if l.startswith('NESTED-TOTAL') or
@@ -265,13 +236,10 @@ class LinuxPlatformTest(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        cls.tmp.cleanup()
+        cls.l1.cleanup()
 
     def setUp(self):
-        if 'NESTED-NO-KVM' in self.out:
-            self.skipTest('no /dev/kvm inside the L1 guest (no nested SVM)')
-        self.assertIn('NESTED-BOOTED', self.out, self.l1_run.describe())
-        self.assertIn('NESTED-END', self.out, self.l1_run.describe())
+        kvfio_image.check_l1(self, self.l1_run)
         self.ctx = '\n'.join(self.l2 + [l for l in self.out.splitlines()
                                         if l.startswith('NESTED-')
                                         and not l.startswith('NESTED-L2')])

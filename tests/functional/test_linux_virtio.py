@@ -33,13 +33,11 @@ Environment: CONDUIT_BINARY.  Exits 77 (skipped) without
 qemu-system-x86_64, the kernel package, busybox-static or mkfs.ext4, or
 when L1 gets no /dev/kvm.
 """
-import json
 import os
 import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -281,17 +279,8 @@ def gzip_fast(data):
 
 class Case:
     def __init__(self, out, name):
-        pre = 'NESTED-L2 %s ' % name
-        self.l2 = [line[len(pre):] for line in out.splitlines()
-                   if line.startswith(pre)]
-        self.qmp = []
-        for line in out.splitlines():
-            if line.startswith('NESTED-QMP %s ' % name):
-                try:
-                    self.qmp.append(json.loads(
-                        line[len('NESTED-QMP %s ' % name):]))
-                except ValueError:
-                    pass
+        self.l2 = kvfio_image.prefixed(out, 'NESTED-L2 %s ' % name)
+        self.qmp = kvfio_image.json_prefixed(out, 'NESTED-QMP %s ' % name)
         m = re.search(r'^NESTED-CONDUIT-EXIT %s (\d+)' % name, out, re.M)
         self.conduit_exit = int(m.group(1)) if m else None
         m = re.search(r'^NESTED-RX %s (\d+) (\w+)' % name, out, re.M)
@@ -330,51 +319,27 @@ class LinuxVirtioTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.qemu = guestboot.require_qemu_and([(CONDUIT, 'CONDUIT_BINARY')])
-        if not os.access('/bin/busybox', os.X_OK):
-            raise unittest.SkipTest('busybox-static is not installed')
         if not shutil.which('mkfs.ext4'):
             raise unittest.SkipTest('mkfs.ext4 (e2fsprogs) is not installed')
         try:
-            ver, bzimage, mods = kvfio_image.find_kernel()
-            vmlinux = kvfio_image.extract_vmlinux(bzimage)
+            cls.l1 = kvfio_image.NestedL1('linux-virtio-')
         except kvfio_image.Unavailable as e:
             raise unittest.SkipTest(str(e))
-        if not vmlinux:
-            raise unittest.SkipTest('cannot extract vmlinux from ' + bzimage)
-        cls.tmp = tempfile.TemporaryDirectory(prefix='linux-virtio-')
-        t = cls.tmp.name
-        l1_kernel = os.path.join(t, 'vmlinux')
-        with open(l1_kernel, 'wb') as f:
-            f.write(vmlinux)
-        root_img = os.path.join(t, 'root.img')
-        build_root_image(root_img, t)
-        l1_initrd = os.path.join(t, 'initrd')
-        with open(l1_initrd, 'wb') as f:
-            f.write(build_l1_initrd(mods, bzimage, build_l2_initrd(mods),
-                                    root_img))
-        argv = [cls.qemu, '-accel', 'tcg', '-M', 'q35', '-m', '2G',
-                '-smp', '1', '-cpu', 'max', '-nographic', '-no-reboot',
-                '-nodefaults', '-serial', 'stdio',
-                '-kernel', l1_kernel, '-initrd', l1_initrd,
-                # no_timer_check: under TCG on a loaded host the kernel's
-                # IO-APIC timer probe can miss and panic.
-                '-append', 'console=ttyS0 panic=-1 quiet loglevel=3 '
-                           'no_timer_check']
-        cls.l1_run = guestboot.boot(argv, TIMEOUT)
+        l1 = cls.l1
+        root_img = l1.path('root.img')
+        build_root_image(root_img, l1.path(''))
+        initrd = build_l1_initrd(l1.mods, l1.bzimage,
+                                 build_l2_initrd(l1.mods), root_img)
+        cls.l1_run = l1.boot(cls.qemu, initrd, TIMEOUT, memory='2G',
+                             log_env='LINUX_VIRTIO_LOG')
         cls.out = cls.l1_run.output
-        if os.environ.get('LINUX_VIRTIO_LOG'):
-            with open(os.environ['LINUX_VIRTIO_LOG'], 'w') as f:
-                f.write(cls.out)
 
     @classmethod
     def tearDownClass(cls):
-        cls.tmp.cleanup()
+        cls.l1.cleanup()
 
     def setUp(self):
-        if 'NESTED-NO-KVM' in self.out:
-            self.skipTest('no /dev/kvm inside the L1 guest (no nested SVM)')
-        self.assertIn('NESTED-BOOTED', self.out, self.l1_run.describe())
-        self.assertIn('NESTED-END', self.out, self.l1_run.describe())
+        kvfio_image.check_l1(self, self.l1_run)
 
     def check_case(self, name):
         r = Case(self.out, name)

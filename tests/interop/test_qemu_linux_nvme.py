@@ -23,7 +23,6 @@ import gzip
 import os
 import re
 import sys
-import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -147,48 +146,27 @@ class QemuLinuxNvme(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.qemu = guestboot.require_qemu_and([(SERVER, 'VFIO_USER_NVME')])
-        if not os.access('/bin/busybox', os.X_OK):
-            raise unittest.SkipTest('busybox-static is not installed')
         bios = find_bios_dir()
         try:
-            ver, bzimage, mods = kvfio_image.find_kernel()
-            vmlinux = kvfio_image.extract_vmlinux(bzimage)
+            cls.l1 = kvfio_image.NestedL1('qemu-peer-nvme-')
         except kvfio_image.Unavailable as e:
             raise unittest.SkipTest(str(e))
-        if not vmlinux:
-            raise unittest.SkipTest('cannot extract vmlinux from ' + bzimage)
-        cls.tmp = tempfile.TemporaryDirectory(prefix='qemu-peer-nvme-')
-        l1_kernel = os.path.join(cls.tmp.name, 'vmlinux')
-        with open(l1_kernel, 'wb') as f:
-            f.write(vmlinux)
         cls.cases = [c for c in os.environ.get('QEMU_PEER_CASES',
                                                ','.join(CASES)).split(',')
                      if c in CASES]
-        initrd = build_l1_initrd(mods, bzimage, tln.build_l2_initrd(mods),
+        initrd = build_l1_initrd(cls.l1.mods, cls.l1.bzimage,
+                                 tln.build_l2_initrd(cls.l1.mods),
                                  cls.cases, bios)
-        l1_initrd = os.path.join(cls.tmp.name, 'initrd')
-        with open(l1_initrd, 'wb') as f:
-            f.write(initrd)
-        argv = [cls.qemu, '-accel', 'tcg', '-M', 'q35', '-m', '1G',
-                '-smp', '1', '-cpu', 'max', '-nographic', '-no-reboot',
-                '-nodefaults', '-serial', 'stdio',
-                '-kernel', l1_kernel, '-initrd', l1_initrd,
-                '-append', 'console=ttyS0 panic=-1 quiet loglevel=3']
-        cls.l1_run = guestboot.boot(argv, TIMEOUT)
+        cls.l1_run = cls.l1.boot(cls.qemu, initrd, TIMEOUT,
+                                 log_env='LINUX_NVME_LOG')
         cls.out = cls.l1_run.output
-        if os.environ.get('LINUX_NVME_LOG'):
-            with open(os.environ['LINUX_NVME_LOG'], 'w') as f:
-                f.write(cls.out)
 
     @classmethod
     def tearDownClass(cls):
-        cls.tmp.cleanup()
+        cls.l1.cleanup()
 
     def setUp(self):
-        if 'NESTED-NO-KVM' in self.out:
-            self.skipTest('no /dev/kvm inside the L1 guest (no nested SVM)')
-        self.assertIn('NESTED-BOOTED', self.out, self.l1_run.describe())
-        self.assertIn('NESTED-END', self.out, self.l1_run.describe())
+        kvfio_image.check_l1(self, self.l1_run)
 
     def check_case(self, name):
         if name not in self.cases:
