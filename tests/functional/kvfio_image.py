@@ -192,6 +192,18 @@ mount -t devtmpfs dev /dev
 mount -t tmpfs tmp /tmp
 '''
 
+# How a nested L1's /init starts (kvm_l1_initrd fills @KVM_MODULES@):
+# KVM loaded, or NESTED-NO-KVM and power off; check_l1() reads both.
+L1_KVM_PROLOGUE = INIT_PROLOGUE + r'''echo "NESTED-BOOTED"
+for m in @KVM_MODULES@; do
+    insmod /lib/modules/$m || echo "NESTED-ERROR insmod $m"
+done
+if [ ! -c /dev/kvm ]; then
+    echo "NESTED-NO-KVM"
+    poweroff -f
+fi
+'''
+
 INIT = INIT_PROLOGUE + r'''echo "KVFIO-BOOTED"
 for m in @MODULES@; do
     insmod /lib/modules/$m || echo "KVFIO-ERROR insmod $m"

@@ -67,15 +67,7 @@ CASES = {
 # L1 (nested only): KVM, then one Conduit run per setting.  The host-side
 # logic of run_direct() in shell: wait for the guest to go idle, query
 # KVM's counters, then query until the ring is empty (or give up).
-L1_INIT = kvfio_image.INIT_PROLOGUE + r'''echo "NESTED-BOOTED"
-for m in @KVM_MODULES@; do
-    insmod /lib/modules/$m || echo "NESTED-ERROR insmod $m"
-done
-if [ ! -c /dev/kvm ]; then
-    echo "NESTED-NO-KVM"
-    poweroff -f
-fi
-run_case() {
+L1_INIT = kvfio_image.L1_KVM_PROLOGUE + r'''run_case() {
     name=$1 srvargs=$2 coalesce=$3
     rm -f /tmp/nvme.sock /tmp/qmp.in /tmp/qmp.out /tmp/g.log
     /conduit/vfio-user-nvme --socket /tmp/nvme.sock --backend null \

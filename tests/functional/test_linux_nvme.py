@@ -93,15 +93,7 @@ sleep 600
 # follow the XCR0 L2 sets, and L2's kernel warns at FPU set-up.  And
 # nosoftlockup: a starved TCG vCPU stops L2 for seconds while its clock
 # runs on, which the soft-lockup watchdog reports as a kernel bug.
-L1_INIT = kvfio_image.INIT_PROLOGUE + r'''echo "NESTED-BOOTED"
-for m in @KVM_MODULES@; do
-    insmod /lib/modules/$m || echo "NESTED-ERROR insmod $m"
-done
-if [ ! -c /dev/kvm ]; then
-    echo "NESTED-NO-KVM"
-    poweroff -f
-fi
-run_case() {
+L1_INIT = kvfio_image.L1_KVM_PROLOGUE + r'''run_case() {
     name=$1 srvargs=$2 devargs=$3
     rm -f /tmp/disk.img /tmp/nvme.sock /tmp/qmp.in /tmp/l2.log
     truncate -s @DISK_MIB@M /tmp/disk.img

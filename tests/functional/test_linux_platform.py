@@ -100,15 +100,7 @@ sleep 600
 # L1: one Conduit run.  QMP on stdio through a FIFO (busybox's nc has no
 # UNIX sockets); L2's serial goes to a file L1 watches.  noxsave and
 # nosoftlockup as in test_linux_nvme.py (TCG's nested SVM quirks).
-L1_INIT = kvfio_image.INIT_PROLOGUE + r'''echo "NESTED-BOOTED"
-for m in @KVM_MODULES@; do
-    insmod /lib/modules/$m || echo "NESTED-ERROR insmod $m"
-done
-if [ ! -c /dev/kvm ]; then
-    echo "NESTED-NO-KVM"
-    poweroff -f
-fi
-mkfifo /tmp/qmp.in
+L1_INIT = kvfio_image.L1_KVM_PROLOGUE + r'''mkfifo /tmp/qmp.in
 truncate -s @DISK_MIB@M /tmp/disk.img
 /conduit/vfio-user-nvme --socket /tmp/nvme.sock \
     --backend file:/tmp/disk.img 2>/tmp/server.err &

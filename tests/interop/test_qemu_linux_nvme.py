@@ -51,15 +51,7 @@ CASES = {
     'no-mmap': ('--no-mmap', True),
 }
 
-L1_INIT = kvfio_image.INIT_PROLOGUE + r'''echo "NESTED-BOOTED"
-for m in @KVM_MODULES@; do
-    insmod /lib/modules/$m || echo "NESTED-ERROR insmod $m"
-done
-if [ ! -c /dev/kvm ]; then
-    echo "NESTED-NO-KVM"
-    poweroff -f
-fi
-/peer/qemu-system-x86_64 --version | sed 's/^/NESTED-PEER-VERSION /'
+L1_INIT = kvfio_image.L1_KVM_PROLOGUE + r'''/peer/qemu-system-x86_64 --version | sed 's/^/NESTED-PEER-VERSION /'
 run_case() {
     name=$1 srvargs=$2
     rm -f /tmp/disk.img /tmp/nvme.sock /tmp/qmp.in /tmp/l2.log
