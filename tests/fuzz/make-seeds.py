@@ -391,6 +391,13 @@ def blk_req():
     write(t, "read", bytes([0xfc, 1, 2, 4, 128, 1]) + hdr_in)
     write(t, "write", bytes([0xfc, 2, 1, 4, 128, 1]) + hdr_out)
     write(t, "flush-ro", bytes([0xfd, 1, 1, 4, 1]) + hdr_flush)
+    # DISCARD (two segments) and WRITE_ZEROES (unmap): third byte 1 in
+    # piece plus bit 3 (DISCARD negotiated) and bit 6 (WRITE_ZEROES).
+    segs = struct.pack("<QII", 0, 8, 0) + struct.pack("<QII", 16, 8, 0)
+    write(t, "discard", bytes([0xfc, 2, 1 | 8 | 64, 4, 8, 1]) +
+          struct.pack("<IIQ", 11, 0, 0) + segs)
+    write(t, "write-zeroes", bytes([0xfc, 2, 1 | 8 | 64, 4, 4, 1]) +
+          struct.pack("<IIQ", 13, 0, 0) + struct.pack("<QII", 4, 8, 1))
 
 
 TARGETS = [codec, plan, client, libvfu, nvme, qtest, qmp, options,
