@@ -29,6 +29,8 @@ import time
 
 # Guards against a hung run only (scripts/bench/run --run-timeout).
 TIMEOUT = 900
+# Processes a run started and has not reaped yet (see kill_leftovers()).
+LIVE = set()
 # What the nvme guest prints just before its timed loop.
 START_MARKER = 'I/O queue pairs'
 
@@ -153,6 +155,39 @@ def wait_serial(path, marker, proc, timeout=None):
     return False
 
 
+def spawn(argv, **kw):
+    proc = subprocess.Popen(argv, **kw)
+    LIVE.add(proc)
+    return proc
+
+
+def reap(proc):
+    proc.wait()
+    LIVE.discard(proc)
+
+
+def kill_leftovers():
+    """After a run was abandoned: each process it left, with its state
+    and kernel wait channel (a hang's first clue), killed without waiting
+    (a process stuck in the kernel may never die)."""
+    report = []
+    for proc in list(LIVE):
+        if proc.poll() is not None:
+            LIVE.discard(proc)
+            continue
+        try:
+            with open('/proc/%d/stat' % proc.pid) as f:
+                state = f.read().rsplit(')', 1)[1].split()[0]
+            with open('/proc/%d/wchan' % proc.pid) as f:
+                wchan = f.read().strip()
+        except OSError:
+            state = wchan = '?'
+        report.append('%s (pid %d) state %s wchan %s' % (
+            os.path.basename(proc.args[0]), proc.pid, state, wchan))
+        proc.kill()
+    return report
+
+
 def cpu_delta(end, start):
     """Per-thread CPU of @end minus @start ({tid: (comm, ns)})."""
     return {tid: (comm, ns - start.get(tid, (comm, 0))[1])
@@ -169,7 +204,7 @@ def start_server(build, tmp, extra):
         os.unlink(sock)
     argv = [os.path.join(build, 'vfio-user-nvme'), '--socket', sock,
             '--backend', 'null', '--queues', '4'] + list(extra)
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
+    proc = spawn(argv, stdout=subprocess.DEVNULL)
     deadline = time.time() + 30
     while not os.path.exists(sock):
         if proc.poll() is not None or time.time() > deadline:
@@ -221,8 +256,8 @@ def run_guest(build, tmp, server_args, device_opts, qd, ios, mode='poll',
     status = None
     try:
         # Inside the try: a missing VMM binary must not leave the server.
-        vmm = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE)
+        vmm = spawn(argv, stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE)
         qmp = Qmp(qmp_path)
         cpu0_vmm, cpu0_server = {}, 0
         if wait_serial(serial, START_MARKER, vmm):
@@ -240,9 +275,10 @@ def run_guest(build, tmp, server_args, device_opts, qd, ios, mode='poll',
     finally:
         if vmm and vmm.poll() is None:
             vmm.kill()
-            vmm.wait()
+        if vmm:
+            reap(vmm)
         server.terminate()
-        server.wait()
+        reap(server)
     with open(serial, errors='replace') as f:
         out = f.read()
     result = parse_result(out)
@@ -307,8 +343,8 @@ def run_qemu(qemu, build, tmp, server_args, qd, ios, mode='poll',
     last = {}
     cpu0_vmm, cpu0_server = {}, 0
     try:
-        vmm = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE)
+        vmm = spawn(argv, stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE)
         deadline = time.time() + TIMEOUT
         started = False
         while vmm.poll() is None and time.time() < deadline:
@@ -324,9 +360,10 @@ def run_qemu(qemu, build, tmp, server_args, qd, ios, mode='poll',
     finally:
         if vmm and vmm.poll() is None:
             vmm.kill()
-            vmm.wait()
+        if vmm:
+            reap(vmm)
         server.terminate()
-        server.wait()
+        reap(server)
     with open(serial, errors='replace') as f:
         out = f.read()
     result = parse_result(out)
