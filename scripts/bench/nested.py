@@ -23,6 +23,7 @@ boots it.
 """
 import os
 import re
+import selectors
 import shlex
 import subprocess
 import sys
@@ -46,6 +47,10 @@ KERNEL_LINE = re.compile(r'^\[\s*\d+\.\d+\] ')
 PASS_ENV = ('CONDUIT_PEER_QEMU',)
 # Guards against a hung L1 guest only.
 TIMEOUT = int(os.environ.get('CONDUIT_BENCH_NESTED_TIMEOUT', '5400'))
+# An L1 guest silent for this long has wedged (seen under heavy host
+# load, with every vCPU busy and not even the scripts' own watchdog
+# running): it is killed and the run reported failed.
+SILENCE = int(os.environ.get('CONDUIT_BENCH_NESTED_SILENCE', '600'))
 L1_MEMORY = os.environ.get('CONDUIT_BENCH_L1_MEMORY', '3G')
 L1_SMP = int(os.environ.get('CONDUIT_BENCH_L1_SMP', '2'))
 
@@ -196,6 +201,38 @@ def run_in_l1(build, commands, outdir):
         return stream(argv, log_path, len(commands), start)
 
 
+def lines_of(proc, deadline):
+    """The lines @proc prints, until it exits, @deadline passes or it is
+    silent for SILENCE seconds (then it says so on stdout)."""
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ)
+    buf = b''
+    last = time.time()
+    while True:
+        now = time.time()
+        if now > deadline:
+            print('%s: L1 guest timed out after %d s' % (LABEL_NESTED,
+                                                          TIMEOUT))
+            return
+        if now - last > SILENCE:
+            print('%s: the L1 guest printed nothing for %d s: wedged, '
+                  'killed (what it measured so far is in results.csv)' %
+                  (LABEL_NESTED, SILENCE), flush=True)
+            return
+        if not sel.select(timeout=5):
+            continue
+        data = os.read(proc.stdout.fileno(), 65536)
+        if not data:
+            if buf:
+                yield buf.decode('utf-8', 'replace').rstrip('\r')
+            return
+        last = time.time()
+        buf += data
+        while b'\n' in buf:
+            line, buf = buf.split(b'\n', 1)
+            yield line.decode('utf-8', 'replace').rstrip('\r')
+
+
 def stream(argv, log_path, ncommands, start):
     """Runs the L1 guest, echoing what the chroot prints; its exit code."""
     status = {}
@@ -207,8 +244,7 @@ def stream(argv, log_path, ncommands, start):
                                 stderr=subprocess.STDOUT)
         try:
             deadline = start + TIMEOUT
-            for raw in proc.stdout:
-                line = raw.decode('utf-8', 'replace').rstrip('\r\n')
+            for line in lines_of(proc, deadline):
                 log.write(line + '\n')
                 log.flush()
                 if line.startswith('BENCH-START'):
@@ -223,10 +259,6 @@ def stream(argv, log_path, ncommands, start):
                 elif (started and not line.startswith('BENCH-DONE') and
                       not KERNEL_LINE.match(line)):
                     print(line, flush=True)
-                if time.time() > deadline:
-                    print('%s: L1 guest timed out after %d s' %
-                          (LABEL_NESTED, TIMEOUT), flush=True)
-                    break
         finally:
             if proc.poll() is None:
                 proc.kill()
