@@ -9,9 +9,13 @@ cover exactly the guest's run.
 
 CPU time is read per thread from /proc (schedstat, nanoseconds): the VMM's
 vCPU threads ("CPU n/KVM") are the guest, its other threads the VMM, and
-the server's threads the server; boot is included (the PVH guest boots in
-milliseconds).  run_qemu() runs the same guest and server under a peer
-QEMU (>= 10.1, its vfio-user-pci client), which exits at the guest's
+the server's threads the server.  It covers the I/O phase: the first
+sample is taken when the guest's serial log shows the line it prints just
+before its timed loop (START_MARKER), so boot and controller bring-up,
+which dominate under nested TCG, are left out (if the line never shows,
+boot is included).  run_qemu() runs the same guest and server under a
+peer QEMU (>= 10.1, its vfio-user-pci client, -name debug-threads=on so
+its vCPU threads are named alike), which exits at the guest's
 isa-debug-exit write, so its threads are sampled every few milliseconds
 until it does.
 """
@@ -23,7 +27,12 @@ import subprocess
 import sys
 import time
 
+# Guards against a hung run only (scripts/bench/run --run-timeout).
 TIMEOUT = 900
+# Processes a run started and has not reaped yet (see kill_leftovers()).
+LIVE = set()
+# What the nvme guest prints just before its timed loop.
+START_MARKER = 'I/O queue pairs'
 
 # BAR0 of vfio-user-nvme: registers at 0, doorbells from 0x1000.
 TABLE_ON_DOORBELL_PAGE = ['--msix-bar', '0', '--msix-table-offset', '0x1800',
@@ -120,6 +129,71 @@ def process_cpu_ns(pid):
     return sum(ns for _, ns in thread_cpu_ns(pid).values())
 
 
+def serial_has(path, marker):
+    try:
+        with open(path, errors='replace') as f:
+            return marker in f.read()
+    except OSError:
+        return False
+
+
+def wait_serial(path, marker, proc, timeout=None):
+    """True once @marker is in the serial log @path; False if the guest
+    got to its summary, @proc exited or @timeout (TIMEOUT) passed first."""
+    deadline = time.time() + (timeout or TIMEOUT)
+    while time.time() < deadline and proc.poll() is None:
+        try:
+            with open(path, errors='replace') as f:
+                text = f.read()
+        except OSError:
+            text = ''
+        if marker in text:
+            return True
+        if 'SUMMARY:' in text or 'RESULT ' in text:
+            return False
+        time.sleep(0.01)
+    return False
+
+
+def spawn(argv, **kw):
+    proc = subprocess.Popen(argv, **kw)
+    LIVE.add(proc)
+    return proc
+
+
+def reap(proc):
+    proc.wait()
+    LIVE.discard(proc)
+
+
+def kill_leftovers():
+    """After a run was abandoned: each process it left, with its state
+    and kernel wait channel (a hang's first clue), killed without waiting
+    (a process stuck in the kernel may never die)."""
+    report = []
+    for proc in list(LIVE):
+        if proc.poll() is not None:
+            LIVE.discard(proc)
+            continue
+        try:
+            with open('/proc/%d/stat' % proc.pid) as f:
+                state = f.read().rsplit(')', 1)[1].split()[0]
+            with open('/proc/%d/wchan' % proc.pid) as f:
+                wchan = f.read().strip()
+        except OSError:
+            state = wchan = '?'
+        report.append('%s (pid %d) state %s wchan %s' % (
+            os.path.basename(proc.args[0]), proc.pid, state, wchan))
+        proc.kill()
+    return report
+
+
+def cpu_delta(end, start):
+    """Per-thread CPU of @end minus @start ({tid: (comm, ns)})."""
+    return {tid: (comm, ns - start.get(tid, (comm, 0))[1])
+            for tid, (comm, ns) in end.items()}
+
+
 def kvm_usable():
     return os.access('/dev/kvm', os.R_OK | os.W_OK)
 
@@ -130,7 +204,7 @@ def start_server(build, tmp, extra):
         os.unlink(sock)
     argv = [os.path.join(build, 'vfio-user-nvme'), '--socket', sock,
             '--backend', 'null', '--queues', '4'] + list(extra)
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
+    proc = spawn(argv, stdout=subprocess.DEVNULL)
     deadline = time.time() + 30
     while not os.path.exists(sock):
         if proc.poll() is not None or time.time() > deadline:
@@ -182,13 +256,18 @@ def run_guest(build, tmp, server_args, device_opts, qd, ios, mode='poll',
     status = None
     try:
         # Inside the try: a missing VMM binary must not leave the server.
-        vmm = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE)
+        vmm = spawn(argv, stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE)
         qmp = Qmp(qmp_path)
+        cpu0_vmm, cpu0_server = {}, 0
+        if wait_serial(serial, START_MARKER, vmm):
+            cpu0_vmm = thread_cpu_ns(vmm.pid)
+            cpu0_server = process_cpu_ns(server.pid)
         ev = qmp.wait_event('SHUTDOWN')
         status = ev.get('data', {}).get('x-exit-status')
-        cpu_guest, cpu_vmm = split_cpu(thread_cpu_ns(vmm.pid))
-        cpu_server = process_cpu_ns(server.pid)
+        cpu_guest, cpu_vmm = split_cpu(cpu_delta(thread_cpu_ns(vmm.pid),
+                                                 cpu0_vmm))
+        cpu_server = process_cpu_ns(server.pid) - cpu0_server
         vfio = qmp.cmd('x-query-vfio')[0]
         kvm = qmp.cmd('x-query-kvm')
         qmp.cmd('quit')
@@ -196,9 +275,10 @@ def run_guest(build, tmp, server_args, device_opts, qd, ios, mode='poll',
     finally:
         if vmm and vmm.poll() is None:
             vmm.kill()
-            vmm.wait()
+        if vmm:
+            reap(vmm)
         server.terminate()
-        server.wait()
+        reap(server)
     with open(serial, errors='replace') as f:
         out = f.read()
     result = parse_result(out)
@@ -249,6 +329,7 @@ def run_qemu(qemu, build, tmp, server_args, qd, ios, mode='poll',
         os.unlink(serial)
     # vfio-user needs guest RAM in shared memory the server can map.
     argv = [qemu, '-accel', 'kvm', '-M', 'pc', '-m', '256',
+            '-name', 'bench,debug-threads=on',
             '-object', 'memory-backend-memfd,id=mem,size=256M,share=on',
             '-machine', 'memory-backend=mem', '-display', 'none',
             '-nodefaults', '-serial', 'file:' + serial,
@@ -260,22 +341,29 @@ def run_qemu(qemu, build, tmp, server_args, qd, ios, mode='poll',
                                               'path': sock}})]
     vmm = None
     last = {}
+    cpu0_vmm, cpu0_server = {}, 0
     try:
-        vmm = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE)
+        vmm = spawn(argv, stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE)
         deadline = time.time() + TIMEOUT
+        started = False
         while vmm.poll() is None and time.time() < deadline:
             # Threads keep their last count when they exit: merge.
             last.update(thread_cpu_ns(vmm.pid))
+            if not started and serial_has(serial, START_MARKER):
+                started = True
+                cpu0_vmm = dict(last)
+                cpu0_server = process_cpu_ns(server.pid)
             time.sleep(0.005)
-        cpu_server = process_cpu_ns(server.pid)
+        cpu_server = process_cpu_ns(server.pid) - cpu0_server
         status = vmm.wait(timeout=30)
     finally:
         if vmm and vmm.poll() is None:
             vmm.kill()
-            vmm.wait()
+        if vmm:
+            reap(vmm)
         server.terminate()
-        server.wait()
+        reap(server)
     with open(serial, errors='replace') as f:
         out = f.read()
     result = parse_result(out)
@@ -284,7 +372,7 @@ def run_qemu(qemu, build, tmp, server_args, qd, ios, mode='poll',
         sys.stderr.write(out + vmm.stderr.read().decode(errors='replace'))
         raise RuntimeError('guest failed under QEMU (exit status %s): %s' %
                            (status, ' '.join(argv)))
-    cpu_guest, cpu_vmm = split_cpu(last)
+    cpu_guest, cpu_vmm = split_cpu(cpu_delta(last, cpu0_vmm))
     # QEMU has no x-query-vfio / x-query-kvm: those columns stay empty.
     return dict(io_numbers(result, cpu_guest, cpu_vmm, cpu_server),
                 exits_per_io=None, forwarded_per_io=None,

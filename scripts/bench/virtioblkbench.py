@@ -10,9 +10,12 @@ import os
 import subprocess
 import sys
 
-from nvmebench import Qmp, parse_result  # noqa: F401  (re-exported)
+from nvmebench import (Qmp, parse_result,  # noqa: F401  (re-exported)
+                       process_cpu_ns, wait_serial)
 
 SIGNATURE = b'CONDUIT-VIRTIOBLK'
+# What the guest prints once the device is up, just before its I/O.
+START_MARKER = 'DRIVER_OK'
 
 
 def make_image(path, mib=64):
@@ -21,15 +24,10 @@ def make_image(path, mib=64):
         f.truncate(mib << 20)
 
 
-def cpu_seconds(pid):
-    """utime + stime of a running process, in seconds."""
-    with open('/proc/%d/stat' % pid) as f:
-        fields = f.read().rsplit(')', 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
-
-
 def run_guest(build, tmp, device_opts, append, drive_opts=''):
-    """Boots the guest; returns (status, serial, virtio, kvm, notify, cpu)."""
+    """Boots the guest; returns (status, serial, virtio, kvm, notify, cpu):
+    cpu is Conduit's CPU seconds (all threads) from START_MARKER on, or
+    from its start if the guest never printed it."""
     image = os.path.join(tmp, 'disk.raw')
     if not os.path.exists(image):
         make_image(image)
@@ -54,9 +52,12 @@ def run_guest(build, tmp, device_opts, append, drive_opts=''):
                            stderr=subprocess.PIPE)
     try:
         qmp = Qmp(qmp_path)
+        start = 0
+        if wait_serial(serial, START_MARKER, vmm):
+            start = process_cpu_ns(vmm.pid)
         ev = qmp.wait_event('SHUTDOWN')
         status = ev.get('data', {}).get('x-exit-status')
-        cpu = cpu_seconds(vmm.pid)
+        cpu = (process_cpu_ns(vmm.pid) - start) / 1e9
         virtio = qmp.cmd('x-query-virtio')[0]
         kvm = qmp.cmd('x-query-kvm')
         notify = sum(r['writes'] for r in qmp.cmd('x-query-io-counters')

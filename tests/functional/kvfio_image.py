@@ -305,11 +305,12 @@ def kvm_l1_initrd(mods_dir, init, binaries, files=()):
     return gzip.compress(c.finish(), 1)
 
 
-def l1_argv(qemu, kernel, initrd, memory='1G'):
+def l1_argv(qemu, kernel, initrd, memory='1G', smp=1):
     """Debian's QEMU (TCG, -cpu max offers SVM) booting an L1 guest.
     no_timer_check: on a loaded host TCG's timer can look broken to the
     kernel's IO-APIC check, which then panics at boot."""
-    return [qemu, '-accel', 'tcg', '-M', 'q35', '-m', memory, '-smp', '1',
+    return [qemu, '-accel', 'tcg', '-M', 'q35', '-m', memory,
+            '-smp', str(smp),
             '-cpu', 'max', '-nographic', '-no-reboot', '-nodefaults',
             '-serial', 'stdio', '-kernel', kernel, '-initrd', initrd,
             '-append', 'console=ttyS0 panic=-1 quiet loglevel=3 '
@@ -380,3 +381,36 @@ def check_l1(test, run):
         test.skipTest('no /dev/kvm inside the L1 guest (no nested SVM)')
     test.assertIn('NESTED-BOOTED', run.output, run.describe())
     test.assertIn('NESTED-END', run.output, run.describe())
+
+
+# What an L1 guest needs to see the test machine's root file system: the
+# modules (load order from module_load_order()), QEMU's -virtfs share and
+# the shell that mounts it at /host, with a fresh /tmp, /run, /proc, /sys
+# and /dev, so that `chroot /host` runs the installed python3 and the
+# build tree at their usual paths and writes nothing to the host.
+HOSTROOT_MODULES = ['virtio_pci', '9pnet_virtio', '9p']
+
+HOSTROOT_MOUNT = r'''mkdir -p /host
+mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144,cache=loose \
+    hostroot /host || echo "HOSTROOT-ERROR 9p mount"
+mount -t tmpfs tmp /host/tmp
+mount -t tmpfs run /host/run
+mount -t proc proc /host/proc
+mount -t sysfs sys /host/sys
+mount -t devtmpfs dev /host/dev
+mkdir -p /host/dev/pts /host/dev/shm
+mount -t devpts -o ptmxmode=0666 devpts /host/dev/pts
+mount -t tmpfs shm /host/dev/shm
+'''
+
+
+def virtfs_argv(path, tag, readonly=True):
+    """QEMU arguments sharing @path of the test machine as 9p @tag."""
+    return ['-virtfs', 'local,path=%s,mount_tag=%s,security_model=none,%s'
+            'multidevs=remap' % (path, tag,
+                                 'readonly=on,' if readonly else '')]
+
+
+def hostroot_argv():
+    """The read-only share of / that HOSTROOT_MOUNT mounts."""
+    return virtfs_argv('/', 'hostroot')
