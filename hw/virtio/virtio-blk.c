@@ -36,6 +36,8 @@ typedef struct VirtIOBlkPCI {
     char *serial;
     uint16_t queue_size;
     uint16_t num_queues;
+    OnOffAuto write_cache;      /* off: each write is durable on completion */
+    int32_t bootindex;
 } VirtIOBlkPCI;
 
 typedef struct VirtIOBlkInflight {
@@ -67,6 +69,12 @@ static void virtio_blk_rw_done(void *opaque, ssize_t ret)
     VirtIOBlkPCI *s = r->s;
     bool write = r->req.type == VIRTIO_BLK_T_OUT;
     bool ok = ret >= 0 && (size_t)ret == r->req.data_len;
+
+    /* write-cache=off: the guest sees no cache, so nothing may be lost. */
+    if (ok && write && s->write_cache == ON_OFF_AUTO_OFF) {
+        ret = block_flush(s->bs);
+        ok = ret >= 0;
+    }
 
     trace_virtio_blk_rw_done(virtio_pci_name(VIRTIO_PCI(s)), r->head,
                              r->req.sector, r->req.data_len, write, ret);
@@ -300,14 +308,17 @@ static bool virtio_blk_realize(VirtIOPCIProxy *proxy, Error **errp)
                     "of 512; the last %u bytes are not visible", name,
                     (unsigned)(block_size(s->bs) % 512));
     }
-    if (!block_attach(s->bs, DEVICE(s), errp)) {
+    if (!block_attach(s->bs, DEVICE(s), virtio_pci_backend(proxy), errp)) {
         return false;
     }
     proxy->nvqs = 1;
     proxy->vqs[0].max_size = s->queue_size;
     proxy->host_features |= (1ull << VIRTIO_BLK_F_SEG_MAX) |
-                            (1ull << VIRTIO_BLK_F_BLK_SIZE) |
-                            (1ull << VIRTIO_BLK_F_FLUSH);
+                            (1ull << VIRTIO_BLK_F_BLK_SIZE);
+    /* A volatile write cache the guest must flush, unless write-cache=off. */
+    if (s->write_cache != ON_OFF_AUTO_OFF) {
+        proxy->host_features |= 1ull << VIRTIO_BLK_F_FLUSH;
+    }
     if (block_is_read_only(s->bs)) {
         proxy->host_features |= 1ull << VIRTIO_BLK_F_RO;
     }
@@ -336,6 +347,15 @@ static const Property virtio_blk_props[] = {
                        .description = "descriptors per queue (power of 2)"),
     DEFINE_PROP_UINT16("num-queues", VirtIOBlkPCI, num_queues, 1,
                        .description = "request queues (1)"),
+    DEFINE_PROP_ON_OFF_AUTO("write-cache", VirtIOBlkPCI, write_cache,
+                            ON_OFF_AUTO_AUTO,
+                            .description = "on/auto: a write cache the "
+                                           "guest flushes (FLUSH offered); "
+                                           "off: every write is durable "
+                                           "when it completes"),
+    DEFINE_PROP_INT32("bootindex", VirtIOBlkPCI, bootindex, -1,
+                      .description = "boot order (accepted for "
+                                     "compatibility: no firmware)"),
     DEFINE_PROP_END_OF_LIST(),
 };
 

@@ -21,15 +21,33 @@ pointed at conduit-system-x86_64 / -ppc64 as <emulator>.  Cases:
   set by test_libvirt_nested.py inside its TCG guest): managed='yes'
   binds it to vfio-pci, the nvme guest does I/O, x-query-vfio shows BAR0
   mapped whole, detach-device/attach-device --live, nodedev-reattach.
+- disk + bridge (needs /dev/kvm, Debian's kernel, busybox-static,
+  iproute2): a domain with two <disk type='file'> (raw, virtio; one
+  cache='none', one <readonly/>), an <interface type='bridge'> on a
+  bridge the test makes in libvirtd's network namespace, and the
+  <hostdev> where LIBVIRT_HOSTDEV_BDF is set.  libvirt writes JSON
+  -blockdev file+raw node pairs, -netdev tap with its own tap fd (and
+  vhostfd where /dev/vhost-net exists) and -device virtio-blk-pci /
+  virtio-net-pci.  Linux boots as the guest (Debian's bzImage, an
+  initramfs with virtio_blk, virtio_net, nvme): it reads the patterns
+  the test put in both images, writes one (checked in the image file
+  afterwards), is refused writing the read-only one, pings the bridge
+  and sends 1 MiB read from its disk over TCP to a listener on the
+  bridge (checksum compared), and reads the passed-through NVMe.
+  query-block, x-query-virtio (with vhost: no kick reached Conduit),
+  domblklist, domiflist, domblkstat and domifstat see the devices.
 
 Environment: CONDUIT_BINARY, CONDUIT_PPC64_BINARY, VFIO_USER_NVME,
 GUEST_DIR, LIBVIRT_HOSTDEV_BDF.  Exits 77 when libvirt is not installed.
 """
+import gzip
+import hashlib
 import json
 import os
 import pty
 import re
 import select
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -40,18 +58,26 @@ import xml.etree.ElementTree as ET
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import guestboot  # noqa: E402
+import kvfio_image  # noqa: E402
 import libvirt_env  # noqa: E402
 
 CONDUIT = os.environ.get('CONDUIT_BINARY', '')
 CONDUIT_PPC64 = os.environ.get('CONDUIT_PPC64_BINARY', '')
 VFIO_USER_NVME = os.environ.get('VFIO_USER_NVME', '')
 HOSTDEV_BDF = os.environ.get('LIBVIRT_HOSTDEV_BDF', '')
+# Where the disk images go: a file system with O_DIRECT (tmpfs has none
+# before Linux 6.6), so that cache='none' can be tested; test_libvirt_nested
+# mounts an ext4 there.
+IMAGE_DIR = os.environ.get('LIBVIRT_IMAGE_DIR', '')
 # Guards against a hang only; nothing asserts on time.
 WAIT = int(os.environ.get('LIBVIRT_TEST_WAIT', '300'))
+# A Linux guest under nested KVM in a TCG guest boots in minutes.
+LINUX_WAIT = int(os.environ.get('LIBVIRT_LINUX_WAIT', '1500'))
 
 
 def domain_xml(name, kernel, append='', vcpus=1, serial='pty',
-               serial_path=None, devices='', qemu_args=()):
+               serial_path=None, devices='', qemu_args=(), initrd=None,
+               memory=128):
     if serial == 'file':
         chardev = ("<serial type='file'><source path='%s'/>"
                    "<target port='0'/></serial>" % serial_path)
@@ -66,11 +92,12 @@ def domain_xml(name, kernel, append='', vcpus=1, serial='pty',
     return '''<domain type='kvm'
         xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'>
   <name>%(name)s</name>
-  <memory unit='MiB'>128</memory>
+  <memory unit='MiB'>%(memory)d</memory>
   <vcpu placement='static'>%(vcpus)d</vcpu>
   <os>
     <type arch='x86_64' machine='pc'>hvm</type>
     <kernel>%(kernel)s</kernel>
+    %(initrd)s
     <cmdline>%(append)s</cmdline>
   </os>
   <features><acpi/></features>
@@ -89,7 +116,8 @@ def domain_xml(name, kernel, append='', vcpus=1, serial='pty',
 </domain>
 ''' % dict(name=name, kernel=kernel, append=append, vcpus=vcpus,
            emulator=CONDUIT, chardev=chardev, devices=devices,
-           cmdline=cmdline)
+           cmdline=cmdline, memory=memory,
+           initrd='<initrd>%s</initrd>' % initrd if initrd else '')
 
 
 def hostdev_xml(bdf):
@@ -105,6 +133,137 @@ def vfio_available():
     groups = '/sys/kernel/iommu_groups'
     return os.path.exists('/dev/vfio/vfio') and os.path.isdir(groups) and \
         bool(os.listdir(groups))
+
+
+# ---- the Linux guest of test_disk_bridge_hostdev ----
+
+L2_MODULES = ['virtio_pci', 'virtio_blk', 'virtio_net', 'nvme']
+BRIDGE = 'lvnbr0'
+BRIDGE_ADDR = '10.0.3.1'
+L2_ADDR = '10.0.3.2'
+MAC = '52:54:00:4c:56:4e'
+TCP_PORT = 5000
+DISK_BYTES = 8 << 20
+TX_OFFSET = 1 << 20
+TX_BYTES = 1 << 20
+VDA_IN = b'CONDUIT-VDA-IN-0'
+VDB_IN = b'CONDUIT-VDB-RO-0'
+VDA_OUT = b'CONDUIT-VDA-OUT-'
+VDA_OUT_SECTOR = 8
+
+DISK_XML = """
+<disk type='file' device='disk'>
+  <driver name='qemu' type='raw' cache='%(cache)s'/>
+  <source file='%(path)s'/>
+  <target dev='vda' bus='virtio'/>
+  <serial>CNDT-VDA</serial>
+</disk>
+<disk type='file' device='disk'>
+  <driver name='qemu' type='raw' cache='writethrough'/>
+  <source file='%(ro_path)s'/>
+  <target dev='vdb' bus='virtio'/>
+  <readonly/>
+</disk>
+"""
+
+IFACE_XML = """
+<interface type='bridge'>
+  <source bridge='%(bridge)s'/>
+  <mac address='%(mac)s'/>
+  <model type='virtio'/>
+</interface>
+"""
+
+# L2's /init: every result on a line of its own, "L2-NAME value".
+L2_INIT = kvfio_image.INIT_PROLOGUE + r"""echo "L2-BOOTED"
+for m in @MODULES@; do
+    insmod /lib/modules/$m || echo "L2-ERROR insmod $m"
+done
+for i in $(seq 60); do [ -b /dev/vda ] && [ -b /dev/vdb ] && break; sleep 1; done
+echo "L2-VDA-IN $(dd if=/dev/vda bs=16 count=1 2>/dev/null)"
+echo "L2-VDA-SERIAL $(cat /sys/block/vda/serial)"
+printf '@OUT@' > /tmp/out
+dd if=/tmp/out of=/dev/vda bs=512 seek=@SECTOR@ conv=sync,fsync 2>/dev/null || \
+    echo "L2-ERROR write /dev/vda"
+blockdev --flushbufs /dev/vda
+echo 3 > /proc/sys/vm/drop_caches
+echo "L2-VDA-OUT $(dd if=/dev/vda bs=512 skip=@SECTOR@ count=1 2>/dev/null | head -c @OUTLEN@)"
+echo "L2-VDB-IN $(dd if=/dev/vdb bs=16 count=1 2>/dev/null)"
+echo "L2-VDB-RO $(cat /sys/block/vdb/ro)"
+echo "L2-VDA-CACHE $(cat /sys/block/vda/queue/write_cache)"
+echo "L2-VDB-CACHE $(cat /sys/block/vdb/queue/write_cache)"
+if dd if=/tmp/out of=/dev/vdb bs=512 seek=1 conv=sync,fsync 2>/dev/null
+then echo "L2-VDB-WRITE accepted"; else echo "L2-VDB-WRITE refused"; fi
+ip link set lo up
+ip link set eth0 up
+ip addr add @L2ADDR@/24 dev eth0
+echo "L2-MAC $(cat /sys/class/net/eth0/address)"
+if ping -c 3 -W 10 @BRADDR@ >/dev/null 2>&1; then echo "L2-PING ok"
+else echo "L2-PING failed"; fi
+dd if=/dev/vda bs=65536 skip=@TXSKIP@ count=@TXBLOCKS@ 2>/dev/null | \
+    timeout 300 nc @BRADDR@ @PORT@
+echo "L2-NC-EXIT $?"
+nvme=none
+for i in $(seq 30); do
+    [ -d /sys/bus/pci/drivers/nvme ] || break
+    [ -b /dev/nvme0n1 ] && nvme=$(dd if=/dev/nvme0n1 bs=16 count=1 2>/dev/null) && break
+    sleep 1
+done
+echo "L2-NVME $nvme"
+if dmesg | grep -q "Call Trace"; then echo "L2-ERROR kernel warning"; fi
+echo "L2-DONE"
+sleep 100000
+"""
+
+# Runs in libvirtd's network namespace: accepts one connection on the
+# bridge, reads until EOF or argv[3] bytes, prints "RX length md5".
+LISTENER = r"""
+import hashlib, socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], int(sys.argv[2])))
+s.listen(1)
+s.settimeout(float(sys.argv[4]))
+c, _ = s.accept()
+c.settimeout(300)
+want, data = int(sys.argv[3]), b''
+while len(data) < want:
+    b = c.recv(65536)
+    if not b:
+        break
+    data += b
+c.close()
+print('RX', len(data), hashlib.md5(data).hexdigest(), flush=True)
+"""
+
+
+def o_direct_works(path):
+    try:
+        os.close(os.open(path, os.O_RDONLY | os.O_DIRECT))
+        return True
+    except OSError:
+        return False
+
+
+def l2_initrd(modules, token):
+    """A gzip'd initramfs for the Linux guest: busybox, @modules, /init."""
+    c = kvfio_image.Cpio()
+    c.add_file('bin/busybox', '/bin/busybox', 0o755)
+    for ko in modules:
+        c.add_file('lib/modules/' + os.path.basename(ko), ko, 0o644)
+    init = L2_INIT
+    for key, value in (
+            ('@MODULES@', ' '.join(os.path.basename(k) for k in modules)),
+            ('@OUT@', (VDA_OUT.decode() + token)),
+            ('@OUTLEN@', str(len(VDA_OUT) + len(token))),
+            ('@SECTOR@', str(VDA_OUT_SECTOR)),
+            ('@TXSKIP@', str(TX_OFFSET // 65536)),
+            ('@TXBLOCKS@', str(TX_BYTES // 65536)),
+            ('@L2ADDR@', L2_ADDR), ('@BRADDR@', BRIDGE_ADDR),
+            ('@PORT@', str(TCP_PORT))):
+        init = init.replace(key, value)
+    c.add_data('init', init.encode(), 0o755)
+    return gzip.compress(c.finish(), 1)
 
 
 class LibvirtTest(unittest.TestCase):
@@ -452,6 +611,198 @@ class LibvirtTest(unittest.TestCase):
         self.assertEqual(self.driver_of(bdf), 'vfio-pci')
         self.lv.virsh('nodedev-reattach', nodedev)
         self.assertEqual(self.driver_of(bdf), host_driver)
+
+    # ---- <disk> and <interface type='bridge'> beside the <hostdev> ----
+
+    def show_domain_logs(self, dom, serial_log):
+        """What a failure needs: the guest's console, Conduit's stderr
+        and the QMP commands libvirt sent."""
+        for line in self.read(serial_log).splitlines()[-60:]:
+            print('libvirt console: ' + line)
+        for line in self.read(self.lv.path(
+                'log', 'qemu', dom + '.log')).splitlines()[-30:]:
+            print('libvirt domain log: ' + line[:2000])
+        sent = re.findall(r"Send command '(\{[^']*\})'",
+                          self.read(self.lv.logfile))
+        print('libvirt qmp: ' + ' '.join(sorted(set(
+            json.loads(c).get('execute', '?') for c in sent))))
+
+    def test_disk_bridge_hostdev(self):
+        self.need_kvm()
+        if not os.access('/bin/busybox', os.X_OK):
+            self.skipTest('busybox-static is not installed')
+        if not shutil.which('ip'):
+            self.skipTest('ip (iproute2) is not installed')
+        try:
+            _, bzimage, mods = kvfio_image.find_kernel()
+            l2_mods = kvfio_image.module_load_order(mods, L2_MODULES)
+        except kvfio_image.Unavailable as e:
+            self.skipTest(str(e))
+        token = os.urandom(4).hex()
+        image_dir = IMAGE_DIR or self.lv.tmp
+        disk = os.path.join(image_dir, 'vda.img')
+        tx = os.urandom(TX_BYTES)
+        with open(disk, 'wb') as f:
+            f.write(VDA_IN)
+            f.seek(TX_OFFSET)
+            f.write(tx)
+            f.truncate(DISK_BYTES)
+        ro_disk = os.path.join(image_dir, 'vdb.img')
+        with open(ro_disk, 'wb') as f:
+            f.write(VDB_IN)
+            f.truncate(1 << 20)
+        self.addCleanup(os.unlink, disk)
+        self.addCleanup(os.unlink, ro_disk)
+        # cache='none' (O_DIRECT) where the file system can do it.
+        direct = o_direct_works(disk)
+        initrd = self.lv.path('l2.cpio')
+        with open(initrd, 'wb') as f:
+            f.write(l2_initrd(l2_mods, token))
+
+        # The bridge lives in libvirtd's network namespace only.
+        lv = self.lv
+        lv.netns_run('ip', 'link', 'add', BRIDGE, 'type', 'bridge')
+        self.addCleanup(lv.netns_run, 'ip', 'link', 'del', BRIDGE,
+                        check=False)
+        lv.netns_run('ip', 'addr', 'add', BRIDGE_ADDR + '/24', 'dev', BRIDGE)
+        lv.netns_run('ip', 'link', 'set', BRIDGE, 'up')
+        # The TCP listener L2 sends its disk's bytes to, on the bridge.
+        listener = subprocess.Popen(
+            lv.netns_argv([sys.executable, '-c', LISTENER, BRIDGE_ADDR,
+                           str(TCP_PORT), str(TX_BYTES),
+                           str(LINUX_WAIT)]),
+            stdout=subprocess.PIPE, universal_newlines=True)
+        self.addCleanup(lambda: (listener.kill(), listener.wait()))
+
+        log = self.lv.path('linux.log')
+        devices = DISK_XML % dict(path=disk, ro_path=ro_disk,
+                                  cache='none' if direct else 'writeback') + \
+            IFACE_XML % dict(bridge=BRIDGE, mac=MAC)
+        if HOSTDEV_BDF:
+            devices += hostdev_xml(HOSTDEV_BDF)
+        dom = self.define(domain_xml(
+            'conduit-linux', bzimage, initrd=initrd, memory=384,
+            append='console=ttyS0 acpi=off panic=-1 loglevel=4 noxsave '
+                   'nosoftlockup', serial='file', serial_path=log,
+            devices=devices))
+        self.addCleanup(self.show_domain_logs, dom, log)
+        started = time.monotonic()
+        self.lv.virsh('start', dom)
+        argv = self.read(self.lv.path('log', 'qemu', dom + '.log'))
+        for line in argv.replace(' -', '\n-').splitlines():
+            if line.startswith(('-blockdev', '-netdev', '-device')):
+                print('libvirt argv: ' + line)
+        # libvirt writes -blockdev in JSON; -device and -netdev in JSON
+        # or key=value (what it chooses from the probe).
+        self.assertRegex(argv, r'-blockdev \S*"driver":"file"')
+        self.assertRegex(argv, r'-blockdev \S*"driver":"raw"')
+        if direct:
+            self.assertRegex(argv, r'-blockdev \S*"cache":\{"direct":true')
+        self.assertRegex(argv, r'virtio-blk-pci\S*virtio-disk0\S*'
+                               r'write-cache\W+on')
+        self.assertRegex(argv, r'virtio-blk-pci\S*virtio-disk1\S*'
+                               r'write-cache\W+off')
+        self.assertRegex(argv, r'-netdev \S*tap\W+fd\W+\d+')
+        self.assertIn('virtio-net-pci', argv)
+        vhost = 'vhostfd' in argv
+        self.assertEqual(vhost, os.path.exists('/dev/vhost-net'), argv)
+
+        out = self.wait_for('L2-DONE in %s' % log,
+                            lambda: 'L2-DONE' in self.read(log) and
+                            self.read(log), timeout=LINUX_WAIT)
+        print('libvirt L2 booted and done after %.0f s' % (
+            time.monotonic() - started))
+        print('\n'.join('libvirt L2: ' + x for x in out.splitlines()
+                        if x.startswith('L2-')))
+        l2 = {}
+        for line in out.splitlines():
+            m = re.match(r'(L2-[A-Z0-9-]+) ?(.*)', line)
+            if m:
+                l2.setdefault(m.group(1), m.group(2).strip())
+        self.assertNotIn('L2-ERROR', l2, out)
+        # Both disks, as libvirt described them to Conduit.
+        self.assertEqual(l2.get('L2-VDA-IN'), VDA_IN.decode(), out)
+        self.assertEqual(l2.get('L2-VDA-SERIAL'), 'CNDT-VDA', out)
+        self.assertEqual(l2.get('L2-VDA-OUT'),
+                         (VDA_OUT + token).decode(), out)
+        self.assertEqual(l2.get('L2-VDB-IN'), VDB_IN.decode(), out)
+        self.assertEqual(l2.get('L2-VDB-RO'), '1', out)
+        self.assertEqual(l2.get('L2-VDB-WRITE'), 'refused', out)
+        # write-cache=on / off (cache='none' / 'writethrough') as the
+        # guest sees it: FLUSH offered or not.
+        self.assertEqual(l2.get('L2-VDA-CACHE'), 'write back', out)
+        self.assertEqual(l2.get('L2-VDB-CACHE'), 'write through', out)
+        # The NIC on the bridge: ping, then 1 MiB of the disk over TCP.
+        self.assertEqual(l2.get('L2-MAC'), MAC, out)
+        self.assertEqual(l2.get('L2-PING'), 'ok', out)
+        rx = listener.communicate(timeout=WAIT)[0].split()
+        self.assertEqual(rx, ['RX', str(TX_BYTES),
+                              hashlib.md5(tx).hexdigest()], out)
+        if HOSTDEV_BDF:
+            # The passed-through NVMe, beside them.
+            self.assertEqual(l2.get('L2-NVME'), 'CONDUIT-NVMETEST', out)
+
+        # What libvirt reads back.
+        blocks = {b['qdev'].split('/')[-1]: b for b in self.hmp_qmp(
+            dom, 'query-block') if 'qdev' in b}
+        print('libvirt query-block: %s' % json.dumps(blocks))
+        self.assertEqual(sorted(blocks),
+                         ['virtio-disk0', 'virtio-disk1'], blocks)
+        vda = blocks['virtio-disk0']['inserted']
+        self.assertEqual(vda['drv'], 'raw')
+        self.assertEqual(vda['file'], disk)
+        self.assertFalse(vda['ro'])
+        self.assertEqual(vda['cache']['direct'], direct, vda)
+        self.assertTrue(blocks['virtio-disk1']['inserted']['ro'])
+        nodes = self.hmp_qmp(dom, 'query-named-block-nodes', flat=True)
+        self.assertEqual(sorted(n['drv'] for n in nodes),
+                         ['file', 'file', 'raw', 'raw'], nodes)
+        r = self.lv.virsh('domblklist', dom).stdout
+        self.assertRegex(r, r'vda\s+%s' % re.escape(disk))
+        self.assertRegex(r, r'vdb\s+%s' % re.escape(ro_disk))
+        stat = dict(line.split()[1:3] for line in self.lv.virsh(
+            'domblkstat', dom, 'vda').stdout.splitlines() if line.strip())
+        print('libvirt domblkstat vda: %s' % stat)
+        self.assertGreater(int(stat['rd_req']), 0, stat)
+        self.assertGreater(int(stat['wr_req']), 0, stat)
+        self.assertGreater(int(stat['flush_operations']), 0, stat)
+        ifaces = self.lv.virsh('domiflist', dom).stdout.split()
+        self.assertIn(BRIDGE, ifaces)
+        self.assertIn(MAC, ifaces)
+        self.assertIn('virtio', ifaces)
+        tap = ifaces[0]
+        stat = dict(line.split()[1:3] for line in self.lv.virsh(
+            'domifstat', dom, tap).stdout.splitlines() if line.strip())
+        print('libvirt domifstat %s: %s' % (tap, stat))
+        self.assertGreater(int(stat['rx_bytes']), TX_BYTES, stat)
+
+        virtio = self.hmp_qmp(dom, 'x-query-virtio')
+        print('libvirt x-query-virtio: %s' % json.dumps(virtio))
+        by_type = {}
+        for d in virtio:
+            by_type.setdefault(d['type'], []).append(d)
+        self.assertEqual(len(by_type.get('virtio-blk-pci', [])), 2, virtio)
+        for d in by_type['virtio-blk-pci']:
+            self.assertTrue(d['running'], d)
+            self.assertGreater(d['kicks'], 0, d)
+        (net,) = by_type['virtio-net-pci']
+        self.assertTrue(net['running'], net)
+        if vhost:
+            # vhost-net served both queues: no kick reached the worker.
+            self.assertEqual(net['kicks'], 0, net)
+        else:
+            self.assertGreater(net['kicks'], 0, net)
+        self.lv.virsh('destroy', dom)
+
+        # The guest's write is in the image file; the read-only one is
+        # untouched.
+        with open(disk, 'rb') as f:
+            f.seek(VDA_OUT_SECTOR * 512)
+            self.assertEqual(f.read(len(VDA_OUT) + len(token)),
+                             VDA_OUT + token.encode())
+        with open(ro_disk, 'rb') as f:
+            self.assertEqual(f.read(1024), VDB_IN + bytes(1024 -
+                                                          len(VDB_IN)))
 
 
 if __name__ == '__main__':
