@@ -166,6 +166,14 @@ DISK_XML = """
 </disk>
 """
 
+HOTPLUG_DISK_XML = """
+<disk type='file' device='disk'>
+  <driver name='qemu' type='raw'/>
+  <source file='%(path)s'/>
+  <target dev='vdc' bus='virtio'/>
+</disk>
+"""
+
 IFACE_XML = """
 <interface type='bridge'>
   <source bridge='%(bridge)s'/>
@@ -622,10 +630,11 @@ class LibvirtTest(unittest.TestCase):
         for line in self.read(self.lv.path(
                 'log', 'qemu', dom + '.log')).splitlines()[-30:]:
             print('libvirt domain log: ' + line[:2000])
-        sent = re.findall(r"Send command '(\{[^']*\})'",
-                          self.read(self.lv.logfile))
-        print('libvirt qmp: ' + ' '.join(sorted(set(
-            json.loads(c).get('execute', '?') for c in sent))))
+        # The commands libvirt sent this domain (after the probe).
+        for m in re.finditer(r'QEMU_MONITOR_SEND_MSG: mon=\S+ msg=(\{.*?\})'
+                             r'(?:\\r\\n)?\s+fd=',
+                             self.read(self.lv.logfile)[self.log_mark:]):
+            print('libvirt qmp: ' + m.group(1)[:300])
 
     def test_disk_bridge_hostdev(self):
         self.need_kvm()
@@ -687,6 +696,7 @@ class LibvirtTest(unittest.TestCase):
             devices=devices))
         self.addCleanup(self.show_domain_logs, dom, log)
         started = time.monotonic()
+        self.log_mark = len(self.read(self.lv.logfile))
         self.lv.virsh('start', dom)
         argv = self.read(self.lv.path('log', 'qemu', dom + '.log'))
         for line in argv.replace(' -', '\n-').splitlines():
@@ -723,8 +733,8 @@ class LibvirtTest(unittest.TestCase):
         # Both disks, as libvirt described them to Conduit.
         self.assertEqual(l2.get('L2-VDA-IN'), VDA_IN.decode(), out)
         self.assertEqual(l2.get('L2-VDA-SERIAL'), 'CNDT-VDA', out)
-        self.assertEqual(l2.get('L2-VDA-OUT'),
-                         (VDA_OUT + token).decode(), out)
+        self.assertEqual(l2.get('L2-VDA-OUT'), VDA_OUT.decode() + token,
+                         out)
         self.assertEqual(l2.get('L2-VDB-IN'), VDB_IN.decode(), out)
         self.assertEqual(l2.get('L2-VDB-RO'), '1', out)
         self.assertEqual(l2.get('L2-VDB-WRITE'), 'refused', out)
@@ -743,17 +753,19 @@ class LibvirtTest(unittest.TestCase):
             self.assertEqual(l2.get('L2-NVME'), 'CONDUIT-NVMETEST', out)
 
         # What libvirt reads back.
-        blocks = {b['qdev'].split('/')[-1]: b for b in self.hmp_qmp(
-            dom, 'query-block') if 'qdev' in b}
+        # As in QEMU: named by the device's virtio-backend child, which
+        # is how libvirt finds its disks there.
+        blocks = {b.get('qdev'): b for b in self.hmp_qmp(dom, 'query-block')}
         print('libvirt query-block: %s' % json.dumps(blocks))
-        self.assertEqual(sorted(blocks),
-                         ['virtio-disk0', 'virtio-disk1'], blocks)
-        vda = blocks['virtio-disk0']['inserted']
+        path = '/machine/peripheral/%s/virtio-backend'
+        self.assertEqual(sorted(blocks), [path % 'virtio-disk0',
+                                          path % 'virtio-disk1'], blocks)
+        vda = blocks[path % 'virtio-disk0']['inserted']
         self.assertEqual(vda['drv'], 'raw')
         self.assertEqual(vda['file'], disk)
         self.assertFalse(vda['ro'])
         self.assertEqual(vda['cache']['direct'], direct, vda)
-        self.assertTrue(blocks['virtio-disk1']['inserted']['ro'])
+        self.assertTrue(blocks[path % 'virtio-disk1']['inserted']['ro'])
         nodes = self.hmp_qmp(dom, 'query-named-block-nodes', flat=True)
         self.assertEqual(sorted(n['drv'] for n in nodes),
                          ['file', 'file', 'raw', 'raw'], nodes)
@@ -792,6 +804,31 @@ class LibvirtTest(unittest.TestCase):
             self.assertEqual(net['kicks'], 0, net)
         else:
             self.assertGreater(net['kicks'], 0, net)
+
+        # A third disk, plugged and unplugged live: libvirt sends
+        # blockdev-add twice and device_add, then device_del and
+        # blockdev-del twice.
+        hp_disk = os.path.join(image_dir, 'vdc.img')
+        with open(hp_disk, 'wb') as f:
+            f.truncate(1 << 20)
+        self.addCleanup(os.unlink, hp_disk)
+        hp_xml = self.lv.path('vdc.xml')
+        with open(hp_xml, 'w') as f:
+            f.write(HOTPLUG_DISK_XML % dict(path=hp_disk))
+        self.lv.virsh('attach-device', dom, hp_xml, '--live')
+        self.assertRegex(self.lv.virsh('domblklist', dom).stdout,
+                         r'vdc\s+%s' % re.escape(hp_disk))
+        qdevs = [b.get('qdev', '') for b in self.hmp_qmp(dom, 'query-block')]
+        self.assertIn('/machine/peripheral/virtio-disk2/virtio-backend',
+                      qdevs)
+        self.assertEqual(len(self.hmp_qmp(dom, 'query-named-block-nodes')),
+                         6)
+        self.lv.virsh('detach-device', dom, hp_xml, '--live')
+        self.wait_for('vdc gone', lambda: 'vdc' not in self.lv.virsh(
+            'domblklist', dom).stdout, timeout=60)
+        self.wait_for('vdc nodes gone', lambda: len(self.hmp_qmp(
+            dom, 'query-named-block-nodes')) == 4, timeout=60)
+        print('libvirt disk hot-plug: attach-device and detach-device ok')
         self.lv.virsh('destroy', dom)
 
         # The guest's write is in the image file; the read-only one is

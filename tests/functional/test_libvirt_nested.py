@@ -41,9 +41,10 @@ TIMEOUT = int(os.environ.get('LIBVIRT_NESTED_TIMEOUT', '1800'))
 # Loaded from the per-run archive, dependencies first.
 # tun, bridge and vhost_net: libvirt's <interface type='bridge'> (a tap
 # on a bridge, /dev/vhost-net for vhost).
-# loop and ext4: a file system with O_DIRECT for cache='none' images.
+# loop and ext4 (crc32c: its checksums): a file system with O_DIRECT for
+# cache='none' images.
 EXTRA_MODULES = ['virtio_pci', '9pnet_virtio', '9p', 'nvme', 'tun', 'bridge',
-                 'vhost_net', 'loop', 'ext4']
+                 'vhost_net', 'loop', 'crc32c_generic', 'ext4']
 # Every case of test_libvirt.py must pass in there, none skipped.
 CASES = ['test_disk_bridge_hostdev', 'test_hostdev_managed',
          'test_lifecycle', 'test_probe_kvm_hostdev',
@@ -80,11 +81,12 @@ mount -t tmpfs shm /host/dev/shm
 # Disk images on ext4 (tmpfs has no O_DIRECT): cache='none' works there.
 imgdir=
 dd if=/dev/zero of=/host/tmp/images.ext4 bs=1M count=40 2>/dev/null
-if chroot /host mkfs.ext4 -q -F /tmp/images.ext4 && mkdir /host/tmp/images &&
+if chroot /host /sbin/mkfs.ext4 -q -F /tmp/images.ext4 && mkdir /host/tmp/images &&
    mount -o loop /host/tmp/images.ext4 /host/tmp/images; then
     imgdir=/tmp/images
 else
     echo "LVN-WARN no ext4 image directory: cache='none' not tested"
+    dmesg | tail -5
 fi
 echo "LVN-CHROOT"
 chroot /host /usr/bin/env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin \
