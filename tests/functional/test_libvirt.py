@@ -138,11 +138,15 @@ def vfio_available():
 # ---- the Linux guest of test_disk_bridge_hostdev ----
 
 L2_MODULES = ['virtio_pci', 'virtio_blk', 'virtio_net', 'nvme']
-BRIDGE = 'lvnbr0'
-BRIDGE_ADDR = '10.0.3.1'
-L2_ADDR = '10.0.3.2'
-MAC = '52:54:00:4c:56:4e'
-TCP_PORT = 5000
+# Two NICs, each on a bridge of its own: vhost-net where the host has
+# /dev/vhost-net (libvirt's default), and <driver name='qemu'/>: vhost off,
+# Conduit's worker moves the frames.
+NICS = [
+    # name, bridge, subnet, MAC, TCP port, <driver>
+    ('vhost', 'lvnbr0', '10.0.3', '52:54:00:4c:56:4e', 5000, ''),
+    ('user', 'lvnbr1', '10.0.4', '52:54:00:4c:56:4f', 5001,
+     "<driver name='qemu'/>"),
+]
 DISK_BYTES = 8 << 20
 TX_OFFSET = 1 << 20
 TX_BYTES = 1 << 20
@@ -179,7 +183,25 @@ IFACE_XML = """
   <source bridge='%(bridge)s'/>
   <mac address='%(mac)s'/>
   <model type='virtio'/>
+  %(driver)s
 </interface>
+"""
+
+# Per NIC: find it by its MAC, address it, ping the bridge and send the
+# disk's bytes to the listener there.
+L2_NIC = r"""dev=
+for d in /sys/class/net/*; do
+    [ "$(cat $d/address)" = @MAC@ ] && dev=${d##*/}
+done
+[ -n "$dev" ] || echo "L2-ERROR no NIC with MAC @MAC@"
+ip link set $dev up
+ip addr add @NET@.2/24 dev $dev
+echo "L2-MAC-@NAME@ $(cat /sys/class/net/$dev/address)"
+if ping -c 3 -W 10 @NET@.1 >/dev/null 2>&1; then echo "L2-PING-@NAME@ ok"
+else echo "L2-PING-@NAME@ failed"; fi
+dd if=/dev/vda bs=65536 skip=@TXSKIP@ count=@TXBLOCKS@ 2>/dev/null | \
+    timeout 300 nc @NET@.1 @PORT@
+echo "L2-NC-@NAME@ $?"
 """
 
 # L2's /init: every result on a line of its own, "L2-NAME value".
@@ -203,15 +225,7 @@ echo "L2-VDB-CACHE $(cat /sys/block/vdb/queue/write_cache)"
 if dd if=/tmp/out of=/dev/vdb bs=512 seek=1 conv=sync,fsync 2>/dev/null
 then echo "L2-VDB-WRITE accepted"; else echo "L2-VDB-WRITE refused"; fi
 ip link set lo up
-ip link set eth0 up
-ip addr add @L2ADDR@/24 dev eth0
-echo "L2-MAC $(cat /sys/class/net/eth0/address)"
-if ping -c 3 -W 10 @BRADDR@ >/dev/null 2>&1; then echo "L2-PING ok"
-else echo "L2-PING failed"; fi
-dd if=/dev/vda bs=65536 skip=@TXSKIP@ count=@TXBLOCKS@ 2>/dev/null | \
-    timeout 300 nc @BRADDR@ @PORT@
-echo "L2-NC-EXIT $?"
-nvme=none
+@NICS@nvme=none
 for i in $(seq 30); do
     [ -d /sys/bus/pci/drivers/nvme ] || break
     [ -b /dev/nvme0n1 ] && nvme=$(dd if=/dev/nvme0n1 bs=16 count=1 2>/dev/null) && break
@@ -259,7 +273,10 @@ def l2_initrd(modules, token):
     c.add_file('bin/busybox', '/bin/busybox', 0o755)
     for ko in modules:
         c.add_file('lib/modules/' + os.path.basename(ko), ko, 0o644)
-    init = L2_INIT
+    init = L2_INIT.replace('@NICS@', ''.join(
+        L2_NIC.replace('@MAC@', mac).replace('@NET@', net).replace(
+            '@NAME@', name.upper()).replace('@PORT@', str(port))
+        for name, _, net, mac, port, _ in NICS))
     for key, value in (
             ('@MODULES@', ' '.join(os.path.basename(k) for k in modules)),
             ('@OUT@', (VDA_OUT.decode() + token)),
@@ -267,8 +284,7 @@ def l2_initrd(modules, token):
             ('@SECTOR@', str(VDA_OUT_SECTOR)),
             ('@TXSKIP@', str(TX_OFFSET // 65536)),
             ('@TXBLOCKS@', str(TX_BYTES // 65536)),
-            ('@L2ADDR@', L2_ADDR), ('@BRADDR@', BRIDGE_ADDR),
-            ('@PORT@', str(TCP_PORT))):
+            ):
         init = init.replace(key, value)
     c.add_data('init', init.encode(), 0o755)
     return gzip.compress(c.finish(), 1)
@@ -668,25 +684,28 @@ class LibvirtTest(unittest.TestCase):
         with open(initrd, 'wb') as f:
             f.write(l2_initrd(l2_mods, token))
 
-        # The bridge lives in libvirtd's network namespace only.
+        # The bridges live in libvirtd's network namespace only; on each
+        # a TCP listener L2 sends its disk's bytes to.
         lv = self.lv
-        lv.netns_run('ip', 'link', 'add', BRIDGE, 'type', 'bridge')
-        self.addCleanup(lv.netns_run, 'ip', 'link', 'del', BRIDGE,
-                        check=False)
-        lv.netns_run('ip', 'addr', 'add', BRIDGE_ADDR + '/24', 'dev', BRIDGE)
-        lv.netns_run('ip', 'link', 'set', BRIDGE, 'up')
-        # The TCP listener L2 sends its disk's bytes to, on the bridge.
-        listener = subprocess.Popen(
-            lv.netns_argv([sys.executable, '-c', LISTENER, BRIDGE_ADDR,
-                           str(TCP_PORT), str(TX_BYTES),
-                           str(LINUX_WAIT)]),
-            stdout=subprocess.PIPE, universal_newlines=True)
-        self.addCleanup(lambda: (listener.kill(), listener.wait()))
+        listeners = {}
+        for name, bridge, net, _, port, _ in NICS:
+            lv.netns_run('ip', 'link', 'add', bridge, 'type', 'bridge')
+            self.addCleanup(lv.netns_run, 'ip', 'link', 'del', bridge,
+                            check=False)
+            lv.netns_run('ip', 'addr', 'add', net + '.1/24', 'dev', bridge)
+            lv.netns_run('ip', 'link', 'set', bridge, 'up')
+            p = subprocess.Popen(
+                lv.netns_argv([sys.executable, '-c', LISTENER, net + '.1',
+                               str(port), str(TX_BYTES), str(LINUX_WAIT)]),
+                stdout=subprocess.PIPE, universal_newlines=True)
+            self.addCleanup(lambda p=p: (p.kill(), p.wait()))
+            listeners[name] = p
 
         log = self.lv.path('linux.log')
         devices = DISK_XML % dict(path=disk, ro_path=ro_disk,
                                   cache='none' if direct else 'writeback') + \
-            IFACE_XML % dict(bridge=BRIDGE, mac=MAC)
+            ''.join(IFACE_XML % dict(bridge=bridge, mac=mac, driver=driver)
+                    for _, bridge, _, mac, _, driver in NICS)
         if HOSTDEV_BDF:
             devices += hostdev_xml(HOSTDEV_BDF)
         dom = self.define(domain_xml(
@@ -714,8 +733,11 @@ class LibvirtTest(unittest.TestCase):
                                r'write-cache\W+off')
         self.assertRegex(argv, r'-netdev \S*tap\W+fd\W+\d+')
         self.assertIn('virtio-net-pci', argv)
-        vhost = 'vhostfd' in argv
+        netdevs = re.findall(r'-netdev (\S+)', argv)
+        self.assertEqual(len(netdevs), 2, argv)
+        vhost = 'vhostfd' in netdevs[0]
         self.assertEqual(vhost, os.path.exists('/dev/vhost-net'), argv)
+        self.assertNotIn('vhostfd', netdevs[1])
 
         out = self.wait_for('L2-DONE in %s' % log,
                             lambda: 'L2-DONE' in self.read(log) and
@@ -742,12 +764,14 @@ class LibvirtTest(unittest.TestCase):
         # guest sees it: FLUSH offered or not.
         self.assertEqual(l2.get('L2-VDA-CACHE'), 'write back', out)
         self.assertEqual(l2.get('L2-VDB-CACHE'), 'write through', out)
-        # The NIC on the bridge: ping, then 1 MiB of the disk over TCP.
-        self.assertEqual(l2.get('L2-MAC'), MAC, out)
-        self.assertEqual(l2.get('L2-PING'), 'ok', out)
-        rx = listener.communicate(timeout=WAIT)[0].split()
-        self.assertEqual(rx, ['RX', str(TX_BYTES),
-                              hashlib.md5(tx).hexdigest()], out)
+        # Each NIC on its bridge: ping, then 1 MiB of the disk over TCP.
+        for name, _, _, mac, _, _ in NICS:
+            self.assertEqual(l2.get('L2-MAC-' + name.upper()), mac, out)
+            self.assertEqual(l2.get('L2-PING-' + name.upper()), 'ok', out)
+            rx = listeners[name].communicate(timeout=WAIT)[0].split()
+            self.assertEqual(rx, ['RX', str(TX_BYTES),
+                                  hashlib.md5(tx).hexdigest()],
+                             '%s\n%s' % (name, out))
         if HOSTDEV_BDF:
             # The passed-through NVMe, beside them.
             self.assertEqual(l2.get('L2-NVME'), 'CONDUIT-NVMETEST', out)
@@ -778,15 +802,19 @@ class LibvirtTest(unittest.TestCase):
         self.assertGreater(int(stat['rd_req']), 0, stat)
         self.assertGreater(int(stat['wr_req']), 0, stat)
         self.assertGreater(int(stat['flush_operations']), 0, stat)
-        ifaces = self.lv.virsh('domiflist', dom).stdout.split()
-        self.assertIn(BRIDGE, ifaces)
-        self.assertIn(MAC, ifaces)
-        self.assertIn('virtio', ifaces)
-        tap = ifaces[0]
-        stat = dict(line.split()[1:3] for line in self.lv.virsh(
-            'domifstat', dom, tap).stdout.splitlines() if line.strip())
-        print('libvirt domifstat %s: %s' % (tap, stat))
-        self.assertGreater(int(stat['rx_bytes']), TX_BYTES, stat)
+        # domiflist: "vnet0 bridge lvnbr0 virtio 52:54:00:..." per NIC.
+        ifaces = {f[4]: f for f in (line.split() for line in self.lv.virsh(
+            'domiflist', dom).stdout.splitlines()) if len(f) == 5}
+        for _, bridge, _, mac, _, _ in NICS:
+            tap, kind, source, model, _ = ifaces[mac]
+            self.assertEqual((kind, source, model),
+                             ('bridge', bridge, 'virtio'), ifaces)
+            stat = dict(line.split()[1:3] for line in self.lv.virsh(
+                'domifstat', dom, tap).stdout.splitlines() if line.strip())
+            print('libvirt domifstat %s: %s' % (tap, stat))
+            # The guest's point of view: it sent the MiB.
+            self.assertGreater(int(stat['tx_bytes']), TX_BYTES, stat)
+            self.assertGreater(int(stat['rx_packets']), 0, stat)
 
         virtio = self.hmp_qmp(dom, 'x-query-virtio')
         print('libvirt x-query-virtio: %s' % json.dumps(virtio))
@@ -797,13 +825,18 @@ class LibvirtTest(unittest.TestCase):
         for d in by_type['virtio-blk-pci']:
             self.assertTrue(d['running'], d)
             self.assertGreater(d['kicks'], 0, d)
-        (net,) = by_type['virtio-net-pci']
-        self.assertTrue(net['running'], net)
+        nets = {d['qom-path']: d for d in by_type['virtio-net-pci']}
+        net0 = nets['/machine/peripheral/net0']
+        net1 = nets['/machine/peripheral/net1']
+        self.assertTrue(net0['running'], net0)
+        self.assertTrue(net1['running'], net1)
         if vhost:
             # vhost-net served both queues: no kick reached the worker.
-            self.assertEqual(net['kicks'], 0, net)
+            self.assertEqual(net0['kicks'], 0, net0)
         else:
-            self.assertGreater(net['kicks'], 0, net)
+            self.assertGreater(net0['kicks'], 0, net0)
+        # <driver name='qemu'/>: the worker moved the frames.
+        self.assertGreater(net1['kicks'], 0, net1)
 
         # A third disk, plugged and unplugged live: libvirt sends
         # blockdev-add twice and device_add, then device_del and
