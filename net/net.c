@@ -29,17 +29,15 @@ NetBackend *netdev_find(const char *id)
     return NULL;
 }
 
-static bool net_parse_fd(const char *str, int *fd, Error **errp)
+/* A number, or a name given with QMP getfd (libvirt's NIC hot-plug). */
+static bool net_parse_fd(const char *key, const char *str, int *fd,
+                         Error **errp)
 {
-    uint64_t v;
-
-    if (!qemu_strtou64(str, &v, NULL) || v > INT_MAX ||
-        fcntl((int)v, F_GETFD) < 0) {
-        error_setg(errp, "Parameter 'fd' expects an open file descriptor, "
-                   "got '%s'", str);
+    *fd = monitor_fd_param(str, errp);
+    if (*fd < 0) {
+        error_prepend(errp, "Parameter '%s' ", key);
         return false;
     }
-    *fd = v;
     return true;
 }
 
@@ -182,7 +180,7 @@ NetBackend *netdev_add(QemuOpts *opts, Error **errp)
             return NULL;
         }
         if (p.fd) {
-            if (!net_parse_fd(p.fd, &fd, errp) ||
+            if (!net_parse_fd("fd", p.fd, &fd, errp) ||
                 !net_tap_adopt(nb, fd, errp)) {
                 return NULL;
             }
@@ -203,7 +201,7 @@ NetBackend *netdev_add(QemuOpts *opts, Error **errp)
             if (!nb->vhost) {
                 nb->vhost = true;
             }
-            if (!net_parse_fd(p.vhostfd, &nb->vhostfd, errp)) {
+            if (!net_parse_fd("vhostfd", p.vhostfd, &nb->vhostfd, errp)) {
                 return NULL;
             }
         }
@@ -217,7 +215,7 @@ NetBackend *netdev_add(QemuOpts *opts, Error **errp)
                               "message).\n");
             return NULL;
         }
-        if (!net_parse_fd(p.fd, &fd, errp)) {
+        if (!net_parse_fd("fd", p.fd, &fd, errp)) {
             return NULL;
         }
         if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0 ||

@@ -170,6 +170,7 @@ DISK_XML = """
 </disk>
 """
 
+HOTPLUG_MAC = '52:54:00:4c:56:50'
 HOTPLUG_DISK_XML = """
 <disk type='file' device='disk'>
   <driver name='qemu' type='raw'/>
@@ -862,6 +863,23 @@ class LibvirtTest(unittest.TestCase):
         self.wait_for('vdc nodes gone', lambda: len(self.hmp_qmp(
             dom, 'query-named-block-nodes')) == 4, timeout=60)
         print('libvirt disk hot-plug: attach-device and detach-device ok')
+
+        # A third NIC, plugged and unplugged live: libvirt passes the tap
+        # (and vhost) fds with getfd, then netdev_add fd=NAME, device_add.
+        nic_xml = self.lv.path('nic.xml')
+        with open(nic_xml, 'w') as f:
+            f.write(IFACE_XML % dict(bridge=NICS[1][1], mac=HOTPLUG_MAC,
+                                     driver=''))
+        self.lv.virsh('attach-device', dom, nic_xml, '--live')
+        self.assertIn(HOTPLUG_MAC, self.lv.virsh('domiflist', dom).stdout)
+        self.assertIn('/machine/peripheral/net2', [
+            d['qom-path'] for d in self.hmp_qmp(dom, 'x-query-virtio')])
+        self.lv.virsh('detach-device', dom, nic_xml, '--live')
+        self.wait_for('NIC gone', lambda: HOTPLUG_MAC not in self.lv.virsh(
+            'domiflist', dom).stdout, timeout=60)
+        self.assertNotIn('/machine/peripheral/net2', [
+            d['qom-path'] for d in self.hmp_qmp(dom, 'x-query-virtio')])
+        print('libvirt NIC hot-plug: attach-device and detach-device ok')
         self.lv.virsh('destroy', dom)
 
         # The guest's write is in the image file; the read-only one is
