@@ -364,6 +364,17 @@ class MgmtProbeTest(unittest.TestCase):
                       [d['qom-path'] for d in mon.cmd('x-query-virtio')])
         r = mon.raw('netdev_add', type='socket', id='n2', fd='hostnet1-fd')
         self.assertIn('has not been found', r['error']['desc'])
+        # A named fd the backend cannot use is closed, not leaked: the
+        # peer of a socketpair sees its other end go.
+        c, d = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.addCleanup(c.close)
+        mon.raw_fds([d.fileno()], 'getfd', fdname='not-a-tap')
+        d.close()
+        c.send(b'still open in Conduit')
+        r = mon.raw('netdev_add', type='tap', id='t0', fd='not-a-tap')
+        self.assertIn('not a tap device', r['error']['desc'])
+        with self.assertRaises(OSError):
+            c.send(b'closed now')
         mon.cmd('quit')
 
     def test_fdset_file_chardev_writes(self):
