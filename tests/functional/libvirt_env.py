@@ -8,8 +8,9 @@ directory of the test's temporary tree (and /run a tmpfs), so nothing is
 written outside it; its sockets live in the temporary tree too, and virsh
 connects with qemu:///system?socket=....  It has its own network
 namespace as well: the tap devices libvirt creates, and any bridge a test
-makes for them (netns_run()), never appear on the host.  stop() kills the daemon and
-every process it left (domains, probes); the namespace goes with them.
+makes for them (netns_run()), never appear on the host.  stop() kills the
+daemon and every process it left (domains, probes); the namespaces go with
+them.
 
 No systemd is needed.  The QEMU driver runs emulators as root without
 cgroups, security drivers or per-domain namespaces (none of which exist

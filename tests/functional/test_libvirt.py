@@ -210,15 +210,20 @@ L2_INIT = kvfio_image.INIT_PROLOGUE + r"""echo "L2-BOOTED"
 for m in @MODULES@; do
     insmod /lib/modules/$m || echo "L2-ERROR insmod $m"
 done
-for i in $(seq 60); do [ -b /dev/vda ] && [ -b /dev/vdb ] && break; sleep 1; done
+for i in $(seq 60); do
+    [ -b /dev/vda ] && [ -b /dev/vdb ] && break
+    sleep 1
+done
 echo "L2-VDA-IN $(dd if=/dev/vda bs=16 count=1 2>/dev/null)"
 echo "L2-VDA-SERIAL $(cat /sys/block/vda/serial)"
 printf '@OUT@' > /tmp/out
-dd if=/tmp/out of=/dev/vda bs=512 seek=@SECTOR@ conv=sync,fsync 2>/dev/null || \
-    echo "L2-ERROR write /dev/vda"
+dd if=/tmp/out of=/dev/vda bs=512 seek=@SECTOR@ conv=sync,fsync \
+    2>/dev/null || echo "L2-ERROR write /dev/vda"
 blockdev --flushbufs /dev/vda
 echo 3 > /proc/sys/vm/drop_caches
-echo "L2-VDA-OUT $(dd if=/dev/vda bs=512 skip=@SECTOR@ count=1 2>/dev/null | head -c @OUTLEN@)"
+dd if=/dev/vda bs=512 skip=@SECTOR@ count=1 2>/dev/null | \
+    head -c @OUTLEN@ > /tmp/back
+echo "L2-VDA-OUT $(cat /tmp/back)"
 echo "L2-VDB-IN $(dd if=/dev/vdb bs=16 count=1 2>/dev/null)"
 echo "L2-VDB-RO $(cat /sys/block/vdb/ro)"
 echo "L2-VDA-CACHE $(cat /sys/block/vda/queue/write_cache)"
@@ -229,7 +234,8 @@ ip link set lo up
 @NICS@nvme=none
 for i in $(seq 30); do
     [ -d /sys/bus/pci/drivers/nvme ] || break
-    [ -b /dev/nvme0n1 ] && nvme=$(dd if=/dev/nvme0n1 bs=16 count=1 2>/dev/null) && break
+    [ -b /dev/nvme0n1 ] &&
+        nvme=$(dd if=/dev/nvme0n1 bs=16 count=1 2>/dev/null) && break
     sleep 1
 done
 echo "L2-NVME $nvme"

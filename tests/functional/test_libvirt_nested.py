@@ -81,7 +81,8 @@ mount -t tmpfs shm /host/dev/shm
 # Disk images on ext4 (tmpfs has no O_DIRECT): cache='none' works there.
 imgdir=
 dd if=/dev/zero of=/host/tmp/images.ext4 bs=1M count=40 2>/dev/null
-if chroot /host /sbin/mkfs.ext4 -q -F /tmp/images.ext4 && mkdir /host/tmp/images &&
+if chroot /host /sbin/mkfs.ext4 -q -F /tmp/images.ext4 &&
+   mkdir /host/tmp/images &&
    mount -o loop /host/tmp/images.ext4 /host/tmp/images; then
     imgdir=/tmp/images
 else
@@ -90,7 +91,8 @@ else
 fi
 echo "LVN-CHROOT"
 chroot /host /usr/bin/env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-    LIBVIRT_HOSTDEV_BDF=$bdf LIBVIRT_IMAGE_DIR=$imgdir CONDUIT_BINARY=@CONDUIT@ \
+    LIBVIRT_HOSTDEV_BDF=$bdf LIBVIRT_IMAGE_DIR=$imgdir \
+    CONDUIT_BINARY=@CONDUIT@ \
     CONDUIT_PPC64_BINARY=@PPC64@ VFIO_USER_NVME=@NVME@ GUEST_DIR=@GUEST@ \
     /usr/bin/python3 @TEST@ @ONLY@ 2>&1
 echo "LVN-RESULT $?"
