@@ -69,6 +69,10 @@ HOSTDEV_BDF = os.environ.get('LIBVIRT_HOSTDEV_BDF', '')
 # before Linux 6.6), so that cache='none' can be tested; test_libvirt_nested
 # mounts an ext4 there.
 IMAGE_DIR = os.environ.get('LIBVIRT_IMAGE_DIR', '')
+# The Linux guest's initramfs, made beforehand by test_libvirt_nested on
+# the host (l2_initrd_cached()): in the TCG guest, finding the modules
+# over 9p costs a minute.
+L2_INITRD = os.environ.get('LIBVIRT_L2_INITRD', '')
 # Guards against a hang only; nothing asserts on time.
 WAIT = int(os.environ.get('LIBVIRT_TEST_WAIT', '300'))
 # A Linux guest under nested KVM in a TCG guest boots in minutes.
@@ -154,6 +158,7 @@ VDA_IN = b'CONDUIT-VDA-IN-0'
 VDB_IN = b'CONDUIT-VDB-RO-0'
 VDA_OUT = b'CONDUIT-VDA-OUT-'
 VDA_OUT_SECTOR = 8
+TOKEN_LEN = 8
 
 DISK_XML = """
 <disk type='file' device='disk'>
@@ -205,8 +210,10 @@ dd if=/dev/vda bs=65536 skip=@TXSKIP@ count=@TXBLOCKS@ 2>/dev/null | \
 echo "L2-NC-@NAME@ $?"
 """
 
-# L2's /init: every result on a line of its own, "L2-NAME value".
+# L2's /init: every result on a line of its own, "L2-NAME value".  What
+# it writes to vda carries the run's token, from the kernel command line.
 L2_INIT = kvfio_image.INIT_PROLOGUE + r"""echo "L2-BOOTED"
+token=$(sed -n 's/.*lvn_token=\([0-9a-f]*\).*/\1/p' /proc/cmdline)
 for m in @MODULES@; do
     insmod /lib/modules/$m || echo "L2-ERROR insmod $m"
 done
@@ -216,7 +223,7 @@ for i in $(seq 60); do
 done
 echo "L2-VDA-IN $(dd if=/dev/vda bs=16 count=1 2>/dev/null)"
 echo "L2-VDA-SERIAL $(cat /sys/block/vda/serial)"
-printf '@OUT@' > /tmp/out
+printf '@OUT@%s' $token > /tmp/out
 dd if=/tmp/out of=/dev/vda bs=512 seek=@SECTOR@ conv=sync,fsync \
     2>/dev/null || echo "L2-ERROR write /dev/vda"
 blockdev --flushbufs /dev/vda
@@ -266,6 +273,20 @@ print('RX', len(data), hashlib.md5(data).hexdigest(), flush=True)
 """
 
 
+def l2_initrd_cached(cache_dir, mods_dir):
+    """The path of l2_initrd() for @mods_dir in @cache_dir, made if
+    missing; its name carries a hash of what goes in."""
+    modules = kvfio_image.module_load_order(mods_dir, L2_MODULES)
+    key = hashlib.sha1((L2_INIT + L2_NIC + repr(NICS) + repr(modules))
+                       .encode()).hexdigest()[:12]
+    path = os.path.join(cache_dir, 'libvirt-l2-%s.cpio.gz' % key)
+    if not os.path.exists(path):
+        with open(path + '.tmp', 'wb') as f:
+            f.write(l2_initrd(modules))
+        os.replace(path + '.tmp', path)
+    return path
+
+
 def o_direct_works(path):
     try:
         os.close(os.open(path, os.O_RDONLY | os.O_DIRECT))
@@ -274,7 +295,7 @@ def o_direct_works(path):
         return False
 
 
-def l2_initrd(modules, token):
+def l2_initrd(modules):
     """A gzip'd initramfs for the Linux guest: busybox, @modules, /init."""
     c = kvfio_image.Cpio()
     c.add_file('bin/busybox', '/bin/busybox', 0o755)
@@ -286,8 +307,8 @@ def l2_initrd(modules, token):
         for name, _, net, mac, port, _ in NICS))
     for key, value in (
             ('@MODULES@', ' '.join(os.path.basename(k) for k in modules)),
-            ('@OUT@', (VDA_OUT.decode() + token)),
-            ('@OUTLEN@', str(len(VDA_OUT) + len(token))),
+            ('@OUT@', VDA_OUT.decode()),
+            ('@OUTLEN@', str(len(VDA_OUT) + TOKEN_LEN)),
             ('@SECTOR@', str(VDA_OUT_SECTOR)),
             ('@TXSKIP@', str(TX_OFFSET // 65536)),
             ('@TXBLOCKS@', str(TX_BYTES // 65536)),
@@ -666,11 +687,16 @@ class LibvirtTest(unittest.TestCase):
         if not shutil.which('ip'):
             self.skipTest('ip (iproute2) is not installed')
         try:
-            _, bzimage, mods = kvfio_image.find_kernel()
-            l2_mods = kvfio_image.module_load_order(mods, L2_MODULES)
+            ver, bzimage, mods = kvfio_image.find_kernel()
+            initrd = L2_INITRD
+            if not initrd or not os.path.exists(initrd):
+                initrd = self.lv.path('l2.cpio')
+                with open(initrd, 'wb') as f:
+                    f.write(l2_initrd(kvfio_image.module_load_order(
+                        mods, L2_MODULES)))
         except kvfio_image.Unavailable as e:
             self.skipTest(str(e))
-        token = os.urandom(4).hex()
+        token = os.urandom(TOKEN_LEN // 2).hex()
         image_dir = IMAGE_DIR or self.lv.tmp
         disk = os.path.join(image_dir, 'vda.img')
         tx = os.urandom(TX_BYTES)
@@ -687,9 +713,6 @@ class LibvirtTest(unittest.TestCase):
         self.addCleanup(os.unlink, ro_disk)
         # cache='none' (O_DIRECT) where the file system can do it.
         direct = o_direct_works(disk)
-        initrd = self.lv.path('l2.cpio')
-        with open(initrd, 'wb') as f:
-            f.write(l2_initrd(l2_mods, token))
 
         # The bridges live in libvirtd's network namespace only; on each
         # a TCP listener L2 sends its disk's bytes to.
@@ -718,7 +741,8 @@ class LibvirtTest(unittest.TestCase):
         dom = self.define(domain_xml(
             'conduit-linux', bzimage, initrd=initrd, memory=384,
             append='console=ttyS0 acpi=off panic=-1 loglevel=4 noxsave '
-                   'nosoftlockup', serial='file', serial_path=log,
+                   'nosoftlockup lvn_token=' + token, serial='file',
+            serial_path=log,
             devices=devices))
         self.addCleanup(self.show_domain_logs, dom, log)
         started = time.monotonic()

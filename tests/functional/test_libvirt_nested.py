@@ -30,6 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import guestboot  # noqa: E402
 import kvfio_image  # noqa: E402
 import libvirt_env  # noqa: E402
+import test_libvirt  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONDUIT = os.environ.get('CONDUIT_BINARY', '')
@@ -92,6 +93,7 @@ fi
 echo "LVN-CHROOT"
 chroot /host /usr/bin/env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin \
     LIBVIRT_HOSTDEV_BDF=$bdf LIBVIRT_IMAGE_DIR=$imgdir \
+    LIBVIRT_L2_INITRD=@L2INITRD@ \
     CONDUIT_BINARY=@CONDUIT@ \
     CONDUIT_PPC64_BINARY=@PPC64@ VFIO_USER_NVME=@NVME@ GUEST_DIR=@GUEST@ \
     /usr/bin/python3 @TEST@ @ONLY@ 2>&1
@@ -132,6 +134,8 @@ class LibvirtNestedTest(unittest.TestCase):
                                 kvfio_image.KVM_MODULES))
             cls.extra = [m for m in kvfio_image.module_load_order(
                 mods, EXTRA_MODULES) if os.path.basename(m) not in base_mods]
+            # Made here, read inside over 9p (the cache is on the host).
+            cls.l2_initrd = test_libvirt.l2_initrd_cached(cache, mods)
         except kvfio_image.Unavailable as e:
             raise unittest.SkipTest(str(e))
         cls.kernel = bzimage
@@ -158,6 +162,7 @@ class LibvirtNestedTest(unittest.TestCase):
                            ('@PPC64@', os.path.abspath(CONDUIT_PPC64)),
                            ('@NVME@', os.path.abspath(VFIO_USER_NVME)),
                            ('@GUEST@', os.path.abspath(GUEST_DIR)),
+                           ('@L2INITRD@', self.l2_initrd),
                            ('@TEST@', os.path.join(HERE, 'test_libvirt.py')),
                            ('@ONLY@', ' '.join('LibvirtTest.' + c
                                                for c in ONLY))):
