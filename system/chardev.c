@@ -140,7 +140,7 @@ static void chr_set_listening(Chardev *chr, bool on)
     }
 }
 
-/* Drops the peer; a listening socket waits for the next one. */
+/* Closes the received fds the front-end did not take. */
 static void chr_drop_msgfds(Chardev *chr)
 {
     for (guint i = 0; chr->msgfds && i < chr->msgfds->len; i++) {
@@ -151,6 +151,7 @@ static void chr_drop_msgfds(Chardev *chr)
     }
 }
 
+/* Drops the peer; a listening socket waits for the next one. */
 static void chr_disconnect(Chardev *chr)
 {
     bool was_open = chr->opened_sent;
