@@ -26,6 +26,7 @@ struct BlockNode {
     unsigned alignment;
     uint64_t size;
     DeviceState *dev;
+    Object *user;           /* query-block's "qdev" (dev or a child) */
     BlockNode *parent;      /* the raw node using this file node */
     GMutex stats_lock;
     BlockStats stats;
@@ -489,7 +490,8 @@ bool blockdev_del(const char *name, Error **errp)
     return true;
 }
 
-bool block_attach(BlockNode *bs, DeviceState *dev, Error **errp)
+bool block_attach(BlockNode *bs, DeviceState *dev, Object *user,
+                  Error **errp)
 {
     if (bs->dev || bs->parent) {
         error_setg(errp, "node '%s' is already in use by %s",
@@ -499,12 +501,14 @@ bool block_attach(BlockNode *bs, DeviceState *dev, Error **errp)
         return false;
     }
     bs->dev = dev;
+    bs->user = user ? user : OBJECT(dev);
     return true;
 }
 
 void block_detach(BlockNode *bs)
 {
     bs->dev = NULL;
+    bs->user = NULL;
 }
 
 static BlockNode *block_leaf(const BlockNode *bs)
@@ -591,6 +595,7 @@ void block_node_info(BlockNode *bs, BlockNodeInfo *info)
     info->file_child = bs->file ? bs->file->node_name : NULL;
     info->drive_id = bs->drive_id;
     info->dev = bs->dev;
+    info->user = bs->user;
     info->size = bs->size;
     info->read_only = bs->read_only;
     info->direct = block_is_direct(bs);

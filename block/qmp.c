@@ -77,7 +77,7 @@ static void qmp_query_block_one(BlockNode *bs, void *opaque)
     json_object_set_string_member(o, "device",
                                   info.drive_id ? info.drive_id : "");
     if (info.dev) {
-        g_autofree char *path = object_get_canonical_path(OBJECT(info.dev));
+        g_autofree char *path = object_get_canonical_path(info.user);
 
         json_object_set_string_member(o, "qdev", path ? path : "");
     }
@@ -113,7 +113,7 @@ static void qmp_query_blockstats_one(BlockNode *bs, void *opaque)
                                   info.drive_id ? info.drive_id : "");
     json_object_set_string_member(o, "node-name", info.node_name);
     if (info.dev) {
-        g_autofree char *path = object_get_canonical_path(OBJECT(info.dev));
+        g_autofree char *path = object_get_canonical_path(info.user);
 
         json_object_set_string_member(o, "qdev", path ? path : "");
     }

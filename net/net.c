@@ -29,17 +29,15 @@ NetBackend *netdev_find(const char *id)
     return NULL;
 }
 
-static bool net_parse_fd(const char *str, int *fd, Error **errp)
+/* A number, or a name given with QMP getfd (libvirt's NIC hot-plug). */
+static bool net_parse_fd(const char *key, const char *str, int *fd,
+                         Error **errp)
 {
-    uint64_t v;
-
-    if (!qemu_strtou64(str, &v, NULL) || v > INT_MAX ||
-        fcntl((int)v, F_GETFD) < 0) {
-        error_setg(errp, "Parameter 'fd' expects an open file descriptor, "
-                   "got '%s'", str);
+    *fd = monitor_fd_param(str, errp);
+    if (*fd < 0) {
+        error_prepend(errp, "Parameter '%s' ", key);
         return false;
     }
-    *fd = v;
     return true;
 }
 
@@ -151,12 +149,96 @@ static bool netdev_parse_key(void *opaque, const char *key, const char *value,
     return true;
 }
 
+/*
+ * A getfd name (not a number): the fd is ours once taken, so it is
+ * closed if the backend cannot use it.  A number stays the caller's.
+ */
+static bool net_fd_is_named(const char *str)
+{
+    return str && !g_ascii_isdigit(str[0]);
+}
+
+/*
+ * Opens or adopts the backend's fds; on failure the caller closes those
+ * stored in @nb that are ours.
+ */
+static bool netdev_open(NetBackend *nb, const NetdevParse *p, Error **errp)
+{
+    int fd;
+
+    if (!strcmp(p->type, "tap")) {
+        nb->is_tap = true;
+        if (p->fd && p->ifname) {
+            error_setg(errp, "ifname= and fd= exclude each other");
+            return false;
+        }
+        if (p->fd) {
+            if (!net_parse_fd("fd", p->fd, &fd, errp)) {
+                return false;
+            }
+            if (!net_tap_adopt(nb, fd, errp)) {
+                if (net_fd_is_named(p->fd)) {
+                    close(fd);
+                }
+                return false;
+            }
+        } else if (!net_tap_open(nb, p->ifname, errp)) {
+            return false;
+        }
+        if (p->vnet_hdr_set && p->vnet_hdr && !nb->vnet_hdr) {
+            error_setg(errp, "tap %s: vnet_hdr=on but the fd has no "
+                       "IFF_VNET_HDR", nb->ifname);
+            return false;
+        }
+        if (!net_tap_setup_hdr(nb, errp)) {
+            return false;
+        }
+        nb->vhost = p->vhost || p->vhost_force;
+        nb->vhost_force = p->vhost_force;
+        if (p->vhostfd) {
+            if (!nb->vhost) {
+                nb->vhost = true;
+            }
+            if (!net_parse_fd("vhostfd", p->vhostfd, &nb->vhostfd, errp)) {
+                return false;
+            }
+        }
+    } else if (!strcmp(p->type, "socket")) {
+        int type = 0;
+        socklen_t len = sizeof(type);
+
+        if (!p->fd) {
+            error_setg(errp, "netdev socket needs fd=");
+            error_append_hint(errp, "Pass a datagram socket (one frame per "
+                              "message).\n");
+            return false;
+        }
+        if (!net_parse_fd("fd", p->fd, &fd, errp)) {
+            return false;
+        }
+        nb->fd = fd;
+        if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0 ||
+            (type != SOCK_DGRAM && type != SOCK_SEQPACKET)) {
+            error_setg(errp, "fd=%d is not a datagram socket", fd);
+            return false;
+        }
+        if (p->vhost) {
+            error_setg(errp, "vhost needs a tap backend");
+            return false;
+        }
+    } else {
+        error_setg(errp, "Invalid netdev type '%s'", p->type);
+        error_append_hint(errp, "Supported: tap, socket.\n");
+        return false;
+    }
+    return true;
+}
+
 NetBackend *netdev_add(QemuOpts *opts, Error **errp)
 {
     NetdevParse p = { 0 };
     const char *id = qemu_opts_id(opts);
     g_autofree NetBackend *nb = g_new0(NetBackend, 1);
-    int fd;
 
     if (!qemu_opt_foreach(opts, netdev_parse_key, &p, errp)) {
         return NULL;
@@ -175,64 +257,15 @@ NetBackend *netdev_add(QemuOpts *opts, Error **errp)
     }
     nb->fd = -1;
     nb->vhostfd = -1;
-    if (!strcmp(p.type, "tap")) {
-        nb->is_tap = true;
-        if (p.fd && p.ifname) {
-            error_setg(errp, "ifname= and fd= exclude each other");
-            return NULL;
+    if (!netdev_open(nb, &p, errp)) {
+        /* A tap we opened (ifname=), or fds named with getfd. */
+        if (nb->fd >= 0 && (!p.fd || net_fd_is_named(p.fd))) {
+            close(nb->fd);
         }
-        if (p.fd) {
-            if (!net_parse_fd(p.fd, &fd, errp) ||
-                !net_tap_adopt(nb, fd, errp)) {
-                return NULL;
-            }
-        } else if (!net_tap_open(nb, p.ifname, errp)) {
-            return NULL;
+        if (nb->vhostfd >= 0 && net_fd_is_named(p.vhostfd)) {
+            close(nb->vhostfd);
         }
-        if (p.vnet_hdr_set && p.vnet_hdr && !nb->vnet_hdr) {
-            error_setg(errp, "tap %s: vnet_hdr=on but the fd has no "
-                       "IFF_VNET_HDR", nb->ifname);
-            return NULL;
-        }
-        if (!net_tap_setup_hdr(nb, errp)) {
-            return NULL;
-        }
-        nb->vhost = p.vhost || p.vhost_force;
-        nb->vhost_force = p.vhost_force;
-        if (p.vhostfd) {
-            if (!nb->vhost) {
-                nb->vhost = true;
-            }
-            if (!net_parse_fd(p.vhostfd, &nb->vhostfd, errp)) {
-                return NULL;
-            }
-        }
-    } else if (!strcmp(p.type, "socket")) {
-        int type = 0;
-        socklen_t len = sizeof(type);
-
-        if (!p.fd) {
-            error_setg(errp, "netdev socket needs fd=");
-            error_append_hint(errp, "Pass a datagram socket (one frame per "
-                              "message).\n");
-            return NULL;
-        }
-        if (!net_parse_fd(p.fd, &fd, errp)) {
-            return NULL;
-        }
-        if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0 ||
-            (type != SOCK_DGRAM && type != SOCK_SEQPACKET)) {
-            error_setg(errp, "fd=%d is not a datagram socket", fd);
-            return NULL;
-        }
-        nb->fd = fd;
-        if (p.vhost) {
-            error_setg(errp, "vhost needs a tap backend");
-            return NULL;
-        }
-    } else {
-        error_setg(errp, "Invalid netdev type '%s'", p.type);
-        error_append_hint(errp, "Supported: tap, socket.\n");
+        g_free(nb->ifname);
         return NULL;
     }
     fcntl(nb->fd, F_SETFL, fcntl(nb->fd, F_GETFL) | O_NONBLOCK);

@@ -50,7 +50,11 @@ struct Chardev {
     char *filename;         /* for query-chardev */
     int pty_fd;             /* pty master, -1 otherwise */
     QEMUTimer *pty_timer;   /* polls for a process opening the slave */
+    GArray *msgfds;         /* SCM_RIGHTS fds of the last socket read */
 };
+
+/* At most this many fds ride along one read (more are closed). */
+#define CHR_MAX_MSGFDS 16
 
 /* What a spec or option list asks for. */
 typedef struct ChardevConfig {
@@ -136,6 +140,17 @@ static void chr_set_listening(Chardev *chr, bool on)
     }
 }
 
+/* Closes the received fds the front-end did not take. */
+static void chr_drop_msgfds(Chardev *chr)
+{
+    for (guint i = 0; chr->msgfds && i < chr->msgfds->len; i++) {
+        close(g_array_index(chr->msgfds, int, i));
+    }
+    if (chr->msgfds) {
+        g_array_set_size(chr->msgfds, 0);
+    }
+}
+
 /* Drops the peer; a listening socket waits for the next one. */
 static void chr_disconnect(Chardev *chr)
 {
@@ -147,6 +162,7 @@ static void chr_disconnect(Chardev *chr)
     trace_chardev_disconnect(chr->label);
     chr_remove_watches(chr);
     g_string_truncate(chr->outbuf, 0);
+    chr_drop_msgfds(chr);
     if (chr->kind == CHARDEV_KIND_SOCKET) {
         close(chr->in_fd);
     }
@@ -172,6 +188,49 @@ static void chr_disconnect_bh(void *opaque)
     chr_disconnect(opaque);
 }
 
+/*
+ * A socket read that keeps the fds sent along (for QMP getfd): they
+ * replace any the front-end did not take from the previous read.
+ */
+static ssize_t chr_recv(Chardev *chr, uint8_t *buf, size_t len)
+{
+    union {
+        char buf[CMSG_SPACE(CHR_MAX_MSGFDS * sizeof(int))];
+        struct cmsghdr align;
+    } control;
+    struct iovec iov = { .iov_base = buf, .iov_len = len };
+    struct msghdr msg = {
+        .msg_iov = &iov, .msg_iovlen = 1,
+        .msg_control = control.buf, .msg_controllen = sizeof(control.buf),
+    };
+    ssize_t n = recvmsg(chr->in_fd, &msg, MSG_CMSG_CLOEXEC);
+
+    if (n < 0) {
+        return n;
+    }
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c;
+         c = CMSG_NXTHDR(&msg, c)) {
+        size_t count;
+
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
+            c->cmsg_len < CMSG_LEN(0)) {
+            continue;
+        }
+        chr_drop_msgfds(chr);
+        if (!chr->msgfds) {
+            chr->msgfds = g_array_new(false, false, sizeof(int));
+        }
+        count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (size_t i = 0; i < count; i++) {
+            int fd;
+
+            memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(fd));
+            g_array_append_val(chr->msgfds, fd);
+        }
+    }
+    return n;
+}
+
 static void chr_read_ready(void *opaque)
 {
     Chardev *chr = opaque;
@@ -193,7 +252,11 @@ static void chr_read_ready(void *opaque)
             return;
         }
     }
-    n = read(chr->in_fd, buf, max);
+    if (chr->kind == CHARDEV_KIND_SOCKET) {
+        n = chr_recv(chr, buf, max);
+    } else {
+        n = read(chr->in_fd, buf, max);
+    }
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
         return;
     }
@@ -791,6 +854,10 @@ void qemu_chr_delete(Chardev *chr)
     }
     g_free(chr->filename);
     chr_remove_watches(chr);
+    chr_drop_msgfds(chr);
+    if (chr->msgfds) {
+        g_array_free(chr->msgfds, TRUE);
+    }
     g_string_free(chr->outbuf, TRUE);
     qemu_bh_delete(chr->open_bh);
     qemu_bh_delete(chr->disconnect_bh);
@@ -874,6 +941,19 @@ void qemu_chr_fe_set_handlers(CharBackend *be,
 bool qemu_chr_fe_backend_connected(CharBackend *be)
 {
     return be->chr && be->chr->connected;
+}
+
+int qemu_chr_fe_take_msgfd(CharBackend *be)
+{
+    Chardev *chr = be->chr;
+    int fd;
+
+    if (!chr || !chr->msgfds || !chr->msgfds->len) {
+        return -1;
+    }
+    fd = g_array_index(chr->msgfds, int, chr->msgfds->len - 1);
+    g_array_set_size(chr->msgfds, chr->msgfds->len - 1);
+    return fd;
 }
 
 void qemu_chr_fe_accept_input(CharBackend *be)

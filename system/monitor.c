@@ -488,6 +488,9 @@ static void monitor_reply_error(Monitor *mon, const char *desc)
     monitor_send_object(mon, reply);
 }
 
+/* The monitor whose command runs now (getfd takes its socket's fd). */
+static Monitor *monitor_cur;
+
 static void monitor_handle_message(Monitor *mon)
 {
     g_autoptr(JsonParser) parser = json_parser_new();
@@ -506,7 +509,9 @@ static void monitor_handle_message(Monitor *mon)
         monitor_reply_error(mon, "JSON parse error, empty input");
         return;
     }
+    monitor_cur = mon;
     reply = qmp_dispatch_node(mon, json_parser_get_root(parser));
+    monitor_cur = NULL;
     monitor_send_object(mon, reply);
 }
 
@@ -724,10 +729,93 @@ static void qmp_query_commands(JsonObject *args, JsonNode **ret,
     *ret = node;
 }
 
+/*
+ * Named file descriptors (getfd/closefd): a client sends an fd with the
+ * getfd command (SCM_RIGHTS on a socket monitor) and names it; netdev_add
+ * fd=NAME takes it (libvirt's NIC hot-plug).
+ */
+static GHashTable *monitor_fds;
+
+static void monitor_fds_init(void)
+{
+    if (!monitor_fds) {
+        monitor_fds = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+                                            NULL);
+    }
+}
+
+static void qmp_getfd(JsonObject *args, JsonNode **ret, Error **errp)
+{
+    const char *name = json_object_get_string_member(args, "fdname");
+    gpointer old;
+    int fd;
+
+    fd = monitor_cur ? qemu_chr_fe_take_msgfd(&monitor_cur->be) : -1;
+    if (fd < 0) {
+        error_setg(errp, "No file descriptor supplied via SCM_RIGHTS");
+        error_append_hint(errp, "getfd needs a socket monitor and the fd "
+                          "sent with the command.\n");
+        return;
+    }
+    if (!*name || g_ascii_isdigit(name[0])) {
+        close(fd);
+        error_setg(errp, "Parameter 'fdname' may not start with a digit "
+                   "or be empty");
+        return;
+    }
+    monitor_fds_init();
+    if (g_hash_table_lookup_extended(monitor_fds, name, NULL, &old)) {
+        close(GPOINTER_TO_INT(old));
+    }
+    g_hash_table_insert(monitor_fds, g_strdup(name), GINT_TO_POINTER(fd));
+}
+
+static void qmp_closefd(JsonObject *args, JsonNode **ret, Error **errp)
+{
+    const char *name = json_object_get_string_member(args, "fdname");
+    gpointer fd;
+
+    if (!monitor_fds ||
+        !g_hash_table_lookup_extended(monitor_fds, name, NULL, &fd)) {
+        error_setg(errp, "File descriptor named '%s' not found", name);
+        return;
+    }
+    close(GPOINTER_TO_INT(fd));
+    g_hash_table_remove(monitor_fds, name);
+}
+
+int monitor_fd_param(const char *str, Error **errp)
+{
+    gpointer fd;
+    uint64_t v;
+
+    if (g_ascii_isdigit(str[0])) {
+        if (!qemu_strtou64(str, &v, NULL) || v > INT_MAX ||
+            fcntl((int)v, F_GETFD) < 0) {
+            error_setg(errp, "expects an open file descriptor, got '%s'",
+                       str);
+            return -1;
+        }
+        return v;
+    }
+    if (!monitor_fds ||
+        !g_hash_table_lookup_extended(monitor_fds, str, NULL, &fd)) {
+        error_setg(errp, "File descriptor named '%s' has not been found",
+                   str);
+        error_append_hint(errp, "Pass it first with getfd (fdname=%s).\n",
+                          str);
+        return -1;
+    }
+    g_hash_table_remove(monitor_fds, str);
+    return GPOINTER_TO_INT(fd);
+}
+
 static void __attribute__((constructor)) monitor_register_commands(void)
 {
     qmp_register_command_args("qmp_capabilities", qmp_caps_dummy,
                               "*enable:a", QCO_ALLOW_PRECONFIG);
     qmp_register_command_args("query-commands", qmp_query_commands, "",
                               QCO_ALLOW_PRECONFIG);
+    qmp_register_command_args("getfd", qmp_getfd, "fdname:s", 0);
+    qmp_register_command_args("closefd", qmp_closefd, "fdname:s", 0);
 }

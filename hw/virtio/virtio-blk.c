@@ -42,6 +42,8 @@ typedef struct VirtIOBlkPCI {
     bool write_zeroes;
     uint32_t max_discard_sectors;
     uint32_t max_write_zeroes_sectors;
+    OnOffAuto write_cache;      /* off: each write is durable on completion */
+    int32_t bootindex;
 } VirtIOBlkPCI;
 
 /* Default segment limit: just under 2 GiB, as QEMU's. */
@@ -78,6 +80,12 @@ static void virtio_blk_rw_done(void *opaque, ssize_t ret)
     VirtIOBlkPCI *s = r->s;
     bool write = r->req.type == VIRTIO_BLK_T_OUT;
     bool ok = ret >= 0 && (size_t)ret == r->req.data_len;
+
+    /* write-cache=off: the guest sees no cache, so nothing may be lost. */
+    if (ok && write && s->write_cache == ON_OFF_AUTO_OFF) {
+        ret = block_flush(s->bs);
+        ok = ret >= 0;
+    }
 
     trace_virtio_blk_rw_done(virtio_pci_name(VIRTIO_PCI(s)), r->head,
                              r->req.sector, r->req.data_len, write, ret);
@@ -154,6 +162,11 @@ static int virtio_blk_segments(VirtIOBlkPCI *s, const VirtIOBlkRequest *req)
                          g_strerror(-ret));
             return ret;
         }
+    }
+    /* Without a write cache the zeroes are durable on completion too. */
+    if (req->type == VIRTIO_BLK_T_WRITE_ZEROES &&
+        s->write_cache == ON_OFF_AUTO_OFF) {
+        return block_flush(s->bs);
     }
     return 0;
 }
@@ -396,14 +409,17 @@ static bool virtio_blk_realize(VirtIOPCIProxy *proxy, Error **errp)
         s->discard = false;
         s->write_zeroes = false;
     }
-    if (!block_attach(s->bs, DEVICE(s), errp)) {
+    if (!block_attach(s->bs, DEVICE(s), virtio_pci_backend(proxy), errp)) {
         return false;
     }
     proxy->nvqs = 1;
     proxy->vqs[0].max_size = s->queue_size;
     proxy->host_features |= (1ull << VIRTIO_BLK_F_SEG_MAX) |
-                            (1ull << VIRTIO_BLK_F_BLK_SIZE) |
-                            (1ull << VIRTIO_BLK_F_FLUSH);
+                            (1ull << VIRTIO_BLK_F_BLK_SIZE);
+    /* A volatile write cache the guest must flush, unless write-cache=off. */
+    if (s->write_cache != ON_OFF_AUTO_OFF) {
+        proxy->host_features |= 1ull << VIRTIO_BLK_F_FLUSH;
+    }
     if (block_is_read_only(s->bs)) {
         proxy->host_features |= 1ull << VIRTIO_BLK_F_RO;
     }
@@ -450,6 +466,15 @@ static const Property virtio_blk_props[] = {
                        max_write_zeroes_sectors, VIRTIO_BLK_MAX_REQ_SECTORS,
                        .description = "largest WRITE_ZEROES segment, "
                                       "sectors"),
+    DEFINE_PROP_ON_OFF_AUTO("write-cache", VirtIOBlkPCI, write_cache,
+                            ON_OFF_AUTO_AUTO,
+                            .description = "on/auto: a write cache the "
+                                           "guest flushes (FLUSH offered); "
+                                           "off: every write is durable "
+                                           "when it completes"),
+    DEFINE_PROP_INT32("bootindex", VirtIOBlkPCI, bootindex, -1,
+                      .description = "boot order (accepted for "
+                                     "compatibility: no firmware)"),
     DEFINE_PROP_END_OF_LIST(),
 };
 

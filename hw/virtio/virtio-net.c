@@ -464,6 +464,9 @@ static const Property virtio_net_props[] = {
                        .description = "receive queue size (power of 2)"),
     DEFINE_PROP_UINT16("tx_queue_size", VirtIONetPCI, tx_queue_size, 256,
                        .description = "transmit queue size (power of 2)"),
+    DEFINE_PROP_INT32("bootindex", VirtIONetPCI, bootindex, -1,
+                      .description = "boot order (accepted for "
+                                     "compatibility: no firmware)"),
     DEFINE_PROP_END_OF_LIST(),
 };
 

@@ -40,6 +40,7 @@ typedef struct VirtIONetPCI {
     bool offloads;
     uint16_t rx_queue_size;
     uint16_t tx_queue_size;
+    int32_t bootindex;
 } VirtIONetPCI;
 
 /* vhost-net.c: open /dev/vhost-net (or the vhostfd), at realize. */

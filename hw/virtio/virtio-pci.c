@@ -806,6 +806,17 @@ static void virtio_pci_config_write(PCIDevice *dev, uint32_t addr,
     }
 }
 
+/*
+ * QEMU's object tree has the virtio device itself below the proxy, as the
+ * child "virtio-backend", and that is what uses the block node: libvirt
+ * names a virtio disk by its path (query-block's "qdev").  Here the child
+ * is a plain node of the tree, made at the first call.
+ */
+Object *virtio_pci_backend(VirtIOPCIProxy *proxy)
+{
+    return container_get(OBJECT(proxy), "virtio-backend");
+}
+
 static bool virtio_pci_realize(PCIDevice *dev, Error **errp)
 {
     VirtIOPCIProxy *proxy = VIRTIO_PCI(dev);

@@ -167,4 +167,7 @@ EventNotifier *virtio_pci_queue_guest_notifier(VirtIOPCIProxy *proxy,
 GuestMemMap *virtio_pci_get_mem(VirtIOPCIProxy *proxy);
 const char *virtio_pci_name(VirtIOPCIProxy *proxy);
 
+/* The proxy's "virtio-backend" child, as in QEMU's object tree. */
+Object *virtio_pci_backend(VirtIOPCIProxy *proxy);
+
 #endif

@@ -42,8 +42,13 @@ bool blockdev_del(const char *name, Error **errp);
 
 /* A node by node-name, or the top node of a -drive by its id. */
 BlockNode *block_find(const char *name);
-/* Claims the node for a device (one user per node). */
-bool block_attach(BlockNode *bs, DeviceState *dev, Error **errp);
+/*
+ * Claims the node for a device (one user per node).  @user is the object
+ * query-block names as its "qdev": @dev, or the part of it that does the
+ * I/O (a virtio proxy's "virtio-backend" child, as in QEMU).
+ */
+bool block_attach(BlockNode *bs, DeviceState *dev, Object *user,
+                  Error **errp);
 void block_detach(BlockNode *bs);
 
 const char *block_node_name(const BlockNode *bs);
@@ -70,6 +75,7 @@ typedef struct BlockNodeInfo {
     const char *file_child;     /* node-name of the child, or NULL */
     const char *drive_id;       /* -drive id of a top node, or NULL */
     DeviceState *dev;           /* attached device, or NULL */
+    Object *user;               /* its query-block "qdev" object */
     uint64_t size;
     bool read_only;
     bool direct;

@@ -92,5 +92,11 @@ int qemu_chr_fe_write_all(CharBackend *be, const uint8_t *buf, int len);
 bool qemu_chr_fe_backend_connected(CharBackend *be);
 /* The front-end can take input again (after can_read returned 0). */
 void qemu_chr_fe_accept_input(CharBackend *be);
+/*
+ * A file descriptor the socket peer sent (SCM_RIGHTS) with the data the
+ * front-end is reading now, or -1; the caller owns it.  Fds nobody takes
+ * are closed at the next read that brings fds, and at disconnect.
+ */
+int qemu_chr_fe_take_msgfd(CharBackend *be);
 
 #endif

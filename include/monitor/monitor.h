@@ -56,6 +56,13 @@ typedef void (*QmpCommandInfoFunc)(const char *name, const QmpArgInfo *args,
 /* Calls @fn for each registered command, sorted by name. */
 void qmp_foreach_command(QmpCommandInfoFunc fn, void *opaque);
 
+/*
+ * An fd argument (netdev_add fd=, vhostfd=): a number naming an fd
+ * Conduit has, or the name given to one with getfd (which is then the
+ * caller's).  -1 with errp set otherwise.
+ */
+int monitor_fd_param(const char *str, Error **errp);
+
 /* Starts a QMP monitor on @chr (greeting sent on each client connect). */
 bool monitor_init_qmp(Chardev *chr, Error **errp);
 /* "-mon chardev=ID[,mode=control][,pretty=on]" */

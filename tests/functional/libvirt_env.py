@@ -6,8 +6,11 @@ Debian's libvirtd runs privileged as root with state under /run/libvirt,
 The daemon is started in its own mount namespace where each of those is a
 directory of the test's temporary tree (and /run a tmpfs), so nothing is
 written outside it; its sockets live in the temporary tree too, and virsh
-connects with qemu:///system?socket=....  stop() kills the daemon and
-every process it left (domains, probes); the namespace goes with them.
+connects with qemu:///system?socket=....  It has its own network
+namespace as well: the tap devices libvirt creates, and any bridge a test
+makes for them (netns_run()), never appear on the host.  stop() kills the
+daemon and every process it left (domains, probes); the namespaces go with
+them.
 
 No systemd is needed.  The QEMU driver runs emulators as root without
 cgroups, security drivers or per-domain namespaces (none of which exist
@@ -23,6 +26,7 @@ import time
 
 LIBVIRTD = '/usr/sbin/libvirtd'
 VIRSH = shutil.which('virsh') or '/usr/bin/virsh'
+NSENTER = shutil.which('nsenter') or '/usr/bin/nsenter'
 # Bind-mounted over these inside the daemon's mount namespace.
 STATE_DIRS = {
     'lib': '/var/lib/libvirt',
@@ -58,8 +62,9 @@ def unavailable_reason():
                        stdout=subprocess.DEVNULL)
     except (OSError, subprocess.CalledProcessError):
         return 'no libvirt-qemu user (install libvirt-daemon-system)'
-    if not shutil.which('unshare'):
-        return 'unshare(1) missing'
+    for tool in ('unshare', 'nsenter'):
+        if not shutil.which(tool):
+            return '%s(1) missing (util-linux)' % tool
     return None
 
 
@@ -104,7 +109,8 @@ class Libvirtd:
         # start-up) every qemu-system-* installed: only our emulator.
         env = dict(os.environ, PATH='/usr/sbin:/sbin')
         self.proc = subprocess.Popen(
-            ['/usr/bin/unshare', '--mount', '--', '/bin/sh', '-c', script],
+            ['/usr/bin/unshare', '--mount', '--net', '--', '/bin/sh', '-c',
+             script],
             stdout=self.daemon_log, stderr=subprocess.STDOUT,
             start_new_session=True, env=env)
         deadline = time.monotonic() + self.timeout
@@ -119,6 +125,21 @@ class Libvirtd:
                     return self
             time.sleep(0.2)
         raise RuntimeError('libvirtd did not come up: %s' % self.log_tail())
+
+    def netns_argv(self, argv):
+        """@argv run in the daemon's network namespace (where its taps
+        are), keeping the caller's mount namespace."""
+        return [NSENTER, '--net=/proc/%d/ns/net' % self.proc.pid] + \
+            list(argv)
+
+    def netns_run(self, *argv, check=True):
+        r = subprocess.run(self.netns_argv(argv), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, universal_newlines=True,
+                           timeout=self.timeout)
+        if check and r.returncode:
+            raise AssertionError('%s failed (%d): %s%s' % (
+                ' '.join(argv), r.returncode, r.stdout, r.stderr))
+        return r
 
     def log_tail(self, n=4000):
         out = ''

@@ -21,15 +21,33 @@ pointed at conduit-system-x86_64 / -ppc64 as <emulator>.  Cases:
   set by test_libvirt_nested.py inside its TCG guest): managed='yes'
   binds it to vfio-pci, the nvme guest does I/O, x-query-vfio shows BAR0
   mapped whole, detach-device/attach-device --live, nodedev-reattach.
+- disk + bridge (needs /dev/kvm, Debian's kernel, busybox-static,
+  iproute2): a domain with two <disk type='file'> (raw, virtio; one
+  cache='none', one <readonly/>), an <interface type='bridge'> on a
+  bridge the test makes in libvirtd's network namespace, and the
+  <hostdev> where LIBVIRT_HOSTDEV_BDF is set.  libvirt writes JSON
+  -blockdev file+raw node pairs, -netdev tap with its own tap fd (and
+  vhostfd where /dev/vhost-net exists) and -device virtio-blk-pci /
+  virtio-net-pci.  Linux boots as the guest (Debian's bzImage, an
+  initramfs with virtio_blk, virtio_net, nvme): it reads the patterns
+  the test put in both images, writes one (checked in the image file
+  afterwards), is refused writing the read-only one, pings the bridge
+  and sends 1 MiB read from its disk over TCP to a listener on the
+  bridge (checksum compared), and reads the passed-through NVMe.
+  query-block, x-query-virtio (with vhost: no kick reached Conduit),
+  domblklist, domiflist, domblkstat and domifstat see the devices.
 
 Environment: CONDUIT_BINARY, CONDUIT_PPC64_BINARY, VFIO_USER_NVME,
 GUEST_DIR, LIBVIRT_HOSTDEV_BDF.  Exits 77 when libvirt is not installed.
 """
+import gzip
+import hashlib
 import json
 import os
 import pty
 import re
 import select
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -40,18 +58,30 @@ import xml.etree.ElementTree as ET
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import guestboot  # noqa: E402
+import kvfio_image  # noqa: E402
 import libvirt_env  # noqa: E402
 
 CONDUIT = os.environ.get('CONDUIT_BINARY', '')
 CONDUIT_PPC64 = os.environ.get('CONDUIT_PPC64_BINARY', '')
 VFIO_USER_NVME = os.environ.get('VFIO_USER_NVME', '')
 HOSTDEV_BDF = os.environ.get('LIBVIRT_HOSTDEV_BDF', '')
+# Where the disk images go: a file system with O_DIRECT (tmpfs has none
+# before Linux 6.6), so that cache='none' can be tested; test_libvirt_nested
+# mounts an ext4 there.
+IMAGE_DIR = os.environ.get('LIBVIRT_IMAGE_DIR', '')
+# The Linux guest's initramfs, made beforehand by test_libvirt_nested on
+# the host (l2_initrd_cached()): in the TCG guest, finding the modules
+# over 9p costs a minute.
+L2_INITRD = os.environ.get('LIBVIRT_L2_INITRD', '')
 # Guards against a hang only; nothing asserts on time.
 WAIT = int(os.environ.get('LIBVIRT_TEST_WAIT', '300'))
+# A Linux guest under nested KVM in a TCG guest boots in minutes.
+LINUX_WAIT = int(os.environ.get('LIBVIRT_LINUX_WAIT', '600'))
 
 
 def domain_xml(name, kernel, append='', vcpus=1, serial='pty',
-               serial_path=None, devices='', qemu_args=()):
+               serial_path=None, devices='', qemu_args=(), initrd=None,
+               memory=128):
     if serial == 'file':
         chardev = ("<serial type='file'><source path='%s'/>"
                    "<target port='0'/></serial>" % serial_path)
@@ -66,11 +96,12 @@ def domain_xml(name, kernel, append='', vcpus=1, serial='pty',
     return '''<domain type='kvm'
         xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'>
   <name>%(name)s</name>
-  <memory unit='MiB'>128</memory>
+  <memory unit='MiB'>%(memory)d</memory>
   <vcpu placement='static'>%(vcpus)d</vcpu>
   <os>
     <type arch='x86_64' machine='pc'>hvm</type>
     <kernel>%(kernel)s</kernel>
+    %(initrd)s
     <cmdline>%(append)s</cmdline>
   </os>
   <features><acpi/></features>
@@ -89,7 +120,8 @@ def domain_xml(name, kernel, append='', vcpus=1, serial='pty',
 </domain>
 ''' % dict(name=name, kernel=kernel, append=append, vcpus=vcpus,
            emulator=CONDUIT, chardev=chardev, devices=devices,
-           cmdline=cmdline)
+           cmdline=cmdline, memory=memory,
+           initrd='<initrd>%s</initrd>' % initrd if initrd else '')
 
 
 def hostdev_xml(bdf):
@@ -105,6 +137,185 @@ def vfio_available():
     groups = '/sys/kernel/iommu_groups'
     return os.path.exists('/dev/vfio/vfio') and os.path.isdir(groups) and \
         bool(os.listdir(groups))
+
+
+# ---- the Linux guest of test_disk_bridge_hostdev ----
+
+L2_MODULES = ['virtio_pci', 'virtio_blk', 'virtio_net', 'nvme']
+# Two NICs, each on a bridge of its own: vhost-net where the host has
+# /dev/vhost-net (libvirt's default), and <driver name='qemu'/>: vhost off,
+# Conduit's worker moves the frames.
+NICS = [
+    # name, bridge, subnet, MAC, TCP port, <driver>
+    ('vhost', 'lvnbr0', '10.0.3', '52:54:00:4c:56:4e', 5000, ''),
+    ('user', 'lvnbr1', '10.0.4', '52:54:00:4c:56:4f', 5001,
+     "<driver name='qemu'/>"),
+]
+DISK_BYTES = 8 << 20
+TX_OFFSET = 1 << 20
+TX_BYTES = 1 << 20
+VDA_IN = b'CONDUIT-VDA-IN-0'
+VDB_IN = b'CONDUIT-VDB-RO-0'
+VDA_OUT = b'CONDUIT-VDA-OUT-'
+VDA_OUT_SECTOR = 8
+TOKEN_LEN = 8
+
+DISK_XML = """
+<disk type='file' device='disk'>
+  <driver name='qemu' type='raw' cache='%(cache)s'/>
+  <source file='%(path)s'/>
+  <target dev='vda' bus='virtio'/>
+  <serial>CNDT-VDA</serial>
+</disk>
+<disk type='file' device='disk'>
+  <driver name='qemu' type='raw' cache='writethrough'/>
+  <source file='%(ro_path)s'/>
+  <target dev='vdb' bus='virtio'/>
+  <readonly/>
+</disk>
+"""
+
+HOTPLUG_MAC = '52:54:00:4c:56:50'
+HOTPLUG_DISK_XML = """
+<disk type='file' device='disk'>
+  <driver name='qemu' type='raw'/>
+  <source file='%(path)s'/>
+  <target dev='vdc' bus='virtio'/>
+</disk>
+"""
+
+IFACE_XML = """
+<interface type='bridge'>
+  <source bridge='%(bridge)s'/>
+  <mac address='%(mac)s'/>
+  <model type='virtio'/>
+  %(driver)s
+</interface>
+"""
+
+# Per NIC: find it by its MAC, address it, ping the bridge and send the
+# disk's bytes to the listener there.
+L2_NIC = r"""dev=
+for d in /sys/class/net/*; do
+    [ "$(cat $d/address)" = @MAC@ ] && dev=${d##*/}
+done
+[ -n "$dev" ] || echo "L2-ERROR no NIC with MAC @MAC@"
+ip link set $dev up
+ip addr add @NET@.2/24 dev $dev
+echo "L2-MAC-@NAME@ $(cat /sys/class/net/$dev/address)"
+if ping -c 3 -W 10 @NET@.1 >/dev/null 2>&1; then echo "L2-PING-@NAME@ ok"
+else echo "L2-PING-@NAME@ failed"; fi
+dd if=/dev/vda bs=65536 skip=@TXSKIP@ count=@TXBLOCKS@ 2>/dev/null | \
+    timeout 300 nc @NET@.1 @PORT@
+echo "L2-NC-@NAME@ $?"
+"""
+
+# L2's /init: every result on a line of its own, "L2-NAME value".  What
+# it writes to vda carries the run's token, from the kernel command line.
+L2_INIT = kvfio_image.INIT_PROLOGUE + r"""echo "L2-BOOTED"
+token=$(sed -n 's/.*lvn_token=\([0-9a-f]*\).*/\1/p' /proc/cmdline)
+for m in @MODULES@; do
+    insmod /lib/modules/$m || echo "L2-ERROR insmod $m"
+done
+for i in $(seq 60); do
+    [ -b /dev/vda ] && [ -b /dev/vdb ] && break
+    sleep 1
+done
+echo "L2-VDA-IN $(dd if=/dev/vda bs=16 count=1 2>/dev/null)"
+echo "L2-VDA-SERIAL $(cat /sys/block/vda/serial)"
+printf '@OUT@%s' $token > /tmp/out
+dd if=/tmp/out of=/dev/vda bs=512 seek=@SECTOR@ conv=sync,fsync \
+    2>/dev/null || echo "L2-ERROR write /dev/vda"
+blockdev --flushbufs /dev/vda
+echo 3 > /proc/sys/vm/drop_caches
+dd if=/dev/vda bs=512 skip=@SECTOR@ count=1 2>/dev/null | \
+    head -c @OUTLEN@ > /tmp/back
+echo "L2-VDA-OUT $(cat /tmp/back)"
+echo "L2-VDB-IN $(dd if=/dev/vdb bs=16 count=1 2>/dev/null)"
+echo "L2-VDB-RO $(cat /sys/block/vdb/ro)"
+echo "L2-VDA-CACHE $(cat /sys/block/vda/queue/write_cache)"
+echo "L2-VDB-CACHE $(cat /sys/block/vdb/queue/write_cache)"
+if dd if=/tmp/out of=/dev/vdb bs=512 seek=1 conv=sync,fsync 2>/dev/null
+then echo "L2-VDB-WRITE accepted"; else echo "L2-VDB-WRITE refused"; fi
+ip link set lo up
+@NICS@nvme=none
+for i in $(seq 30); do
+    [ -d /sys/bus/pci/drivers/nvme ] || break
+    [ -b /dev/nvme0n1 ] &&
+        nvme=$(dd if=/dev/nvme0n1 bs=16 count=1 2>/dev/null) && break
+    sleep 1
+done
+echo "L2-NVME $nvme"
+if dmesg | grep -q "Call Trace"; then echo "L2-ERROR kernel warning"; fi
+echo "L2-DONE"
+sleep 100000
+"""
+
+# Runs in libvirtd's network namespace: accepts one connection on the
+# bridge, reads until EOF or argv[3] bytes, prints "RX length md5".
+LISTENER = r"""
+import hashlib, socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], int(sys.argv[2])))
+s.listen(1)
+s.settimeout(float(sys.argv[4]))
+c, _ = s.accept()
+c.settimeout(300)
+want, data = int(sys.argv[3]), b''
+while len(data) < want:
+    b = c.recv(65536)
+    if not b:
+        break
+    data += b
+c.close()
+print('RX', len(data), hashlib.md5(data).hexdigest(), flush=True)
+"""
+
+
+def l2_initrd_cached(cache_dir, mods_dir):
+    """The path of l2_initrd() for @mods_dir in @cache_dir, made if
+    missing; its name carries a hash of what goes in."""
+    modules = kvfio_image.module_load_order(mods_dir, L2_MODULES)
+    key = hashlib.sha1((L2_INIT + L2_NIC + repr(NICS) + repr(modules))
+                       .encode()).hexdigest()[:12]
+    path = os.path.join(cache_dir, 'libvirt-l2-%s.cpio.gz' % key)
+    if not os.path.exists(path):
+        with open(path + '.tmp', 'wb') as f:
+            f.write(l2_initrd(modules))
+        os.replace(path + '.tmp', path)
+    return path
+
+
+def o_direct_works(path):
+    try:
+        os.close(os.open(path, os.O_RDONLY | os.O_DIRECT))
+        return True
+    except OSError:
+        return False
+
+
+def l2_initrd(modules):
+    """A gzip'd initramfs for the Linux guest: busybox, @modules, /init."""
+    c = kvfio_image.Cpio()
+    c.add_file('bin/busybox', '/bin/busybox', 0o755)
+    for ko in modules:
+        c.add_file('lib/modules/' + os.path.basename(ko), ko, 0o644)
+    init = L2_INIT.replace('@NICS@', ''.join(
+        L2_NIC.replace('@MAC@', mac).replace('@NET@', net).replace(
+            '@NAME@', name.upper()).replace('@PORT@', str(port))
+        for name, _, net, mac, port, _ in NICS))
+    for key, value in (
+            ('@MODULES@', ' '.join(os.path.basename(k) for k in modules)),
+            ('@OUT@', VDA_OUT.decode()),
+            ('@OUTLEN@', str(len(VDA_OUT) + TOKEN_LEN)),
+            ('@SECTOR@', str(VDA_OUT_SECTOR)),
+            ('@TXSKIP@', str(TX_OFFSET // 65536)),
+            ('@TXBLOCKS@', str(TX_BYTES // 65536)),
+            ):
+        init = init.replace(key, value)
+    c.add_data('init', init.encode(), 0o755)
+    return gzip.compress(c.finish(), 1)
 
 
 class LibvirtTest(unittest.TestCase):
@@ -452,6 +663,275 @@ class LibvirtTest(unittest.TestCase):
         self.assertEqual(self.driver_of(bdf), 'vfio-pci')
         self.lv.virsh('nodedev-reattach', nodedev)
         self.assertEqual(self.driver_of(bdf), host_driver)
+
+    # ---- <disk> and <interface type='bridge'> beside the <hostdev> ----
+
+    def show_domain_logs(self, dom, serial_log):
+        """What a failure needs: the guest's console, Conduit's stderr
+        and the QMP commands libvirt sent."""
+        for line in self.read(serial_log).splitlines()[-60:]:
+            print('libvirt console: ' + line)
+        for line in self.read(self.lv.path(
+                'log', 'qemu', dom + '.log')).splitlines()[-30:]:
+            print('libvirt domain log: ' + line[:2000])
+        # The commands libvirt sent this domain (after the probe).
+        for m in re.finditer(r'QEMU_MONITOR_SEND_MSG: mon=\S+ msg=(\{.*?\})'
+                             r'(?:\\r\\n)?\s+fd=',
+                             self.read(self.lv.logfile)[self.log_mark:]):
+            print('libvirt qmp: ' + m.group(1)[:300])
+
+    def test_disk_bridge_hostdev(self):
+        self.need_kvm()
+        if not os.access('/bin/busybox', os.X_OK):
+            self.skipTest('busybox-static is not installed')
+        if not shutil.which('ip'):
+            self.skipTest('ip (iproute2) is not installed')
+        try:
+            ver, bzimage, mods = kvfio_image.find_kernel()
+            initrd = L2_INITRD
+            if not initrd or not os.path.exists(initrd):
+                initrd = self.lv.path('l2.cpio')
+                with open(initrd, 'wb') as f:
+                    f.write(l2_initrd(kvfio_image.module_load_order(
+                        mods, L2_MODULES)))
+        except kvfio_image.Unavailable as e:
+            self.skipTest(str(e))
+        token = os.urandom(TOKEN_LEN // 2).hex()
+        image_dir = IMAGE_DIR or self.lv.tmp
+        disk = os.path.join(image_dir, 'vda.img')
+        tx = os.urandom(TX_BYTES)
+        with open(disk, 'wb') as f:
+            f.write(VDA_IN)
+            f.seek(TX_OFFSET)
+            f.write(tx)
+            f.truncate(DISK_BYTES)
+        ro_disk = os.path.join(image_dir, 'vdb.img')
+        with open(ro_disk, 'wb') as f:
+            f.write(VDB_IN)
+            f.truncate(1 << 20)
+        self.addCleanup(os.unlink, disk)
+        self.addCleanup(os.unlink, ro_disk)
+        # cache='none' (O_DIRECT) where the file system can do it.
+        direct = o_direct_works(disk)
+
+        # The bridges live in libvirtd's network namespace only; on each
+        # a TCP listener L2 sends its disk's bytes to.
+        lv = self.lv
+        listeners = {}
+        for name, bridge, net, _, port, _ in NICS:
+            lv.netns_run('ip', 'link', 'add', bridge, 'type', 'bridge')
+            self.addCleanup(lv.netns_run, 'ip', 'link', 'del', bridge,
+                            check=False)
+            lv.netns_run('ip', 'addr', 'add', net + '.1/24', 'dev', bridge)
+            lv.netns_run('ip', 'link', 'set', bridge, 'up')
+            p = subprocess.Popen(
+                lv.netns_argv([sys.executable, '-c', LISTENER, net + '.1',
+                               str(port), str(TX_BYTES), str(LINUX_WAIT)]),
+                stdout=subprocess.PIPE, universal_newlines=True)
+            self.addCleanup(lambda p=p: (p.kill(), p.wait()))
+            listeners[name] = p
+
+        log = self.lv.path('linux.log')
+        devices = DISK_XML % dict(path=disk, ro_path=ro_disk,
+                                  cache='none' if direct else 'writeback') + \
+            ''.join(IFACE_XML % dict(bridge=bridge, mac=mac, driver=driver)
+                    for _, bridge, _, mac, _, driver in NICS)
+        if HOSTDEV_BDF:
+            devices += hostdev_xml(HOSTDEV_BDF)
+        dom = self.define(domain_xml(
+            'conduit-linux', bzimage, initrd=initrd, memory=384,
+            append='console=ttyS0 acpi=off panic=-1 loglevel=4 noxsave '
+                   'nosoftlockup lvn_token=' + token, serial='file',
+            serial_path=log,
+            devices=devices))
+        self.addCleanup(self.show_domain_logs, dom, log)
+        started = time.monotonic()
+        self.log_mark = len(self.read(self.lv.logfile))
+        self.lv.virsh('start', dom)
+        argv = self.read(self.lv.path('log', 'qemu', dom + '.log'))
+        for line in argv.replace(' -', '\n-').splitlines():
+            if line.startswith(('-blockdev', '-netdev', '-device')):
+                print('libvirt argv: ' + line)
+        # libvirt writes -blockdev in JSON; -device and -netdev in JSON
+        # or key=value (what it chooses from the probe).
+        self.assertRegex(argv, r'-blockdev \S*"driver":"file"')
+        self.assertRegex(argv, r'-blockdev \S*"driver":"raw"')
+        if direct:
+            self.assertRegex(argv, r'-blockdev \S*"cache":\{"direct":true')
+        self.assertRegex(argv, r'virtio-blk-pci\S*virtio-disk0\S*'
+                               r'write-cache\W+on')
+        self.assertRegex(argv, r'virtio-blk-pci\S*virtio-disk1\S*'
+                               r'write-cache\W+off')
+        self.assertRegex(argv, r'-netdev \S*tap\W+fd\W+\d+')
+        self.assertIn('virtio-net-pci', argv)
+        netdevs = re.findall(r'-netdev (\S+)', argv)
+        self.assertEqual(len(netdevs), 2, argv)
+        vhost = 'vhostfd' in netdevs[0]
+        self.assertEqual(vhost, os.path.exists('/dev/vhost-net'), argv)
+        self.assertNotIn('vhostfd', netdevs[1])
+
+        polls = [0]
+
+        def l2_done():
+            out = self.read(log)
+            if 'L2-DONE' in out:
+                return out
+            polls[0] += 1
+            # A guest that panicked is gone (on_reboot destroy): say so
+            # now rather than at the time-out.
+            if polls[0] % 20 == 0 and self.domstate(dom) != 'running':
+                self.fail('the guest stopped before L2-DONE:\n' + out)
+            return None
+        out = self.wait_for('L2-DONE in %s' % log, l2_done,
+                            timeout=LINUX_WAIT)
+        print('libvirt L2 booted and done after %.0f s' % (
+            time.monotonic() - started))
+        print('\n'.join('libvirt L2: ' + x for x in out.splitlines()
+                        if x.startswith('L2-')))
+        l2 = {}
+        for line in out.splitlines():
+            m = re.match(r'(L2-[A-Z0-9-]+) ?(.*)', line)
+            if m:
+                l2.setdefault(m.group(1), m.group(2).strip())
+        self.assertNotIn('L2-ERROR', l2, out)
+        # Both disks, as libvirt described them to Conduit.
+        self.assertEqual(l2.get('L2-VDA-IN'), VDA_IN.decode(), out)
+        self.assertEqual(l2.get('L2-VDA-SERIAL'), 'CNDT-VDA', out)
+        self.assertEqual(l2.get('L2-VDA-OUT'), VDA_OUT.decode() + token,
+                         out)
+        self.assertEqual(l2.get('L2-VDB-IN'), VDB_IN.decode(), out)
+        self.assertEqual(l2.get('L2-VDB-RO'), '1', out)
+        self.assertEqual(l2.get('L2-VDB-WRITE'), 'refused', out)
+        # write-cache=on / off (cache='none' / 'writethrough') as the
+        # guest sees it: FLUSH offered or not.
+        self.assertEqual(l2.get('L2-VDA-CACHE'), 'write back', out)
+        self.assertEqual(l2.get('L2-VDB-CACHE'), 'write through', out)
+        # Each NIC on its bridge: ping, then 1 MiB of the disk over TCP.
+        for name, _, _, mac, _, _ in NICS:
+            self.assertEqual(l2.get('L2-MAC-' + name.upper()), mac, out)
+            self.assertEqual(l2.get('L2-PING-' + name.upper()), 'ok', out)
+            rx = listeners[name].communicate(timeout=WAIT)[0].split()
+            self.assertEqual(rx, ['RX', str(TX_BYTES),
+                                  hashlib.md5(tx).hexdigest()],
+                             '%s\n%s' % (name, out))
+        if HOSTDEV_BDF:
+            # The passed-through NVMe, beside them.
+            self.assertEqual(l2.get('L2-NVME'), 'CONDUIT-NVMETEST', out)
+
+        # What libvirt reads back.
+        # As in QEMU: named by the device's virtio-backend child, which
+        # is how libvirt finds its disks there.
+        blocks = {b.get('qdev'): b for b in self.hmp_qmp(dom, 'query-block')}
+        print('libvirt query-block: %s' % json.dumps(blocks))
+        path = '/machine/peripheral/%s/virtio-backend'
+        self.assertEqual(sorted(blocks), [path % 'virtio-disk0',
+                                          path % 'virtio-disk1'], blocks)
+        vda = blocks[path % 'virtio-disk0']['inserted']
+        self.assertEqual(vda['drv'], 'raw')
+        self.assertEqual(vda['file'], disk)
+        self.assertFalse(vda['ro'])
+        self.assertEqual(vda['cache']['direct'], direct, vda)
+        self.assertTrue(blocks[path % 'virtio-disk1']['inserted']['ro'])
+        nodes = self.hmp_qmp(dom, 'query-named-block-nodes', flat=True)
+        self.assertEqual(sorted(n['drv'] for n in nodes),
+                         ['file', 'file', 'raw', 'raw'], nodes)
+        r = self.lv.virsh('domblklist', dom).stdout
+        self.assertRegex(r, r'vda\s+%s' % re.escape(disk))
+        self.assertRegex(r, r'vdb\s+%s' % re.escape(ro_disk))
+        stat = dict(line.split()[1:3] for line in self.lv.virsh(
+            'domblkstat', dom, 'vda').stdout.splitlines() if line.strip())
+        print('libvirt domblkstat vda: %s' % stat)
+        self.assertGreater(int(stat['rd_req']), 0, stat)
+        self.assertGreater(int(stat['wr_req']), 0, stat)
+        self.assertGreater(int(stat['flush_operations']), 0, stat)
+        # domiflist: "vnet0 bridge lvnbr0 virtio 52:54:00:..." per NIC.
+        ifaces = {f[4]: f for f in (line.split() for line in self.lv.virsh(
+            'domiflist', dom).stdout.splitlines()) if len(f) == 5}
+        for _, bridge, _, mac, _, _ in NICS:
+            tap, kind, source, model, _ = ifaces[mac]
+            self.assertEqual((kind, source, model),
+                             ('bridge', bridge, 'virtio'), ifaces)
+            stat = dict(line.split()[1:3] for line in self.lv.virsh(
+                'domifstat', dom, tap).stdout.splitlines() if line.strip())
+            print('libvirt domifstat %s: %s' % (tap, stat))
+            # The guest's point of view: it sent the MiB.
+            self.assertGreater(int(stat['tx_bytes']), TX_BYTES, stat)
+            self.assertGreater(int(stat['rx_packets']), 0, stat)
+
+        virtio = self.hmp_qmp(dom, 'x-query-virtio')
+        print('libvirt x-query-virtio: %s' % json.dumps(virtio))
+        by_type = {}
+        for d in virtio:
+            by_type.setdefault(d['type'], []).append(d)
+        self.assertEqual(len(by_type.get('virtio-blk-pci', [])), 2, virtio)
+        for d in by_type['virtio-blk-pci']:
+            self.assertTrue(d['running'], d)
+            self.assertGreater(d['kicks'], 0, d)
+        nets = {d['qom-path']: d for d in by_type['virtio-net-pci']}
+        net0 = nets['/machine/peripheral/net0']
+        net1 = nets['/machine/peripheral/net1']
+        self.assertTrue(net0['running'], net0)
+        self.assertTrue(net1['running'], net1)
+        if vhost:
+            # vhost-net served both queues: no kick reached the worker.
+            self.assertEqual(net0['kicks'], 0, net0)
+        else:
+            self.assertGreater(net0['kicks'], 0, net0)
+        # <driver name='qemu'/>: the worker moved the frames.
+        self.assertGreater(net1['kicks'], 0, net1)
+
+        # A third disk, plugged and unplugged live: libvirt sends
+        # blockdev-add twice and device_add, then device_del and
+        # blockdev-del twice.
+        hp_disk = os.path.join(image_dir, 'vdc.img')
+        with open(hp_disk, 'wb') as f:
+            f.truncate(1 << 20)
+        self.addCleanup(os.unlink, hp_disk)
+        hp_xml = self.lv.path('vdc.xml')
+        with open(hp_xml, 'w') as f:
+            f.write(HOTPLUG_DISK_XML % dict(path=hp_disk))
+        self.lv.virsh('attach-device', dom, hp_xml, '--live')
+        self.assertRegex(self.lv.virsh('domblklist', dom).stdout,
+                         r'vdc\s+%s' % re.escape(hp_disk))
+        qdevs = [b.get('qdev', '') for b in self.hmp_qmp(dom, 'query-block')]
+        self.assertIn('/machine/peripheral/virtio-disk2/virtio-backend',
+                      qdevs)
+        self.assertEqual(len(self.hmp_qmp(dom, 'query-named-block-nodes')),
+                         6)
+        self.lv.virsh('detach-device', dom, hp_xml, '--live')
+        self.wait_for('vdc gone', lambda: 'vdc' not in self.lv.virsh(
+            'domblklist', dom).stdout, timeout=60)
+        self.wait_for('vdc nodes gone', lambda: len(self.hmp_qmp(
+            dom, 'query-named-block-nodes')) == 4, timeout=60)
+        print('libvirt disk hot-plug: attach-device and detach-device ok')
+
+        # A third NIC, plugged and unplugged live: libvirt passes the tap
+        # (and vhost) fds with getfd, then netdev_add fd=NAME, device_add.
+        nic_xml = self.lv.path('nic.xml')
+        with open(nic_xml, 'w') as f:
+            f.write(IFACE_XML % dict(bridge=NICS[1][1], mac=HOTPLUG_MAC,
+                                     driver=''))
+        self.lv.virsh('attach-device', dom, nic_xml, '--live')
+        self.assertIn(HOTPLUG_MAC, self.lv.virsh('domiflist', dom).stdout)
+        self.assertIn('/machine/peripheral/net2', [
+            d['qom-path'] for d in self.hmp_qmp(dom, 'x-query-virtio')])
+        self.lv.virsh('detach-device', dom, nic_xml, '--live')
+        self.wait_for('NIC gone', lambda: HOTPLUG_MAC not in self.lv.virsh(
+            'domiflist', dom).stdout, timeout=60)
+        self.assertNotIn('/machine/peripheral/net2', [
+            d['qom-path'] for d in self.hmp_qmp(dom, 'x-query-virtio')])
+        print('libvirt NIC hot-plug: attach-device and detach-device ok')
+        self.lv.virsh('destroy', dom)
+
+        # The guest's write is in the image file; the read-only one is
+        # untouched.
+        with open(disk, 'rb') as f:
+            f.seek(VDA_OUT_SECTOR * 512)
+            self.assertEqual(f.read(len(VDA_OUT) + len(token)),
+                             VDA_OUT + token.encode())
+        with open(ro_disk, 'rb') as f:
+            self.assertEqual(f.read(1024), VDB_IN + bytes(1024 -
+                                                          len(VDB_IN)))
 
 
 if __name__ == '__main__':

@@ -30,6 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import guestboot  # noqa: E402
 import kvfio_image  # noqa: E402
 import libvirt_env  # noqa: E402
+import test_libvirt  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONDUIT = os.environ.get('CONDUIT_BINARY', '')
@@ -39,12 +40,20 @@ GUEST_DIR = os.environ.get('GUEST_DIR', '')
 # Guards against a hung guest only; nothing asserts on time.
 TIMEOUT = int(os.environ.get('LIBVIRT_NESTED_TIMEOUT', '1800'))
 # Loaded from the per-run archive, dependencies first.
-EXTRA_MODULES = ['virtio_pci', '9pnet_virtio', '9p', 'nvme']
+# tun, bridge and vhost_net: libvirt's <interface type='bridge'> (a tap
+# on a bridge, /dev/vhost-net for vhost).
+# loop and ext4 (crc32c: its checksums): a file system with O_DIRECT for
+# cache='none' images.
+EXTRA_MODULES = ['virtio_pci', '9pnet_virtio', '9p', 'nvme', 'tun', 'bridge',
+                 'vhost_net', 'loop', 'crc32c_generic', 'ext4']
 # Every case of test_libvirt.py must pass in there, none skipped.
-CASES = ['test_hostdev_managed', 'test_lifecycle', 'test_probe_kvm_hostdev',
+CASES = ['test_disk_bridge_hostdev', 'test_hostdev_managed',
+         'test_lifecycle', 'test_probe_kvm_hostdev',
          'test_probe_ppc64', 'test_probe_tcg_refused',
          'test_serial_log_fd_passed',
          'test_vfio_user_commandline_and_hotplug']
+# For working on one case: only these (space-separated) run inside.
+ONLY = os.environ.get('LIBVIRT_NESTED_ONLY', '').split()
 
 RUN = r'''
 for m in $(cat /lib/modules/kvm-order); do
@@ -70,11 +79,24 @@ mount -t devtmpfs dev /host/dev
 mkdir -p /host/dev/pts /host/dev/shm
 mount -t devpts -o ptmxmode=0666 devpts /host/dev/pts
 mount -t tmpfs shm /host/dev/shm
+# Disk images on ext4 (tmpfs has no O_DIRECT): cache='none' works there.
+imgdir=
+dd if=/dev/zero of=/host/tmp/images.ext4 bs=1M count=40 2>/dev/null
+if chroot /host /sbin/mkfs.ext4 -q -F /tmp/images.ext4 &&
+   mkdir /host/tmp/images &&
+   mount -o loop /host/tmp/images.ext4 /host/tmp/images; then
+    imgdir=/tmp/images
+else
+    echo "LVN-WARN no ext4 image directory: cache='none' not tested"
+    dmesg | tail -5
+fi
 echo "LVN-CHROOT"
 chroot /host /usr/bin/env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-    LIBVIRT_HOSTDEV_BDF=$bdf CONDUIT_BINARY=@CONDUIT@ \
+    LIBVIRT_HOSTDEV_BDF=$bdf LIBVIRT_IMAGE_DIR=$imgdir \
+    LIBVIRT_L2_INITRD=@L2INITRD@ \
+    CONDUIT_BINARY=@CONDUIT@ \
     CONDUIT_PPC64_BINARY=@PPC64@ VFIO_USER_NVME=@NVME@ GUEST_DIR=@GUEST@ \
-    /usr/bin/python3 @TEST@ 2>&1
+    /usr/bin/python3 @TEST@ @ONLY@ 2>&1
 echo "LVN-RESULT $?"
 '''
 CASE_RE = re.compile(r'^(test_\w+) \([^)]*\) \.\.\. ', re.M)
@@ -112,6 +134,8 @@ class LibvirtNestedTest(unittest.TestCase):
                                 kvfio_image.KVM_MODULES))
             cls.extra = [m for m in kvfio_image.module_load_order(
                 mods, EXTRA_MODULES) if os.path.basename(m) not in base_mods]
+            # Made here, read inside over 9p (the cache is on the host).
+            cls.l2_initrd = test_libvirt.l2_initrd_cached(cache, mods)
         except kvfio_image.Unavailable as e:
             raise unittest.SkipTest(str(e))
         cls.kernel = bzimage
@@ -138,7 +162,10 @@ class LibvirtNestedTest(unittest.TestCase):
                            ('@PPC64@', os.path.abspath(CONDUIT_PPC64)),
                            ('@NVME@', os.path.abspath(VFIO_USER_NVME)),
                            ('@GUEST@', os.path.abspath(GUEST_DIR)),
-                           ('@TEST@', os.path.join(HERE, 'test_libvirt.py'))):
+                           ('@L2INITRD@', self.l2_initrd),
+                           ('@TEST@', os.path.join(HERE, 'test_libvirt.py')),
+                           ('@ONLY@', ' '.join('LibvirtTest.' + c
+                                               for c in ONLY))):
             run_script = run_script.replace(key, value)
         initrd = os.path.join(self.tmp.name, 'initrd')
         with open(self.base, 'rb') as f:
@@ -172,15 +199,15 @@ class LibvirtNestedTest(unittest.TestCase):
         if 'LVN-NO-KVM' in out:
             self.skipTest('no /dev/kvm inside the guest (no nested SVM)')
         results = case_results(out)
-        for case in CASES:
+        for case in ONLY or CASES:
             self.assertEqual(results.get(case), 'ok',
                              '%s: %s\n%s' % (case, results.get(case),
                                              run.describe()))
         self.assertIn('LVN-RESULT 0', out, run.describe())
-        for case in CASES:
+        for case in ONLY or CASES:
             print('inside the guest: %s ... %s' % (case, results[case]))
         for line in out.splitlines():
-            if line.startswith('hostdev '):
+            if line.startswith(('hostdev ', 'libvirt ')):
                 print(line)
 
 

@@ -71,6 +71,15 @@ class Qmp:
             if 'event' not in r:
                 return r
 
+    def raw_fds(self, fds, name, **args):
+        """A command with @fds attached (SCM_RIGHTS), as libvirt's getfd."""
+        req = {'execute': name, 'arguments': args}
+        socket.send_fds(self.sock, [json.dumps(req).encode() + b'\n'], fds)
+        while True:
+            r = self.recv()
+            if 'event' not in r:
+                return r
+
     def cmd(self, name, **args):
         r = self.raw(name, **args)
         if 'error' in r:
@@ -323,6 +332,49 @@ class MgmtProbeTest(unittest.TestCase):
         peripherals = {p['name'] for p in
                        mon.cmd('qom-list', path='/machine/peripheral')}
         self.assertIn('serial0', peripherals)
+        mon.cmd('quit')
+
+    def test_getfd_netdev_hotplug(self):
+        # libvirt hot-plugs a NIC with getfd (the tap fd rides on the
+        # command), netdev_add fd=NAME and device_add.
+        mon = self.start('-M', 'pc', '-accel', 'qtest', '-m', '64',
+                         '-nodefaults')
+        a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.addCleanup(a.close)
+        self.addCleanup(b.close)
+        r = mon.raw('getfd', fdname='nofd')
+        self.assertIn('No file descriptor supplied', r['error']['desc'])
+        r = mon.raw_fds([b.fileno()], 'getfd', fdname='1bad')
+        self.assertIn('digit', r['error']['desc'])
+        r = mon.raw('closefd', fdname='never')
+        self.assertIn("'never' not found", r['error']['desc'])
+        # Named, closed: gone.
+        self.assertEqual(mon.raw_fds([b.fileno()], 'getfd',
+                                     fdname='dropped'), {'return': {}})
+        mon.cmd('closefd', fdname='dropped')
+        r = mon.raw('netdev_add', type='socket', id='n0', fd='dropped')
+        self.assertIn("'dropped' has not been found", r['error']['desc'])
+        # Named, taken by netdev_add (and so not there a second time).
+        self.assertEqual(mon.raw_fds([b.fileno()], 'getfd',
+                                     fdname='hostnet1-fd'), {'return': {}})
+        mon.cmd('netdev_add', type='socket', id='hostnet1', fd='hostnet1-fd')
+        mon.cmd('device_add', driver='virtio-net-pci', netdev='hostnet1',
+                id='net1', addr='0x5')
+        self.assertIn('/machine/peripheral/net1',
+                      [d['qom-path'] for d in mon.cmd('x-query-virtio')])
+        r = mon.raw('netdev_add', type='socket', id='n2', fd='hostnet1-fd')
+        self.assertIn('has not been found', r['error']['desc'])
+        # A named fd the backend cannot use is closed, not leaked: the
+        # peer of a socketpair sees its other end go.
+        c, d = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.addCleanup(c.close)
+        mon.raw_fds([d.fileno()], 'getfd', fdname='not-a-tap')
+        d.close()
+        c.send(b'still open in Conduit')
+        r = mon.raw('netdev_add', type='tap', id='t0', fd='not-a-tap')
+        self.assertIn('not a tap device', r['error']['desc'])
+        with self.assertRaises(OSError):
+            c.send(b'closed now')
         mon.cmd('quit')
 
     def test_fdset_file_chardev_writes(self):

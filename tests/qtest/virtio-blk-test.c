@@ -594,7 +594,97 @@ static void test_query_nodes(void)
     g_assert_cmpuint(json_array_get_length(a), ==, 1);
     g_assert_cmpstr(json_object_get_string_member(
         json_array_get_object_element(a, 0), "qdev"), ==,
-        "/machine/peripheral/vblk0");
+        "/machine/peripheral/vblk0/virtio-backend");
+    json_node_unref(r);
+    ctx_stop(&c);
+}
+
+static bool qom_has_child(QTestState *qts, const char *path, const char *name)
+{
+    JsonNode *r = qtest_qmp_assert_success(qts, "{'execute':'qom-list',"
+                                           " 'arguments':{'path':'%s'}}",
+                                           path);
+    JsonArray *a = json_node_get_array(r);
+    bool found = false;
+
+    for (guint i = 0; i < json_array_get_length(a); i++) {
+        JsonObject *o = json_array_get_object_element(a, i);
+
+        found |= !strcmp(json_object_get_string_member(o, "name"), name) &&
+                 g_str_has_prefix(json_object_get_string_member(o, "type"),
+                                  "child<");
+    }
+    json_node_unref(r);
+    return found;
+}
+
+/*
+ * The command line libvirt 9.0 writes for <disk type='file'> with
+ * <driver type='raw' cache='writethrough'/> and <boot order='1'/>: a
+ * "file" node, a "raw" node on it, and -device with bootindex and
+ * write-cache.  query-block and query-blockstats name the device by its
+ * "virtio-backend" child, the path libvirt looks disks up by.
+ */
+static void test_libvirt_shapes(void)
+{
+    Ctx c = { 0 };
+    g_autofree char *dev = NULL;
+    uint8_t data[512], check[512];
+    const char *qdev = "/machine/peripheral/virtio-disk0/virtio-backend";
+    JsonNode *r;
+    JsonObject *o;
+    uint64_t buf;
+    uint32_t len;
+
+    c.img = make_image(g_get_tmp_dir());
+    c.img_fd = open(c.img, O_RDWR);
+    dev = g_strdup_printf(
+        "-blockdev '{\"driver\":\"file\",\"filename\":\"%s\","
+        "\"node-name\":\"libvirt-1-storage\",\"auto-read-only\":true,"
+        "\"discard\":\"unmap\",\"cache\":{\"direct\":false,"
+        "\"no-flush\":false}}' "
+        "-blockdev '{\"node-name\":\"libvirt-1-format\",\"read-only\":false,"
+        "\"discard\":\"unmap\",\"cache\":{\"direct\":false,"
+        "\"no-flush\":false},\"driver\":\"raw\","
+        "\"file\":\"libvirt-1-storage\"}' "
+        "-device '{\"driver\":\"virtio-blk-pci\",\"bus\":\"pci.0\","
+        "\"addr\":\"0x4\",\"drive\":\"libvirt-1-format\","
+        "\"id\":\"virtio-disk0\",\"bootindex\":1,\"write-cache\":\"off\"}'",
+        c.img);
+    c.qts = qtest_initf("-M pc -m 64M %s", dev);
+    c.bus = qpci_new_pc(c.qts);
+    c.v = qvirtio_pci_new(c.bus, BLK_DEVFN);
+    c.alloc.next = 0x200000;
+    c.alloc.end = 0x3000000;
+
+    /* write-cache=off: no volatile cache, so no FLUSH to negotiate ... */
+    g_assert_false(qvirtio_device_features(c.v) & F(VIRTIO_BLK_F_FLUSH));
+    ctx_ready(&c, F(VIRTIO_F_VERSION_1), VIRTIO_MSI_NO_VECTOR);
+    buf = qguest_alloc(&c.alloc, sizeof(data), 4096);
+    memset(data, 0xc5, sizeof(data));
+    qtest_memwrite(c.qts, buf, data, sizeof(data));
+    /* ... and a write is in the file when it completes. */
+    g_assert_cmpuint(blk_request(&c, VIRTIO_BLK_T_OUT, 7, buf, 512, &len),
+                     ==, VIRTIO_BLK_S_OK);
+    g_assert_cmpint(pread(c.img_fd, check, sizeof(check), 7 * 512), ==,
+                    sizeof(check));
+    g_assert_cmpmem(data, sizeof(data), check, sizeof(check));
+
+    g_assert_true(qom_has_child(c.qts, "/machine/peripheral/virtio-disk0",
+                                "virtio-backend"));
+    r = qtest_qmp_assert_success(c.qts, "{'execute':'query-block'}");
+    g_assert_cmpuint(json_array_get_length(json_node_get_array(r)), ==, 1);
+    o = json_array_get_object_element(json_node_get_array(r), 0);
+    g_assert_cmpstr(json_object_get_string_member(o, "qdev"), ==, qdev);
+    g_assert_cmpstr(json_object_get_string_member(
+        json_object_get_object_member(o, "inserted"), "node-name"), ==,
+        "libvirt-1-format");
+    json_node_unref(r);
+    r = qtest_qmp_assert_success(c.qts, "{'execute':'query-blockstats'}");
+    o = json_array_get_object_element(json_node_get_array(r), 0);
+    g_assert_cmpstr(json_object_get_string_member(o, "qdev"), ==, qdev);
+    g_assert_cmpint(json_object_get_int_member(
+        json_object_get_object_member(o, "stats"), "wr_operations"), ==, 1);
     json_node_unref(r);
     ctx_stop(&c);
 }
@@ -860,6 +950,7 @@ int main(int argc, char **argv)
     g_test_add_func("/virtio-blk/query-nodes", test_query_nodes);
     g_test_add_func("/virtio-blk/discard-write-zeroes",
                     test_discard_write_zeroes);
+    g_test_add_func("/virtio-blk/libvirt-shapes", test_libvirt_shapes);
     g_test_add_func("/virtio-blk/cmdline-errors", test_cmdline_errors);
     g_test_add_func("/virtio-blk/drive-short-form", test_drive_short_form);
     g_test_add_func("/virtio-blk/hotplug", test_hotplug);

@@ -336,7 +336,7 @@ static void test_hotplug(void)
                              sv[1]);
     qtest_qmp_assert_success(c.qts, "{'execute':'device_add','arguments':"
                              "{'driver':'virtio-net-pci','netdev':'hp0',"
-                             "'id':'hpnic','addr':'07.0'}}");
+                             "'id':'hpnic','addr':'07.0','bootindex':2}}");
     r = qtest_qmp(c.qts, "{'execute':'netdev_del','arguments':{'id':'hp0'}}");
     g_assert_nonnull(strstr(qtest_qmp_error_desc(r), "in use"));
     json_object_unref(r);
