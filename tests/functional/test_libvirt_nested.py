@@ -68,18 +68,7 @@ echo $bdf > /sys/bus/pci/drivers/vfio-pci/unbind
 echo $bdf > /sys/bus/pci/drivers_probe
 echo "LVN-HOST-DRIVER $(basename $(readlink /sys/bus/pci/devices/$bdf/driver))"
 [ -c /dev/kvm ] || echo "LVN-NO-KVM"
-mkdir -p /host
-mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144,cache=loose \
-    hostroot /host || echo "LVN-ERROR 9p mount"
-mount -t tmpfs tmp /host/tmp
-mount -t tmpfs run /host/run
-mount -t proc proc /host/proc
-mount -t sysfs sys /host/sys
-mount -t devtmpfs dev /host/dev
-mkdir -p /host/dev/pts /host/dev/shm
-mount -t devpts -o ptmxmode=0666 devpts /host/dev/pts
-mount -t tmpfs shm /host/dev/shm
-# Disk images on ext4 (tmpfs has no O_DIRECT): cache='none' works there.
+''' + kvfio_image.HOSTROOT_MOUNT + r'''# Disk images on ext4 (tmpfs has no O_DIRECT): cache='none' works there.
 imgdir=
 dd if=/dev/zero of=/host/tmp/images.ext4 bs=1M count=40 2>/dev/null
 if chroot /host /sbin/mkfs.ext4 -q -F /tmp/images.ext4 &&
@@ -183,8 +172,7 @@ class LibvirtNestedTest(unittest.TestCase):
                 '-device', 'intel-iommu,intremap=on',
                 '-drive', 'if=none,id=nvm,format=raw,file=' + disk,
                 '-device', 'nvme,drive=nvm,serial=lvn0',
-                '-virtfs', 'local,path=/,mount_tag=hostroot,'
-                           'security_model=none,readonly=on,multidevs=remap',
+                *kvfio_image.hostroot_argv(),
                 '-kernel', self.kernel, '-initrd', initrd,
                 # no_timer_check: under TCG on a loaded host the kernel's
                 # IO-APIC timer probe can miss and panic.
@@ -194,6 +182,7 @@ class LibvirtNestedTest(unittest.TestCase):
         out = run.output
         self.assertIn('KVFIO-DRIVER vfio-pci', out, run.describe())
         self.assertNotIn('LVN-ERROR', out, run.describe())
+        self.assertNotIn('HOSTROOT-ERROR', out, run.describe())
         self.assertNotIn('KVFIO-ERROR', out, run.describe())
         self.assertIn('LVN-HOST-DRIVER nvme', out, run.describe())
         if 'LVN-NO-KVM' in out:
