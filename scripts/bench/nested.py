@@ -168,15 +168,7 @@ def run_in_l1(build, commands, outdir):
     ver, bzimage, mods = kvfio_image.find_kernel()
     cache = os.path.join(build, 'tests', 'functional', 'kvfio-cache')
     os.makedirs(cache, exist_ok=True)
-    kernel = os.path.join(cache, 'vmlinux-%s' % ver)
-    if not os.path.exists(kernel):
-        elf = kvfio_image.extract_vmlinux(bzimage)
-        if elf:
-            with open(kernel + '.tmp', 'wb') as f:
-                f.write(elf)
-            os.replace(kernel + '.tmp', kernel)
-        else:
-            kernel = bzimage
+    kernel = kvfio_image.cached_vmlinux(cache, ver, bzimage)
     kvm = set(os.path.basename(m) for m in
               kvfio_image.module_load_order(mods, kvfio_image.KVM_MODULES))
     extra = [m for m in kvfio_image.module_load_order(

@@ -317,6 +317,20 @@ def l1_argv(qemu, kernel, initrd, memory='1G', smp=1):
             'no_timer_check']
 
 
+def cached_vmlinux(cache, version, bzimage):
+    """The kernel's ELF image (PVH entry: no decompression at every boot),
+    extracted once into @cache; @bzimage if it cannot be extracted."""
+    vmlinux = os.path.join(cache, 'vmlinux-%s' % version)
+    if not os.path.exists(vmlinux):
+        elf = extract_vmlinux(bzimage)
+        if not elf:
+            return bzimage
+        with open(vmlinux + '.tmp', 'wb') as f:
+            f.write(elf)
+        os.replace(vmlinux + '.tmp', vmlinux)
+    return vmlinux
+
+
 class NestedL1:
     """What every nested test starts from: Debian's kernel (the bzImage
     for L2, its vmlinux for L1, which boots faster under TCG), its

@@ -80,17 +80,7 @@ class KernelVfioTest(unittest.TestCase):
                 kvfio_image.build_base(cls.base, mods)
         except kvfio_image.Unavailable as e:
             raise unittest.SkipTest(str(e))
-        cls.kernel = bzimage
-        vmlinux = os.path.join(cache, 'vmlinux-%s' % ver)
-        if not os.path.exists(vmlinux):
-            elf = kvfio_image.extract_vmlinux(bzimage)
-            if elf:
-                with open(vmlinux + '.tmp', 'wb') as f:
-                    f.write(elf)
-                os.replace(vmlinux + '.tmp', vmlinux)
-        if os.path.exists(vmlinux):
-            # PVH entry: no decompression at every boot.
-            cls.kernel = vmlinux
+        cls.kernel = kvfio_image.cached_vmlinux(cache, ver, bzimage)
         cls.tmp = tempfile.TemporaryDirectory(prefix='kvfio-')
 
     @classmethod

@@ -127,16 +127,7 @@ class LibvirtNestedTest(unittest.TestCase):
             cls.l2_initrd = test_libvirt.l2_initrd_cached(cache, mods)
         except kvfio_image.Unavailable as e:
             raise unittest.SkipTest(str(e))
-        cls.kernel = bzimage
-        vmlinux = os.path.join(cache, 'vmlinux-%s' % ver)
-        if not os.path.exists(vmlinux):
-            elf = kvfio_image.extract_vmlinux(bzimage)
-            if elf:
-                with open(vmlinux + '.tmp', 'wb') as f:
-                    f.write(elf)
-                os.replace(vmlinux + '.tmp', vmlinux)
-        if os.path.exists(vmlinux):
-            cls.kernel = vmlinux
+        cls.kernel = kvfio_image.cached_vmlinux(cache, ver, bzimage)
         cls.tmp = tempfile.TemporaryDirectory(prefix='libvirt-nested-')
 
     @classmethod
