@@ -23,6 +23,7 @@ struct BlockNode {
     bool read_only;
     bool direct;
     bool unmap;             /* discard=unmap: DISCARD frees blocks */
+    bool blkdev;            /* file nodes: a block device, not a file */
     unsigned alignment;
     uint64_t size;
     DeviceState *dev;
@@ -146,7 +147,8 @@ static bool block_file_open(BlockNode *bs, Error **errp)
         error_setg_errno(errp, errno, "Could not stat '%s'", bs->filename);
         return false;
     }
-    if (S_ISBLK(st.st_mode)) {
+    bs->blkdev = S_ISBLK(st.st_mode);
+    if (bs->blkdev) {
         int ssz = 512;
 
         if (ioctl(bs->fd, BLKGETSIZE64, &bs->size) < 0) {
@@ -629,13 +631,6 @@ static int block_punch(int fd, bool blkdev, uint64_t offset, uint64_t len)
     return 0;
 }
 
-static bool block_leaf_is_blkdev(BlockNode *bs)
-{
-    struct stat st;
-
-    return fstat(block_node_fd(bs), &st) == 0 && S_ISBLK(st.st_mode);
-}
-
 int block_discard(BlockNode *bs, uint64_t offset, uint64_t len)
 {
     int ret;
@@ -649,7 +644,7 @@ int block_discard(BlockNode *bs, uint64_t offset, uint64_t len)
     if (!block_may_unmap(bs) || !len) {
         return 0;       /* discard=ignore: a hint we may drop, as QEMU */
     }
-    ret = block_punch(block_node_fd(bs), block_leaf_is_blkdev(bs), offset,
+    ret = block_punch(block_node_fd(bs), block_leaf(bs)->blkdev, offset,
                       len);
     trace_block_discard(bs->node_name, offset, len, ret);
     /* A filesystem without hole punching keeps the data: still fine. */
@@ -695,7 +690,7 @@ static int block_write_zero_buffer(BlockNode *bs, uint64_t offset,
 int block_write_zeroes(BlockNode *bs, uint64_t offset, uint64_t len,
                        bool may_unmap)
 {
-    bool blkdev = block_leaf_is_blkdev(bs);
+    bool blkdev = block_leaf(bs)->blkdev;
     int fd = block_node_fd(bs);
     int ret = -EOPNOTSUPP;
 
