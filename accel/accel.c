@@ -4,7 +4,7 @@
  * and the one accelerator instance the machine runs on.
  */
 #include "qemu/osdep.h"
-#include "sysemu/accel.h"
+#include "system/accel.h"
 #include "hw/boards.h"
 #include "qapi/error.h"
 

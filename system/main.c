@@ -4,7 +4,7 @@
  * decided by what the binary links, not here.
  */
 #include "qemu/osdep.h"
-#include "sysemu/sysemu.h"
+#include "system/system.h"
 
 int main(int argc, char **argv)
 {

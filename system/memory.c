@@ -9,7 +9,7 @@
  * The result is a sorted array of ranges, which dispatch binary-searches.
  */
 #include "qemu/osdep.h"
-#include "exec/memory.h"
+#include "system/memory.h"
 #include "qapi/error.h"
 #include "qemu/error-report.h"
 #include "qemu/ldst-volatile.h"

@@ -5,15 +5,15 @@
  */
 #include "qemu/osdep.h"
 #include "monitor/monitor.h"
-#include "sysemu/runstate.h"
+#include "system/runstate.h"
 #include "qemu/option.h"
 #include "qapi/error.h"
 #include "hw/qdev-core.h"
 #include "qom/object.h"
-#include "sysemu/accel.h"
+#include "system/accel.h"
 #include "chardev/char.h"
-#include "exec/memory.h"
-#include "exec/address-spaces.h"
+#include "system/memory.h"
+#include "system/address-spaces.h"
 
 static void qmp_query_version(JsonObject *args, JsonNode **ret, Error **errp)
 {

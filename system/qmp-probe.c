@@ -14,7 +14,7 @@
 #include "qom/object.h"
 #include "hw/boards.h"
 #include "hw/qdev-core.h"
-#include "sysemu/accel.h"
+#include "system/accel.h"
 #include "system/target-info.h"
 
 static JsonNode *qmp_node_take_array(JsonArray *list)

@@ -8,13 +8,13 @@
  * sizes are bounded, and a bad line only ever produces a FAIL reply.
  */
 #include "qemu/osdep.h"
-#include "sysemu/qtest.h"
+#include "system/qtest.h"
 #include "chardev/char.h"
 #include "qemu/timer.h"
 #include "qemu/error-report.h"
 #include "qapi/error.h"
-#include "exec/memory.h"
-#include "exec/address-spaces.h"
+#include "system/memory.h"
+#include "system/address-spaces.h"
 #include "hw/qdev-core.h"
 #include "qom/object.h"
 #include "trace.h"

@@ -4,14 +4,14 @@
  * the main loop that acts on those requests.
  */
 #include "qemu/osdep.h"
-#include "sysemu/runstate.h"
+#include "system/runstate.h"
 #include "qemu/main-loop.h"
 #include "qemu/timer.h"
 #include "qemu/error-report.h"
 #include "monitor/monitor.h"
 #include "hw/qdev-core.h"
 #include "hw/boards.h"
-#include "sysemu/sysemu.h"
+#include "system/system.h"
 #include <glib-unix.h>
 #include "trace.h"
 

@@ -8,10 +8,10 @@
  * ("conduit-system-x86_64: -device foo: ...") and exit with status 1.
  */
 #include "qemu/osdep.h"
-#include "sysemu/sysemu.h"
-#include "sysemu/accel.h"
-#include "sysemu/runstate.h"
-#include "sysemu/qtest.h"
+#include "system/system.h"
+#include "system/accel.h"
+#include "system/runstate.h"
+#include "system/qtest.h"
 #include "hw/boards.h"
 #include "hw/qdev-core.h"
 #include "hw/qdev-properties.h"

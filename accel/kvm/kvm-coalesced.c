@@ -22,8 +22,8 @@
 #include <linux/kvm.h>
 #include <sys/prctl.h>
 #include "accel/kvm/kvm-internal.h"
-#include "exec/memory.h"
-#include "exec/address-spaces.h"
+#include "system/memory.h"
+#include "system/address-spaces.h"
 #include "qemu/error-report.h"
 #include "qemu/main-loop.h"
 #include "trace.h"

@@ -7,7 +7,7 @@
 #include "qemu/osdep.h"
 #include <linux/kvm.h>
 #include "qapi/error.h"
-#include "sysemu/kvm.h"
+#include "system/kvm.h"
 #include "kvm-internal.h"
 #include "trace.h"
 

@@ -10,7 +10,7 @@
 #include "qemu/osdep.h"
 #include <linux/kvm.h>
 #include "accel/kvm/kvm-internal.h"
-#include "sysemu/kvm.h"
+#include "system/kvm.h"
 #include "qemu/event_notifier.h"
 #include "qapi/error.h"
 #include "qemu/error-report.h"

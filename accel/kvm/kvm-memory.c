@@ -14,8 +14,8 @@
 #include "qemu/osdep.h"
 #include <linux/kvm.h>
 #include "accel/kvm/kvm-internal.h"
-#include "exec/memory.h"
-#include "exec/address-spaces.h"
+#include "system/memory.h"
+#include "system/address-spaces.h"
 #include "qapi/error.h"
 #include "qemu/error-report.h"
 #include "trace.h"

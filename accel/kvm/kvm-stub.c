@@ -8,7 +8,7 @@
  */
 #include "qemu/osdep.h"
 #include "qapi/error.h"
-#include "sysemu/kvm.h"
+#include "system/kvm.h"
 
 bool kvm_enabled(void)
 {

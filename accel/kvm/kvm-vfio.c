@@ -16,7 +16,7 @@
 #include "qemu/osdep.h"
 #include <linux/kvm.h>
 #include "accel/kvm/kvm-internal.h"
-#include "sysemu/kvm.h"
+#include "system/kvm.h"
 #include "hw/vfio/irq-bypass.h"
 #include "hw/vfio/vfio-kernel.h"
 #include "qapi/error.h"

@@ -5,8 +5,8 @@
  * so, which makes timer-driven device behaviour deterministic.
  */
 #include "qemu/osdep.h"
-#include "sysemu/accel.h"
-#include "sysemu/qtest.h"
+#include "system/accel.h"
+#include "system/qtest.h"
 #include "qemu/timer.h"
 #include "trace.h"
 

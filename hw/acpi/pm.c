@@ -13,11 +13,11 @@
 #include "hw/boards.h"
 #include "hw/irq.h"
 #include "hw/qdev-core.h"
-#include "exec/memory.h"
-#include "exec/address-spaces.h"
+#include "system/memory.h"
+#include "system/address-spaces.h"
 #include "qapi/error.h"
 #include "qemu/timer.h"
-#include "sysemu/runstate.h"
+#include "system/runstate.h"
 #include "trace.h"
 
 #define PM1_STS_BITS (ACPI_PM1_TMR | ACPI_PM1_PWRBTN | ACPI_PM1_WAK)

@@ -6,7 +6,7 @@
 #include "qemu/osdep.h"
 #include "hw/boards.h"
 #include "hw/qdev-core.h"
-#include "exec/memory.h"
+#include "system/memory.h"
 #include "qapi/error.h"
 #include "qemu/error-report.h"
 #include "trace.h"

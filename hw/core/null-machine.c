@@ -5,8 +5,8 @@
  */
 #include "qemu/osdep.h"
 #include "hw/boards.h"
-#include "exec/memory.h"
-#include "exec/address-spaces.h"
+#include "system/memory.h"
+#include "system/address-spaces.h"
 #include "qapi/error.h"
 
 static bool machine_none_init(MachineState *ms, Error **errp)

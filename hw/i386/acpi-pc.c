@@ -17,11 +17,11 @@
 #include "hw/char/serial.h"
 #include "hw/irq.h"
 #include "hw/pci/pci_host.h"
-#include "exec/memory.h"
-#include "exec/address-spaces.h"
+#include "system/memory.h"
+#include "system/address-spaces.h"
 #include "qapi/error.h"
-#include "sysemu/sysemu.h"
-#include "sysemu/kvm.h"
+#include "system/system.h"
+#include "system/kvm.h"
 #include "trace.h"
 
 static void pc_acpi_sci_handler(void *opaque, int n, int level)

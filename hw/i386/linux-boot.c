@@ -10,8 +10,8 @@
 #include "qemu/osdep.h"
 #include "hw/i386/x86-boot.h"
 #include "hw/boards.h"
-#include "exec/memory.h"
-#include "exec/address-spaces.h"
+#include "system/memory.h"
+#include "system/address-spaces.h"
 #include "qapi/error.h"
 #include "trace.h"
 

@@ -10,8 +10,8 @@
 #include "hw/char/serial.h"
 #include "hw/rtc/mc146818rtc.h"
 #include "hw/irq.h"
-#include "sysemu/sysemu.h"
-#include "sysemu/kvm.h"
+#include "system/system.h"
+#include "system/kvm.h"
 #include "qapi/error.h"
 
 static void pc_isa_irq_handler(void *opaque, int n, int level)

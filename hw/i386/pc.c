@@ -7,8 +7,8 @@
 #include "qemu/osdep.h"
 #include "hw/i386/pc.h"
 #include "hw/boards.h"
-#include "exec/memory.h"
-#include "exec/address-spaces.h"
+#include "system/memory.h"
+#include "system/address-spaces.h"
 #include "qapi/error.h"
 #include "hw/pci/pci_host.h"
 #include "hw/i386/x86-boot.h"
@@ -17,7 +17,7 @@
 #include "hw/acpi/acpi-tables.h"
 #include "hw/irq.h"
 #include "hw/qdev-core.h"
-#include "sysemu/kvm.h"
+#include "system/kvm.h"
 #include "trace.h"
 
 void pc_ram_split(uint64_t ram_size, uint64_t *below_4g, uint64_t *above_4g)

@@ -9,7 +9,7 @@
 #include "qemu/osdep.h"
 #include "qapi/error.h"
 #include "qemu/error-report.h"
-#include "exec/memory.h"
+#include "system/memory.h"
 #include "hw/pci/pci.h"
 #include "hw/pci/msi.h"
 #include "trace.h"

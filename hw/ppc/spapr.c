@@ -13,12 +13,12 @@
 #include "qemu/osdep.h"
 #include "qapi/error.h"
 #include "qemu/error-report.h"
-#include "exec/memory.h"
-#include "exec/address-spaces.h"
+#include "system/memory.h"
+#include "system/address-spaces.h"
 #include "hw/boards.h"
 #include "hw/qdev-core.h"
 #include "hw/ppc/spapr.h"
-#include "sysemu/qtest.h"
+#include "system/qtest.h"
 #include <libfdt.h>
 #include "trace.h"
 

@@ -12,7 +12,7 @@
 #include <glib.h>
 #include "qemu/compiler.h"
 #include "qemu/typedefs.h"
-#include "exec/memory.h"
+#include "system/memory.h"
 #include "hw/vfio/vfio-device.h"
 
 typedef struct VFIODma {

@@ -23,7 +23,7 @@
 #include "qemu/compiler.h"
 #include "qemu/typedefs.h"
 #include "qemu/event_notifier.h"
-#include "exec/memory.h"
+#include "system/memory.h"
 #include "hw/pci/pci.h"
 #include "hw/qdev-properties.h"
 #include "hw/vfio/vfio-device.h"

@@ -4,7 +4,7 @@
  * Guest RAM tables for the virtio I/O thread and vhost (guest-mem.h).
  */
 #include "qemu/osdep.h"
-#include "exec/memory.h"
+#include "system/memory.h"
 #include "hw/virtio/guest-mem.h"
 
 GuestMemMap *guest_mem_map_new(const GuestMemRange *ranges, unsigned nr)

@@ -15,7 +15,7 @@
 #include "hw/qdev-core.h"
 #include "hw/qdev-properties.h"
 #include "hw/pci/msix.h"
-#include "sysemu/kvm.h"
+#include "system/kvm.h"
 #include "monitor/monitor.h"
 #include "qom/object.h"
 #include "hw/virtio/guest-mem.h"

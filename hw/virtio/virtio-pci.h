@@ -26,7 +26,7 @@
 #include <stdint.h>
 #include <glib.h>
 #include "qemu/event_notifier.h"
-#include "exec/memory.h"
+#include "system/memory.h"
 #include "hw/pci/pci.h"
 #include "hw/virtio/virtqueue.h"
 

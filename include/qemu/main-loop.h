@@ -15,7 +15,7 @@
 #include <glib.h>
 #include "qemu/compiler.h"
 #include "qemu/typedefs.h"
-#include "sysemu/runstate.h"
+#include "system/runstate.h"
 
 typedef void IOHandler(void *opaque);
 typedef void QEMUBHFunc(void *opaque);

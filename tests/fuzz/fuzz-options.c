@@ -15,8 +15,8 @@
 #include "qom/object.h"
 #include "hw/boards.h"
 #include "hw/qdev-core.h"
-#include "sysemu/accel.h"
-#include "sysemu/qtest.h"
+#include "system/accel.h"
+#include "system/qtest.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -10,11 +10,11 @@
  */
 #include "qemu/osdep.h"
 #include "chr-client.h"
-#include "sysemu/qtest.h"
+#include "system/qtest.h"
 #include "qemu/timer.h"
 #include "qapi/error.h"
-#include "exec/memory.h"
-#include "exec/address-spaces.h"
+#include "system/memory.h"
+#include "system/address-spaces.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -28,8 +28,8 @@
 #include <sys/socket.h>
 #include "qapi/error.h"
 #include "qemu/sockets.h"
-#include "exec/memory.h"
-#include "exec/address-spaces.h"
+#include "system/memory.h"
+#include "system/address-spaces.h"
 #include "hw/vfio-user/vfio-user.h"
 #include "hw/vfio/region-info.h"
 

@@ -8,8 +8,8 @@
 #include "qemu/osdep.h"
 #include <linux/kvm.h>
 #include "accel/kvm/kvm-internal.h"
-#include "sysemu/kvm.h"
-#include "sysemu/accel.h"
+#include "system/kvm.h"
+#include "system/accel.h"
 #include "qemu/event_notifier.h"
 #include "qapi/error.h"
 

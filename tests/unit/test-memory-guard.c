@@ -6,8 +6,8 @@
  * only reach guest RAM (address_space_dma_rw_ram).
  */
 #include "qemu/osdep.h"
-#include "exec/memory.h"
-#include "exec/address-spaces.h"
+#include "system/memory.h"
+#include "system/address-spaces.h"
 #include "qapi/error.h"
 #include "qemu/error-report.h"
 #include "qom/object.h"

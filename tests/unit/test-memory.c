@@ -4,8 +4,8 @@
  */
 #include "qemu/osdep.h"
 #include <ucontext.h>
-#include "exec/memory.h"
-#include "exec/address-spaces.h"
+#include "system/memory.h"
+#include "system/address-spaces.h"
 #include "qapi/error.h"
 #include "qemu/error-report.h"
 

@@ -5,12 +5,12 @@
  * targets, registered commands (rtas) and clock_step to a timer deadline.
  */
 #include "qemu/osdep.h"
-#include "sysemu/qtest.h"
+#include "system/qtest.h"
 #include "qemu/main-loop.h"
 #include "qemu/timer.h"
 #include "qapi/error.h"
-#include "exec/memory.h"
-#include "exec/address-spaces.h"
+#include "system/memory.h"
+#include "system/address-spaces.h"
 #include <sys/socket.h>
 
 static int client_fd;

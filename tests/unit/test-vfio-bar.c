@@ -11,7 +11,7 @@
 #include "qemu/osdep.h"
 #include <sys/mman.h>
 #include "qapi/error.h"
-#include "exec/memory.h"
+#include "system/memory.h"
 #include "hw/vfio/bar.h"
 
 #define KiB 1024ULL

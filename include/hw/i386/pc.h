@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include "qemu/typedefs.h"
 #include "hw/boards.h"
-#include "exec/memory.h"
+#include "system/memory.h"
 
 #define TYPE_PC_MACHINE MACHINE_TYPE_NAME("pc")
 

@@ -19,7 +19,7 @@
 #include <linux/pci_regs.h>
 #include "qemu/compiler.h"
 #include "qemu/typedefs.h"
-#include "exec/memory.h"
+#include "system/memory.h"
 #include "hw/qdev-core.h"
 
 #define TYPE_PCI_DEVICE "pci-device"

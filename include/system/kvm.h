@@ -17,8 +17,8 @@
  * All of these need the BQL.  Without KVM (qtest) kvm_enabled() is false
  * and every call fails with an error rather than crashing.
  */
-#ifndef SYSEMU_KVM_H
-#define SYSEMU_KVM_H
+#ifndef SYSTEM_KVM_H
+#define SYSTEM_KVM_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -6,8 +6,8 @@
  * callbacks: they only record the request and wake the main loop, which
  * acts on them between dispatches.
  */
-#ifndef SYSEMU_RUNSTATE_H
-#define SYSEMU_RUNSTATE_H
+#ifndef SYSTEM_RUNSTATE_H
+#define SYSTEM_RUNSTATE_H
 
 #include <stdbool.h>
 #include "qemu/compiler.h"

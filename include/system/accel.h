@@ -4,8 +4,8 @@
  * one ("qtest").  Each registers a type "<name>-accel" derived from
  * TYPE_ACCEL; the command line picks one with -accel NAME.
  */
-#ifndef SYSEMU_ACCEL_H
-#define SYSEMU_ACCEL_H
+#ifndef SYSTEM_ACCEL_H
+#define SYSTEM_ACCEL_H
 
 #include <stdbool.h>
 #include <stdio.h>

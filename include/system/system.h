@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Entry points of the system emulator shared by both target binaries. */
-#ifndef SYSEMU_SYSEMU_H
-#define SYSEMU_SYSEMU_H
+#ifndef SYSTEM_SYSTEM_H
+#define SYSTEM_SYSTEM_H
 
 #include <stdbool.h>
 #include "qemu/typedefs.h"

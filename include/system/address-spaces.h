@@ -5,8 +5,8 @@
  * All of them are created on first use, so no initialisation order is
  * needed: device code may call get_system_memory() from anywhere.
  */
-#ifndef EXEC_ADDRESS_SPACES_H
-#define EXEC_ADDRESS_SPACES_H
+#ifndef SYSTEM_ADDRESS_SPACES_H
+#define SYSTEM_ADDRESS_SPACES_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -10,8 +10,8 @@
  * changes on intercepted lines are sent unprompted as "IRQ raise N" /
  * "IRQ lower N".
  */
-#ifndef SYSEMU_QTEST_H
-#define SYSEMU_QTEST_H
+#ifndef SYSTEM_QTEST_H
+#define SYSTEM_QTEST_H
 
 #include <stdbool.h>
 #include <glib.h>

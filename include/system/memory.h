@@ -22,8 +22,8 @@
  * MemoryRegions are embedded in device structs and are not QOM objects;
  * "owner" is kept for naming and debugging only.
  */
-#ifndef EXEC_MEMORY_H
-#define EXEC_MEMORY_H
+#ifndef SYSTEM_MEMORY_H
+#define SYSTEM_MEMORY_H
 
 #include <stdbool.h>
 #include <stdint.h>
