@@ -959,7 +959,13 @@ static bool vfio_pci_setup_caps(VFIOPCIDevice *vdev, const uint8_t *phys,
         vfio_pci_fix_cap_link(pdev, phys, m->cap);
         vfio_pci_emulate(pdev, m->cap, VFIO_MSIX_CAP_SIZE);
         msix_set_pba_notifier(pdev, vfio_msix_pba_changed);
-        msix_set_lazy_pba(pdev, vdev->lazy_pba);
+        /*
+         * A lazy PBA lets the device's page show through while nothing
+         * is pending.  A relocated PBA has no device page below it, only
+         * unassigned space that reads all-ones: it stays emulated (its
+         * page traps nothing else, so that costs no exit).
+         */
+        msix_set_lazy_pba(pdev, vdev->lazy_pba && !m->relocated);
         if (vdev->no_msix_emulation) {
             msix_set_table_emulated(pdev, false);
         }
