@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * vfio-pci-base and vfio-pci: the device model, and its kernel driver.
- * vfio-user-pci is a subclass in hw/vfio-user/pci.c.
+ * vfio-pci-base: the device model.  Its two drivers are subclasses:
+ * vfio-pci (kernel VFIO) in hw/vfio/pci-kernel.c, vfio-user-pci in
+ * hw/vfio-user/pci.c.
  *
  * Config space is read from the device with the bits Conduit emulates
  * (BARs, ROM BAR, interrupt line, MSI and MSI-X capabilities, memory and
@@ -19,7 +20,6 @@
 #include "hw/pci/msi.h"
 #include "hw/pci/msix.h"
 #include "hw/vfio/pci.h"
-#include "hw/vfio/vfio-kernel.h"
 #include "trace.h"
 
 #define VFIO_CAP_TTL 48
@@ -1115,34 +1115,6 @@ bool vfio_pci_realize_device(VFIOPCIDevice *vdev, Error **errp)
     return true;
 }
 
-static bool vfio_kernel_pci_realize(PCIDevice *pdev, Error **errp)
-{
-    VFIOPCIDevice *vdev = VFIO_PCI(pdev);
-    g_autofree char *sysfsdev = NULL;
-
-    if (vdev->sysfsdev && vdev->sysfsdev[0]) {
-        sysfsdev = g_strdup(vdev->sysfsdev);
-    } else if (vdev->host.domain != ~0u) {
-        g_autofree char *host = g_strdup_printf("%04x:%02x:%02x.%x",
-                                                vdev->host.domain,
-                                                vdev->host.bus,
-                                                vdev->host.slot,
-                                                vdev->host.function);
-
-        sysfsdev = vfio_kernel_host_to_sysfsdev(host, errp);
-        if (!sysfsdev) {
-            return false;
-        }
-    } else {
-        error_setg(errp, "vfio-pci: 'host' or 'sysfsdev' is required");
-        return false;
-    }
-    if (!vfio_kernel_device_attach(&vdev->vbasedev, sysfsdev, errp)) {
-        return false;
-    }
-    return vfio_pci_realize_device(vdev, errp);
-}
-
 static void vfio_pci_exit(PCIDevice *pdev)
 {
     vfio_pci_teardown(VFIO_PCI(pdev));
@@ -1178,7 +1150,6 @@ static void vfio_pci_instance_init(Object *obj)
     VFIOPCIDevice *vdev = VFIO_PCI(obj);
 
     vdev->vbasedev.fd = -1;
-    vdev->host.domain = ~0u;
     /* Teardown closes what a failed realize may not have reached. */
     for (int i = 0; i < PCI_ROM_SLOT; i++) {
         vdev->bars[i].region.mmap_fd = -1;
@@ -1241,14 +1212,6 @@ static const Property vfio_pci_common_props[] = {
     DEFINE_PROP_END_OF_LIST(),
 };
 
-static const Property vfio_kernel_pci_props[] = {
-    DEFINE_PROP_PCI_HOST_DEVADDR("host", VFIOPCIDevice, host,
-                                 .description = "host device DDDD:BB:DD.F"),
-    DEFINE_PROP_STRING("sysfsdev", VFIOPCIDevice, sysfsdev,
-                       .description = "host device sysfs path"),
-    DEFINE_PROP_END_OF_LIST(),
-};
-
 static void vfio_pci_base_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
@@ -1261,18 +1224,6 @@ static void vfio_pci_base_class_init(ObjectClass *klass, void *data)
     pc->config_write = vfio_pci_write_config;
 }
 
-static void vfio_kernel_pci_class_init(ObjectClass *klass, void *data)
-{
-    DeviceClass *dc = DEVICE_CLASS(klass);
-    PCIDeviceClass *pc = PCI_DEVICE_CLASS(klass);
-
-    dc->desc = "VFIO-based PCI device assignment";
-    dc->user_creatable = true;
-    dc->hotpluggable = true;
-    device_class_set_props(dc, vfio_kernel_pci_props);
-    pc->realize = vfio_kernel_pci_realize;
-}
-
 static const TypeInfo vfio_pci_types[] = {
     {
         .name = TYPE_VFIO_PCI_BASE,
@@ -1282,10 +1233,6 @@ static const TypeInfo vfio_pci_types[] = {
         .instance_finalize = vfio_pci_instance_finalize,
         .class_init = vfio_pci_base_class_init,
         .abstract = true,
-    }, {
-        .name = TYPE_VFIO_PCI,
-        .parent = TYPE_VFIO_PCI_BASE,
-        .class_init = vfio_kernel_pci_class_init,
     },
 };
 

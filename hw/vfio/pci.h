@@ -4,14 +4,15 @@
  * hw/vfio and the drivers that subclass it.
  *
  * One device model, two drivers differing only in how the VFIODevice is
- * opened: vfio-pci (kernel VFIO, hw/vfio/pci.c, properties host and
- * sysfsdev) and vfio-user-pci (hw/vfio-user/pci.c, its own instance
- * struct with socket and x-msg-timeout).  Files, one concern each:
+ * opened, each a subclass with its own instance struct: vfio-pci
+ * (kernel VFIO, hw/vfio/pci-kernel.c, properties host and sysfsdev) and
+ * vfio-user-pci (hw/vfio-user/pci.c, socket and x-msg-timeout).  Files,
+ * one concern each:
  *   hw/vfio/bar.c     BAR mechanism (hw/vfio/bar.h): executes
  *                     vfio_bar_plan() with MemoryRegions and keeps the
  *                     trap telemetry; tells the device through hooks
  *   hw/vfio/dma.c     DMA listener (hw/vfio/dma.h): guest RAM -> backend
- *   hw/vfio/pci.c     config space, MSI-X/MSI/INTx, reset, vfio-pci
+ *   hw/vfio/pci.c     config space, MSI-X/MSI/INTx, reset
  *   hw/vfio/query.c   QMP x-query-vfio
  */
 #ifndef HW_VFIO_PCI_H
@@ -32,7 +33,6 @@
 #include "hw/vfio/irq-bypass.h"
 
 #define TYPE_VFIO_PCI_BASE "vfio-pci-base"
-#define TYPE_VFIO_PCI "vfio-pci"
 
 #define VFIO_PCI(obj) OBJECT_CHECK(VFIOPCIDevice, (obj), TYPE_VFIO_PCI_BASE)
 
@@ -98,9 +98,6 @@ struct VFIOPCIDevice {
     bool coalesce_trapped_writes;   /* x-coalesce-trapped-writes resolved */
     bool realized;
 
-    /* Properties of vfio-pci (the kernel driver) */
-    PCIHostDeviceAddress host;
-    char *sysfsdev;
     /* Properties of every driver */
     bool no_mmap;
     int msix_mappable;          /* VFIOMsixMappableMode */
