@@ -734,6 +734,10 @@ static VFIOBarPlanInput vfio_pci_bar_plan_input(VFIOPCIDevice *vdev,
         .msix_mappable = vdev->msix_mappable,
         .no_msix_emulation = vdev->no_msix_emulation,
         .lazy_pba = vdev->lazy_pba,
+        .coalesce = vdev->coalesce_prop == ON_OFF_AUTO_ON ? VFIO_COALESCE_ON
+                    : vdev->coalesce_prop == ON_OFF_AUTO_OFF
+                    ? VFIO_COALESCE_OFF : VFIO_COALESCE_AUTO,
+        .online_cpus = sysconf(_SC_NPROCESSORS_ONLN),
         /* Why the default could not move the table, for the hint. */
         .relocation_refusal = vdev->msix.relocation_impossible ?
                               vdev->msix.decision : NULL,
@@ -910,25 +914,7 @@ static bool vfio_pci_build_bar(VFIOPCIDevice *vdev, VFIOBar *bar,
             .enabled = !vdev->lazy_pba,
         };
     }
-    bar->coalesce_served = vdev->coalesce_trapped_writes;
-    bar->coalesce_forward = vdev->coalesce_trapped_writes &&
-                            vdev->vbasedev.ops->posts_writes;
     return vfio_bar_realize(bar, &in, errp);
-}
-
-/*
- * x-coalesce-trapped-writes=auto.  Coalescing saves the exit of each
- * write to a trapped page but makes the device see the write only when
- * a vCPU exits or the drainer thread looks, and the drainer is one more
- * busy thread while the guest writes.  See docs/system/vfio.rst for the
- * measurements behind the choice.
- */
-static bool vfio_coalesce_trapped_writes(OnOffAuto prop)
-{
-    if (prop != ON_OFF_AUTO_AUTO) {
-        return prop == ON_OFF_AUTO_ON;
-    }
-    return vfio_coalesce_auto_policy(sysconf(_SC_NPROCESSORS_ONLN));
 }
 
 /* ---- realize / exit ---- */
@@ -1043,8 +1029,6 @@ static bool vfio_pci_realize_common(VFIOPCIDevice *vdev, Error **errp)
     if (!vfio_msix_parse(vdev, errp) || !vfio_msix_relocate(vdev, errp)) {
         return false;
     }
-    vdev->coalesce_trapped_writes =
-        vfio_coalesce_trapped_writes(vdev->coalesce_prop);
     for (i = 0; i < PCI_ROM_SLOT; i++) {
         if (!vfio_pci_build_bar(vdev, &vdev->bars[i], errp)) {
             return false;

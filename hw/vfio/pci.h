@@ -95,7 +95,6 @@ struct VFIOPCIDevice {
 
     bool broken_reported;
     struct QEMUBH *mmap_bh;     /* re-evaluates hidden mappings */
-    bool coalesce_trapped_writes;   /* x-coalesce-trapped-writes resolved */
     bool realized;
 
     /* Properties of every driver */
@@ -167,11 +166,5 @@ bool vfio_msix_relocation_plan(const VFIOMsixRelocSlot slots[PCI_ROM_SLOT],
 uint64_t vfio_msix_relocation_untrapped(const VFIOBarPlan *now,
                                         const VFIOBarPlan *moved,
                                         uint64_t *first_page);
-
-/* ---- x-coalesce-trapped-writes=auto (pure, unit-tested) ---- */
-
-/* Enough cores for the vCPU, the device's poller and the drainer. */
-#define VFIO_COALESCE_AUTO_MIN_CPUS 4
-bool vfio_coalesce_auto_policy(long online_cpus);
 
 #endif
