@@ -25,6 +25,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import guestboot  # noqa: E402
+import kvmtest  # noqa: E402
 
 CONDUIT = os.environ.get("CONDUIT_BINARY", "")
 GUEST_DIR = guestboot.guest_dir()
@@ -360,4 +361,4 @@ class LinuxBoot(ConduitTest):
 
 
 if __name__ == "__main__":
-    sys.exit(guestboot.main())
+    sys.exit(kvmtest.main('pvh'))
