@@ -27,6 +27,7 @@
 #include "system/fdset.h"
 #include "system/user-creatable.h"
 #include "system/vl-compat.h"
+#include "hw/firmware/smbios.h"
 
 const char *qemu_name;
 bool no_shutdown;
@@ -56,6 +57,7 @@ typedef enum OptIndex {
     OPT_LOG, OPT_VERSION, OPT_HELP, OPT_H, OPT_PIDFILE, OPT_GLOBAL,
     OPT_OBJECT, OPT_OVERCOMMIT, OPT_UUID, OPT_RTC, OPT_BOOT, OPT_ADD_FD,
     OPT_AUDIODEV, OPT_MSG, OPT_CPU, OPT_SANDBOX,
+    OPT_SMBIOS,
     OPT_NO_ACPI,
     OPT_BLOCKDEV, OPT_DRIVE, OPT_NETDEV,
 } OptIndex;
@@ -170,6 +172,10 @@ static const OptDef opt_defs[] = {
       "vCPU model (-cpu help lists them; no feature changes)" },
     { "sandbox", OPT_SANDBOX, true, "off",
       "only 'off': Conduit is built without a seccomp sandbox" },
+    { "smbios", OPT_SMBIOS, true,
+      "file=BINARY | type=0|1|2|3|4|11|17[,field=value...]",
+      "SMBIOS tables: load structures from a file, or set the fields of "
+      "one of Conduit's (type=1,serial=...,uuid=...)" },
     { "version", OPT_VERSION, false, "", "print the version and exit" },
     { "help", OPT_HELP, false, "", "print this help and exit" },
     { "h", OPT_H, false, "", "same as -help" },
@@ -656,6 +662,11 @@ static void parse_one(VlConfig *cfg, const OptDef *def, const char *name,
         break;
     case OPT_SANDBOX:
         if (!vl_parse_sandbox(arg, &err)) {
+            fatal_err(err);
+        }
+        break;
+    case OPT_SMBIOS:
+        if (!smbios_parse_option(smbios_cmdline_config(), arg, &err)) {
             fatal_err(err);
         }
         break;

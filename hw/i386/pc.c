@@ -14,6 +14,7 @@
 #include "hw/i386/x86-boot.h"
 #include "hw/i386/pc-isa.h"
 #include "hw/i386/acpi-pc.h"
+#include "hw/i386/smbios-pc.h"
 #include "hw/acpi/acpi-tables.h"
 #include "hw/irq.h"
 #include "hw/qdev-core.h"
@@ -82,6 +83,10 @@ static bool pc_init(MachineState *ms, Error **errp)
         return false;
     }
     if (!pc_acpi_init(ms, errp)) {
+        return false;
+    }
+    /* With firmware, the firmware places the tables (fw_cfg). */
+    if (ms->kernel_filename && !pc_smbios_init(ms, errp)) {
         return false;
     }
     if (ms->kernel_filename &&
