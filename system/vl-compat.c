@@ -210,34 +210,6 @@ static void qmp_query_uuid(JsonObject *args, JsonNode **ret, Error **errp)
     *ret = qmp_node_new_object(o);
 }
 
-/* Only what Conduit's RTC really does: the host's UTC, no drift fixing. */
-bool vl_parse_rtc(const char *arg, Error **errp)
-{
-    static const char *const keys[] = { "base", "clock", "driftfix", NULL };
-    static const struct {
-        const char *key, *value, *why;
-    } supported[] = {
-        { "base", "utc", "the RTC keeps UTC (no localtime or fixed date)" },
-        { "clock", "host", "the RTC follows the host clock" },
-        { "driftfix", "none", "there is no tick catch-up" },
-    };
-    g_autoptr(QemuOpts) opts = parse_keys(arg, "base", keys, errp);
-
-    if (!opts) {
-        return false;
-    }
-    for (size_t i = 0; i < ARRAY_SIZE(supported); i++) {
-        const char *v = qemu_opt_get(opts, supported[i].key);
-
-        if (v && strcmp(v, supported[i].value)) {
-            error_setg(errp, "%s=%s is not supported: %s", supported[i].key,
-                       v, supported[i].why);
-            return false;
-        }
-    }
-    return true;
-}
-
 bool vl_parse_boot(const char *arg, Error **errp)
 {
     g_autoptr(QemuOpts) opts = qemu_opts_parse(arg, NULL, errp);

@@ -28,6 +28,7 @@
 #include "system/user-creatable.h"
 #include "system/vl-compat.h"
 #include "hw/firmware/smbios.h"
+#include "system/rtc.h"
 
 const char *qemu_name;
 bool no_shutdown;
@@ -154,8 +155,10 @@ static const OptDef opt_defs[] = {
       "mem-lock=on locks all of Conduit's memory (mlockall)",
       "mem-lock:boolean cpu-pm:boolean" },
     { "uuid", OPT_UUID, true, "UUID", "the guest's UUID (query-uuid)" },
-    { "rtc", OPT_RTC, true, "[base=utc][,clock=host][,driftfix=none]",
-      "real-time clock: the CMOS RTC keeps the host's UTC time",
+    { "rtc", OPT_RTC, true,
+      "[base=utc|localtime|DATE][,clock=host|rt|vm][,driftfix=none|slew]",
+      "real-time clock: where it starts, which host clock drives it, and "
+      "whether lost periodic ticks are caught up (slew)",
       "base:string clock:string driftfix:string" },
     { "boot", OPT_BOOT, true, "[strict=on|off][,menu=off]",
       "accepted for compatibility: Conduit boots only -kernel",
@@ -631,7 +634,7 @@ static void parse_one(VlConfig *cfg, const OptDef *def, const char *name,
         }
         break;
     case OPT_RTC:
-        if (!vl_parse_rtc(arg, &err)) {
+        if (!rtc_parse_option(arg, &err)) {
             fatal_err(err);
         }
         break;
