@@ -58,7 +58,7 @@ typedef enum OptIndex {
     OPT_LOG, OPT_VERSION, OPT_HELP, OPT_H, OPT_PIDFILE, OPT_GLOBAL,
     OPT_OBJECT, OPT_OVERCOMMIT, OPT_UUID, OPT_RTC, OPT_BOOT, OPT_ADD_FD,
     OPT_AUDIODEV, OPT_MSG, OPT_CPU, OPT_SANDBOX,
-    OPT_SMBIOS,
+    OPT_SMBIOS, OPT_NO_HPET,
     OPT_NO_ACPI,
     OPT_BLOCKDEV, OPT_DRIVE, OPT_NETDEV,
 } OptIndex;
@@ -141,6 +141,8 @@ static const OptDef opt_defs[] = {
     { "no-reboot", OPT_NO_REBOOT, false, "", "exit instead of rebooting" },
     { "no-acpi", OPT_NO_ACPI, false, "",
       "no ACPI tables (same as -machine acpi=off)" },
+    { "no-hpet", OPT_NO_HPET, false, "",
+      "no HPET (same as -machine hpet=off; the pc machine has none)" },
     { "no-user-config", OPT_NO_USER_CONFIG, false, "",
       "accepted for compatibility (there are no config files)" },
     { "trace", OPT_TRACE, true, "[enable=]PATTERN|events=FILE|file=FILE",
@@ -701,6 +703,9 @@ static void parse_one(VlConfig *cfg, const OptDef *def, const char *name,
         cfg->no_acpi = true;
         break;
     case OPT_NO_USER_CONFIG:
+        break;
+    case OPT_NO_HPET:
+        /* What the machine is anyway (pc's hpet property is off). */
         break;
     case OPT_TRACE:
         if (!strcmp(arg, "help") || !strcmp(arg, "?") ||

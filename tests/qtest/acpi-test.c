@@ -382,6 +382,23 @@ static void test_piix4_pm_properties(void)
     qtest_quit(qts);
 }
 
+/* The pc machine has no HPET: -no-hpet and hpet=off say so, hpet=on fails. */
+static void test_no_hpet(void)
+{
+    QTestState *qts = qtest_init("-no-hpet");
+    JsonNode *ret = qtest_qmp_assert_success(
+        qts, "{'execute': 'qom-get', 'arguments': "
+             "{'path': '/machine', 'property': 'hpet'}}");
+
+    g_assert_false(json_node_get_boolean(ret));
+    json_node_unref(ret);
+    qtest_quit(qts);
+    qts = qtest_init("-machine pc,hpet=off");
+    qtest_quit(qts);
+    qtest_assert_start_fails("-accel qtest -display none -machine hpet=on",
+                             "hpet=on is not supported");
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -397,5 +414,6 @@ int main(int argc, char **argv)
     g_test_add_func("/acpi/pm/timer", test_pm_timer);
     g_test_add_func("/acpi/pm/sleep-states", test_sleep_states);
     g_test_add_func("/acpi/pm/piix4-pm-properties", test_piix4_pm_properties);
+    g_test_add_func("/acpi/no-hpet", test_no_hpet);
     return g_test_run();
 }
