@@ -73,6 +73,27 @@ void virtio_pci_notify_queue(VirtIOPCIProxy *proxy, unsigned q,
     }
 }
 
+void virtio_pci_notify_config(VirtIOPCIProxy *proxy)
+{
+    PCIDevice *dev = PCI_DEVICE(proxy);
+
+    /* A driver reading the config twice sees it changed in between. */
+    proxy->config_generation++;
+    if (!(proxy->status & VIRTIO_CONFIG_S_DRIVER_OK)) {
+        return;
+    }
+    if (!msix_enabled(dev)) {
+        __atomic_fetch_or(&proxy->isr, VIRTIO_PCI_ISR_CONFIG,
+                          __ATOMIC_SEQ_CST);
+        event_notifier_set(&proxy->intx_notifier);
+    } else if (proxy->config_vector < proxy->nvectors) {
+        event_notifier_set(&proxy->vectors[proxy->config_vector].notifier);
+    }
+    __atomic_fetch_add(&proxy->interrupts, 1, __ATOMIC_RELAXED);
+    trace_virtio_pci_notify_config(virtio_pci_name(proxy),
+                                   proxy->config_generation);
+}
+
 static void virtio_pci_vector_handler(EventNotifier *n)
 {
     VirtIOPCIVector *v = container_of(n, VirtIOPCIVector, notifier);
