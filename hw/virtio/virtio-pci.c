@@ -74,6 +74,35 @@ void virtio_pci_notify_queue(VirtIOPCIProxy *proxy, unsigned q,
     }
 }
 
+/*
+ * Any thread: a configuration change notification (4.1.4.5): ISR bit 1
+ * and the config vector's MSI-X message, or INTx.  Before DRIVER_OK only
+ * the generation moves: a driver reading the config twice sees it changed.
+ */
+void virtio_pci_notify_config(VirtIOPCIProxy *proxy)
+{
+    uint16_t v = __atomic_load_n(&proxy->config_vector, __ATOMIC_RELAXED);
+    EventNotifier *n = NULL;
+
+    __atomic_fetch_add(&proxy->config_generation, 1, __ATOMIC_SEQ_CST);
+    if (!(__atomic_load_n(&proxy->status, __ATOMIC_SEQ_CST) &
+          VIRTIO_CONFIG_S_DRIVER_OK)) {
+        return;
+    }
+    __atomic_fetch_or(&proxy->isr, VIRTIO_PCI_ISR_CONFIG, __ATOMIC_SEQ_CST);
+    if (!msix_enabled(PCI_DEVICE(proxy))) {
+        n = &proxy->intx_notifier;
+    } else if (v < proxy->nvectors) {
+        n = &proxy->vectors[v].notifier;
+    }
+    if (n) {
+        __atomic_fetch_add(&proxy->interrupts, 1, __ATOMIC_RELAXED);
+        event_notifier_set(n);
+    }
+    trace_virtio_pci_notify_config(virtio_pci_name(proxy),
+                                   proxy->config_generation);
+}
+
 static void virtio_pci_vector_handler(EventNotifier *n)
 {
     VirtIOPCIVector *v = container_of(n, VirtIOPCIVector, notifier);
@@ -385,27 +414,6 @@ static bool virtio_pci_start(VirtIOPCIProxy *proxy, Error **errp)
                                  proxy);
     trace_virtio_pci_worker(virtio_pci_name(proxy), true);
     return true;
-}
-
-/*
- * Any thread: a configuration change notification (4.1.4.5): ISR bit 1
- * and the config vector's MSI-X message, or INTx.
- */
-static void virtio_pci_notify_config(VirtIOPCIProxy *proxy)
-{
-    uint16_t v = __atomic_load_n(&proxy->config_vector, __ATOMIC_RELAXED);
-    EventNotifier *n = NULL;
-
-    __atomic_fetch_or(&proxy->isr, VIRTIO_PCI_ISR_CONFIG, __ATOMIC_SEQ_CST);
-    if (!msix_enabled(PCI_DEVICE(proxy))) {
-        n = &proxy->intx_notifier;
-    } else if (v < proxy->nvectors) {
-        n = &proxy->vectors[v].notifier;
-    }
-    if (n) {
-        __atomic_fetch_add(&proxy->interrupts, 1, __ATOMIC_RELAXED);
-        event_notifier_set(n);
-    }
 }
 
 void virtio_pci_set_needs_reset(VirtIOPCIProxy *proxy, const char *why)

@@ -42,7 +42,7 @@
 
 #define VIRTIO_PCI_VENDOR_ID 0x1af4
 #define VIRTIO_PCI_DEVICE_ID_BASE 0x1040
-#define VIRTIO_PCI_MAX_QUEUES 8
+#define VIRTIO_PCI_MAX_QUEUES 64
 
 /* BAR4 layout. */
 #define VIRTIO_PCI_BAR 4
@@ -163,6 +163,11 @@ void virtio_pci_worker_watch(VirtIOPCIProxy *proxy, int fd,
 /* Worker thread: raise the queue's interrupt if the driver wants it. */
 void virtio_pci_notify_queue(VirtIOPCIProxy *proxy, unsigned q,
                              GuestMemMap *map);
+/*
+ * The device configuration changed (BQL): bumps the generation and
+ * raises the configuration change interrupt once the driver is running.
+ */
+void virtio_pci_notify_config(VirtIOPCIProxy *proxy);
 /* Worker thread: the queue is unusable; ask the driver for a reset. */
 void virtio_pci_set_needs_reset(VirtIOPCIProxy *proxy, const char *why);
 bool virtio_pci_has_feature(VirtIOPCIProxy *proxy, unsigned bit);
