@@ -123,13 +123,36 @@ static void block_node_drop(BlockNode *bs)
     g_free(bs);
 }
 
+/* What a file that cannot be a disk is, for the error message. */
+static const char *block_file_type(mode_t mode)
+{
+    return S_ISFIFO(mode) ? "a FIFO" :
+           S_ISCHR(mode) ? "a character device" :
+           S_ISSOCK(mode) ? "a socket" :
+           S_ISDIR(mode) ? "a directory" :
+           S_ISLNK(mode) ? "a symbolic link" : "not a regular file";
+}
+
+/*
+ * Opening never blocks: a FIFO would wait in open() for a writer (and
+ * with it QMP, or the start of the VM), so the open is O_NONBLOCK and
+ * O_NOCTTY, the type is checked on the fd, and only then is the fd made
+ * blocking for the I/O paths.  What is not a regular file or a block
+ * device is refused, by name and type.
+ */
 static bool block_file_open(BlockNode *bs, Error **errp)
 {
-    int flags = (bs->read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC;
+    int flags = (bs->read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC |
+                O_NONBLOCK | O_NOCTTY;
     struct stat st;
 
     if (bs->direct) {
         flags |= O_DIRECT;
+    }
+    /* Nothing else is opened at all (a tape, a tty: open has effects). */
+    if (stat(bs->filename, &st) == 0 && !S_ISREG(st.st_mode) &&
+        !S_ISBLK(st.st_mode)) {
+        goto bad_type;
     }
     bs->fd = open(bs->filename, flags);
     if (bs->fd < 0 && bs->direct && errno == EINVAL) {
@@ -147,6 +170,13 @@ static bool block_file_open(BlockNode *bs, Error **errp)
         error_setg_errno(errp, errno, "Could not stat '%s'", bs->filename);
         return false;
     }
+    if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+        goto bad_type;
+    }
+    if (fcntl(bs->fd, F_SETFL, fcntl(bs->fd, F_GETFL) & ~O_NONBLOCK) < 0) {
+        error_setg_errno(errp, errno, "Could not open '%s'", bs->filename);
+        return false;
+    }
     bs->blkdev = S_ISBLK(st.st_mode);
     if (bs->blkdev) {
         int ssz = 512;
@@ -159,18 +189,21 @@ static bool block_file_open(BlockNode *bs, Error **errp)
         if (ioctl(bs->fd, BLKSSZGET, &ssz) == 0 && ssz > 512) {
             bs->alignment = ssz;
         }
-    } else if (S_ISREG(st.st_mode)) {
-        bs->size = st.st_size;
     } else {
-        error_setg(errp, "'%s' is not a regular file or block device",
-                   bs->filename);
-        return false;
+        bs->size = st.st_size;
     }
     if (bs->direct && bs->alignment < 4096) {
         /* Memory alignment: be safe on filesystems with 4 KiB blocks. */
         bs->alignment = 4096;
     }
     return true;
+
+bad_type:
+    error_setg(errp, "Could not open '%s': it is %s, not a regular file or "
+               "block device", bs->filename, block_file_type(st.st_mode));
+    error_append_hint(errp, "A disk image is a regular file or a block "
+                      "device.\n");
+    return false;
 }
 
 /* Keys -blockdev accepts but that change nothing here. */
