@@ -212,6 +212,17 @@ static const char *const blockdev_ignored_keys[] = {
     "cache.no-flush", "force-share", "aio-max-batch", NULL,
 };
 
+/* The JSON types of the keys above (QEMU's BlockdevOptions). */
+static const QemuOptType blockdev_key_types[] = {
+    { "driver", "str" }, { "node-name", "str" }, { "filename", "str" },
+    { "file", "object" }, { "read-only", "bool" },
+    { "auto-read-only", "bool" }, { "force-share", "bool" },
+    { "cache", "object" }, { "cache.direct", "bool" },
+    { "cache.no-flush", "bool" }, { "discard", "str" },
+    { "detect-zeroes", "str" }, { "locking", "str" }, { "aio", "str" },
+    { "aio-max-batch", "int" }, { NULL, NULL },
+};
+
 typedef struct BlockdevParse {
     const char *driver;
     const char *node_name;
@@ -278,7 +289,8 @@ BlockNode *blockdev_add(QemuOpts *opts, Error **errp)
     BlockNode *bs = NULL, *child = NULL;
     bool ok = false;
 
-    if (!qemu_opt_foreach(opts, blockdev_parse_key, &p, errp)) {
+    if (!qemu_opts_check_types(opts, blockdev_key_types, "file.", errp) ||
+        !qemu_opt_foreach(opts, blockdev_parse_key, &p, errp)) {
         goto out;
     }
     if (!p.driver) {

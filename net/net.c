@@ -241,13 +241,23 @@ static bool netdev_open(NetBackend *nb, const NetdevParse *p, Error **errp)
     return true;
 }
 
+/* The JSON types of the keys above (QEMU's NetdevTapOptions, ...). */
+static const QemuOptType netdev_key_types[] = {
+    { "type", "str" }, { "id", "str" }, { "ifname", "str" },
+    { "fd", "str" }, { "vhostfd", "str" }, { "script", "str" },
+    { "downscript", "str" }, { "vhost", "bool" }, { "vhostforce", "bool" },
+    { "vnet_hdr", "bool" }, { "queues", "uint32" }, { "sndbuf", "size" },
+    { NULL, NULL },
+};
+
 NetBackend *netdev_add(QemuOpts *opts, Error **errp)
 {
     NetdevParse p = { 0 };
     const char *id = qemu_opts_id(opts);
     g_autofree NetBackend *nb = g_new0(NetBackend, 1);
 
-    if (!qemu_opt_foreach(opts, netdev_parse_key, &p, errp)) {
+    if (!qemu_opts_check_types(opts, netdev_key_types, NULL, errp) ||
+        !qemu_opt_foreach(opts, netdev_parse_key, &p, errp)) {
         return NULL;
     }
     if (!p.type) {
