@@ -29,6 +29,7 @@ struct BlockNode {
     DeviceState *dev;
     Object *user;           /* query-block's "qdev" (dev or a child) */
     BlockNode *parent;      /* the raw node using this file node */
+    bool inline_child;      /* made by its parent's blockdev-add: goes too */
     GMutex stats_lock;
     BlockStats stats;
 };
@@ -287,6 +288,8 @@ BlockNode *blockdev_add(QemuOpts *opts, Error **errp)
 {
     BlockdevParse p = { 0 };
     BlockNode *bs = NULL, *child = NULL;
+    bool inline_child = false;
+    unsigned auto_names = block_auto_names;
     bool ok = false;
 
     if (!qemu_opts_check_types(opts, blockdev_key_types, "file.", errp) ||
@@ -336,6 +339,11 @@ BlockNode *blockdev_add(QemuOpts *opts, Error **errp)
             if (!child) {
                 goto out;
             }
+            inline_child = true;
+            /* A node and its inline child cannot share a name. */
+            if (p.node_name && !block_check_name(p.node_name, errp)) {
+                goto out;
+            }
         } else if (p.file) {
             child = block_find_node(p.file);
             if (!child) {
@@ -361,6 +369,7 @@ BlockNode *blockdev_add(QemuOpts *opts, Error **errp)
         bs = block_node_new(p.node_name, "raw");
         bs->file = child;
         child->parent = bs;
+        child->inline_child = inline_child;
         bs->read_only = p.read_only;
         bs->direct = child->direct;
         block_parse_discard(p.discard, &bs->unmap, &error_abort);
@@ -376,9 +385,16 @@ out:
     if (p.file_opts) {
         qemu_opts_free(p.file_opts);
     }
-    if (!ok && bs) {
-        block_node_drop(bs);
-        bs = NULL;
+    if (!ok) {
+        /* A failed add leaves nothing: no node, no fd, no name used. */
+        if (bs) {
+            block_node_drop(bs);
+            bs = NULL;
+        }
+        if (inline_child) {
+            block_node_drop(child);
+        }
+        block_auto_names = auto_names;
     }
     if (bs) {
         trace_blockdev_add(bs->node_name, bs->driver, bs->filename,
@@ -532,6 +548,10 @@ bool blockdev_del(const char *name, Error **errp)
     }
     if (bs->file) {
         bs->file->parent = NULL;
+        /* A child defined inline lives and dies with its parent. */
+        if (bs->file->inline_child) {
+            block_node_drop(bs->file);
+        }
     }
     block_node_drop(bs);
     return true;
