@@ -52,7 +52,23 @@ static bool vfio_kernel_pci_realize(PCIDevice *pdev, Error **errp)
     if (!vfio_kernel_device_attach(&vdev->vbasedev, sysfsdev, errp)) {
         return false;
     }
-    return vfio_pci_realize_device(vdev, errp);
+    if (!vfio_pci_realize_device(vdev, errp)) {
+        return false;
+    }
+    /*
+     * The IOMMU pinned the guest's pages: a page discarded now (balloon)
+     * would come back as a new page the device never sees.
+     */
+    ram_block_discard_disable(true);
+    return true;
+}
+
+static void (*vfio_kernel_pci_parent_exit)(PCIDevice *pdev);
+
+static void vfio_kernel_pci_exit(PCIDevice *pdev)
+{
+    vfio_kernel_pci_parent_exit(pdev);
+    ram_block_discard_disable(false);
 }
 
 static void vfio_kernel_pci_instance_init(Object *obj)
@@ -78,6 +94,8 @@ static void vfio_kernel_pci_class_init(ObjectClass *klass, void *data)
     dc->hotpluggable = true;
     device_class_set_props(dc, vfio_kernel_pci_props);
     pc->realize = vfio_kernel_pci_realize;
+    vfio_kernel_pci_parent_exit = pc->exit;
+    pc->exit = vfio_kernel_pci_exit;
 }
 
 static const TypeInfo vfio_kernel_pci_types[] = {
