@@ -31,8 +31,6 @@
 #include "system/rtc.h"
 
 const char *qemu_name;
-bool no_shutdown;
-bool no_reboot;
 bool autostart = true;
 
 static Chardev *serial_hds[MAX_SERIAL_PORTS];
