@@ -138,6 +138,16 @@ bool qemu_chr_has_frontend(const Chardev *chr)
     return chr->be != NULL;
 }
 
+bool qemu_chr_frontend_open(const Chardev *chr)
+{
+    return chr->be && !chr->be->fe_closed;
+}
+
+void qemu_chr_fe_set_open(CharBackend *be, bool open)
+{
+    be->fe_closed = !open;
+}
+
 static gint chr_compare_label(gconstpointer a, gconstpointer b)
 {
     return strcmp(((const Chardev *)a)->label, ((const Chardev *)b)->label);

@@ -62,6 +62,7 @@ typedef enum OptIndex {
     OPT_AUDIODEV, OPT_MSG, OPT_CPU, OPT_SANDBOX,
     OPT_SMBIOS, OPT_NO_HPET, OPT_NUMA, OPT_MEM_PATH, OPT_MEM_PREALLOC,
     OPT_NO_ACPI,
+    OPT_USB, OPT_USBDEVICE,
     OPT_BLOCKDEV, OPT_DRIVE, OPT_NETDEV,
 } OptIndex;
 
@@ -192,6 +193,10 @@ static const OptDef opt_defs[] = {
     { "mem-prealloc", OPT_MEM_PREALLOC, false, "",
       "allocate every page of guest RAM at start (fails if the host has "
       "too few)" },
+    { "usb", OPT_USB, false, "",
+      "the machine's USB controller (same as -machine usb=on)" },
+    { "usbdevice", OPT_USBDEVICE, true, "tablet|mouse|keyboard",
+      "a USB HID device (same as -usb -device usb-tablet, ...)" },
     { "version", OPT_VERSION, false, "", "print the version and exit" },
     { "help", OPT_HELP, false, "", "print this help and exit" },
     { "h", OPT_H, false, "", "same as -help" },
@@ -216,6 +221,7 @@ typedef struct VlConfig {
     bool nographic;
     bool nodefaults;
     bool no_acpi;
+    bool usb;                   /* -usb / -usbdevice */
     SmpConfig smp;
     const char *smp_arg;        /* the last -smp, for error locations */
     const char *kernel;
@@ -713,6 +719,33 @@ static void parse_one(VlConfig *cfg, const OptDef *def, const char *name,
     case OPT_NO_ACPI:
         cfg->no_acpi = true;
         break;
+    case OPT_USB:
+        cfg->usb = true;
+        break;
+    case OPT_USBDEVICE: {
+        static const char *const names[][2] = {
+            { "tablet", "usb-tablet" }, { "mouse", "usb-mouse" },
+            { "keyboard", "usb-kbd" },
+        };
+        const char *driver = NULL;
+
+        for (unsigned i = 0; i < G_N_ELEMENTS(names); i++) {
+            if (!strcmp(arg, names[i][0])) {
+                driver = names[i][1];
+            }
+        }
+        if (!driver) {
+            loc_push_cmdline(name, arg);
+            error_report("could not add USB device '%s'", arg);
+            fprintf(stderr, "Conduit's -usbdevice knows tablet, mouse and "
+                         "keyboard; use -device for others.\n");
+            exit(1);
+        }
+        cfg->usb = true;
+        co.opts = qemu_opts_parse(driver, "driver", &error_fatal);
+        g_array_append_val(cfg->devices, co);
+        break;
+    }
     case OPT_NO_USER_CONFIG:
         break;
     case OPT_NUMA:
@@ -1160,6 +1193,9 @@ int qemu_main(int argc, char **argv)
         ms->acpi = false;
     }
     apply_machine_opts(&cfg, ms);
+    if (cfg.usb) {
+        ms->usb = true;
+    }
     if (cfg.kernel) {
         g_free(ms->kernel_filename);
         ms->kernel_filename = g_strdup(cfg.kernel);
@@ -1194,6 +1230,12 @@ int qemu_main(int argc, char **argv)
 
     if (mc->init && !mc->init(ms, &err)) {
         fatal_err(err);
+    }
+    if (ms->usb && !qbus_find_by_type("usb-bus")) {
+        error_report("-machine usb=on: the %s machine has no USB controller",
+                     object_class_get_name(OBJECT_CLASS(mc)));
+        fprintf(stderr, "Add one with -device qemu-xhci, or use usb=off.\n");
+        exit(1);
     }
     create_backends(&cfg);
     create_devices(&cfg);

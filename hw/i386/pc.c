@@ -18,6 +18,7 @@
 #include "hw/acpi/acpi-tables.h"
 #include "hw/irq.h"
 #include "hw/qdev-core.h"
+#include "hw/qdev-properties.h"
 #include "system/kvm.h"
 #include "trace.h"
 
@@ -51,6 +52,32 @@ static void pc_pci_connect_intx(void)
     }
 }
 
+/*
+ * Slot 1 as on QEMU's pc: the PIIX3 function 0, and with -usb (machine
+ * usb=on) the UHCI at 1.2, where libvirt puts it too.
+ */
+static bool pc_slot1_init(MachineState *ms, Error **errp)
+{
+    BusState *bus = qbus_find("pci.0", errp);
+    DeviceState *dev;
+
+    if (!bus) {
+        return false;
+    }
+    dev = qdev_new(TYPE_PIIX3_PCI_DEVICE);
+    qdev_prop_set_int32(dev, "addr", PC_PIIX3_DEVFN);
+    qdev_prop_set_bool(dev, "multifunction", true);
+    if (!qdev_realize_and_unref(dev, bus, errp)) {
+        return false;
+    }
+    if (!ms->usb) {
+        return true;
+    }
+    dev = qdev_new("piix3-usb-uhci");
+    qdev_prop_set_int32(dev, "addr", PC_PIIX3_DEVFN + 2);
+    return qdev_realize_and_unref(dev, bus, errp);
+}
+
 static bool pc_init(MachineState *ms, Error **errp)
 {
     PCMachineState *pcms = PC_MACHINE(ms);
@@ -79,6 +106,9 @@ static bool pc_init(MachineState *ms, Error **errp)
         return false;
     }
     pc_pci_connect_intx();
+    if (!pc_slot1_init(ms, errp)) {
+        return false;
+    }
     if (!pc_isa_init(ms, errp)) {
         return false;
     }

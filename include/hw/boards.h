@@ -85,6 +85,7 @@ struct MachineState {
     /* -machine memory-backend=ID: the -object that is guest RAM. */
     char *memory_backend;
     bool ram_owned;             /* ms->ram is ours to free */
+    bool usb;                   /* -machine usb=on / -usb */
 };
 
 #define MACHINE(obj) OBJECT_CHECK(MachineState, (obj), TYPE_MACHINE)
