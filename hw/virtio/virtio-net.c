@@ -26,6 +26,7 @@
 #include "hw/qdev-core.h"
 #include "hw/qdev-properties.h"
 #include "net/net.h"
+#include "monitor/monitor.h"
 #include "hw/virtio/virtio-pci.h"
 #include "hw/virtio/virtio-net.h"
 #include "trace.h"
@@ -91,6 +92,12 @@ static void virtio_net_tx(VirtIONetPCI *n, GuestMemMap *map)
             niov++;
         }
         msg.msg_iovlen = niov;
+        if (__atomic_load_n(&n->link_down, __ATOMIC_RELAXED)) {
+            /* No carrier: the frame goes nowhere, as on a cable pulled. */
+            n->tx_dropped++;
+            virtqueue_push(vq, map, n->tx_elem.index, 0);
+            continue;
+        }
         do {
             r = n->nb->is_tap ? writev(n->nb->fd, iov, niov)
                               : sendmsg(n->nb->fd, &msg, MSG_DONTWAIT);
@@ -239,6 +246,10 @@ static void virtio_net_rx(VirtIONetPCI *n, GuestMemMap *map)
             if (r == 0) {
                 virtio_net_rx_watch(n, true);
                 return;
+            }
+            if (__atomic_load_n(&n->link_down, __ATOMIC_RELAXED)) {
+                n->rx_dropped++;
+                continue;
             }
             if (hdr_room) {
                 memset(n->rx_buf, 0, NET_HDR_LEN);
@@ -402,6 +413,11 @@ static bool virtio_net_realize(VirtIOPCIProxy *proxy, Error **errp)
             return false;
         }
     }
+    if (n->host_mtu && n->host_mtu < 68) {
+        error_setg(errp, "virtio-net-pci %s: host_mtu=%u is out of range "
+                   "(68 to 65535)", name, n->host_mtu);
+        return false;
+    }
     if (!netdev_attach(n->nb, DEVICE(n), errp)) {
         return false;
     }
@@ -428,9 +444,16 @@ static bool virtio_net_realize(VirtIOPCIProxy *proxy, Error **errp)
     }
     n->rx_buf = g_malloc(MAX_FRAME);
     memcpy(cfg.mac, n->mac, 6);
-    cfg.status = GUINT16_TO_LE(VIRTIO_NET_S_LINK_UP);
+    cfg.status = GUINT16_TO_LE(n->link_down ? 0 : VIRTIO_NET_S_LINK_UP);
     cfg.max_virtqueue_pairs = GUINT16_TO_LE(1);
     proxy->config_len = offsetof(struct virtio_net_config, mtu);
+    if (n->host_mtu) {
+        /* The MTU Neutron asks for (<mtu size=.../>), told to the guest. */
+        proxy->host_features |= 1ull << VIRTIO_NET_F_MTU;
+        cfg.mtu = GUINT16_TO_LE(n->host_mtu);
+        proxy->config_len = offsetof(struct virtio_net_config, mtu) +
+                            sizeof(cfg.mtu);
+    }
     proxy->config = g_malloc0(sizeof(cfg));
     memcpy(proxy->config, &cfg, sizeof(cfg));
     return true;
@@ -449,6 +472,57 @@ static void virtio_net_unrealize(VirtIOPCIProxy *proxy)
     n->rx_buf = NULL;
 }
 
+/* ---- set_link ----------------------------------------------------------- */
+
+static void virtio_net_set_link(VirtIONetPCI *n, bool up)
+{
+    VirtIOPCIProxy *proxy = VIRTIO_PCI(n);
+    struct virtio_net_config *cfg = (void *)proxy->config;
+    uint16_t status = GUINT16_FROM_LE(cfg->status);
+
+    __atomic_store_n(&n->link_down, !up, __ATOMIC_RELAXED);
+    status = up ? status | VIRTIO_NET_S_LINK_UP
+                : status & ~VIRTIO_NET_S_LINK_UP;
+    if (status == GUINT16_FROM_LE(cfg->status)) {
+        return;
+    }
+    cfg->status = GUINT16_TO_LE(status);
+    trace_virtio_net_link(virtio_pci_name(proxy), up);
+    /* The driver learns it from the configuration change interrupt. */
+    if (virtio_pci_has_feature(proxy, VIRTIO_NET_F_STATUS)) {
+        virtio_pci_notify_config(proxy);
+    }
+}
+
+static void qmp_set_link(JsonObject *args, JsonNode **ret, Error **errp)
+{
+    const char *name = json_object_get_string_member(args, "name");
+    bool up = json_object_get_boolean_member(args, "up");
+    DeviceState *dev = qdev_find_by_id(name);
+    NetBackend *nb;
+
+    /* A NIC's id, or the id of the -netdev behind it (QEMU takes both). */
+    if (!dev || !object_dynamic_cast(OBJECT(dev), TYPE_VIRTIO_NET_PCI)) {
+        nb = netdev_find(name);
+        dev = nb ? nb->dev : NULL;
+        if (nb && !dev) {
+            /* A backend nobody uses: there is no link to change. */
+            return;
+        }
+    }
+    if (!dev || !object_dynamic_cast(OBJECT(dev), TYPE_VIRTIO_NET_PCI)) {
+        error_set(errp, ERROR_CLASS_DEVICE_NOT_FOUND,
+                  "Device '%s' not found", name);
+        return;
+    }
+    virtio_net_set_link(VIRTIO_NET_PCI(dev), up);
+}
+
+static void __attribute__((constructor)) virtio_net_qmp_register(void)
+{
+    qmp_register_command_args("set_link", qmp_set_link, "name:s up:b", 0);
+}
+
 static const Property virtio_net_props[] = {
     DEFINE_PROP_STRING("netdev", VirtIONetPCI, netdev,
                        .description = "-netdev id of the backend"),
@@ -464,6 +538,9 @@ static const Property virtio_net_props[] = {
                        .description = "receive queue size (power of 2)"),
     DEFINE_PROP_UINT16("tx_queue_size", VirtIONetPCI, tx_queue_size, 256,
                        .description = "transmit queue size (power of 2)"),
+    DEFINE_PROP_UINT16("host_mtu", VirtIONetPCI, host_mtu, 0,
+                       .description = "MTU the guest is told to use "
+                                      "(VIRTIO_NET_F_MTU; 0: none)"),
     DEFINE_PROP_INT32("bootindex", VirtIONetPCI, bootindex, -1,
                       .description = "boot order (accepted for "
                                      "compatibility: no firmware)"),

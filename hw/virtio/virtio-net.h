@@ -33,7 +33,11 @@ typedef struct VirtIONetPCI {
     uint64_t vhost_features;
     bool vhost_running;
 
+    /* set_link: the link is down (frames are dropped both ways). */
+    bool link_down;
+
     /* Properties. */
+    uint16_t host_mtu;
     char *netdev;
     char *mac_str;
     bool mrg_rxbuf;
