@@ -5,7 +5,10 @@
  * set_link by NIC id or netdev id changes VIRTIO_NET_S_LINK_UP with a
  * configuration change (virtio 1.2, 5.1.4), frames stop while the link
  * is down, and host_mtu offers VIRTIO_NET_F_MTU with the size in the
- * configuration.  The backend is a datagram socketpair.
+ * configuration.  The backend is a datagram socketpair; the multiqueue
+ * case uses a multiqueue tap (queues=2) and the control queue's
+ * VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET (5.1.6.5.5), and the option errors of
+ * -netdev tap,fds=/vhostfds=/queues=.
  */
 #include "qemu/osdep.h"
 #include <sys/socket.h>
@@ -70,7 +73,9 @@ static void ctx_stop(Ctx *c)
     qvirtio_pci_free(c->v);
     qpci_free_pc(c->bus);
     qtest_quit(c->qts);
-    close(c->sock);
+    if (c->sock >= 0) {
+        close(c->sock);
+    }
 }
 
 static uint16_t link_status(Ctx *c)
@@ -171,10 +176,137 @@ static void test_host_mtu(void)
     }
 }
 
+/* One control command: class, cmd, 2 data bytes; returns the ack. */
+static uint8_t ctrl_cmd(Ctx *c, QVirtQueue *cvq, uint8_t cls, uint8_t cmd,
+                        uint16_t data)
+{
+    uint64_t b = qguest_alloc(&c->alloc, 8, 8);
+    uint16_t head;
+
+    qtest_writeb(c->qts, b, cls);
+    qtest_writeb(c->qts, b + 1, cmd);
+    qtest_writew(c->qts, b + 2, data);
+    qtest_writeb(c->qts, b + 4, 0xee);
+    head = qvirtqueue_add(cvq, b, 4, false, true);
+    qvirtqueue_add(cvq, b + 4, 1, true, false);
+    qvirtqueue_make_available(cvq, head);
+    qvirtqueue_kick(cvq);
+    g_assert_true(qvirtqueue_wait_used(cvq, NULL, NULL, TIMEOUT_US));
+    return qtest_readb(c->qts, b + 4);
+}
+
+static void test_mq(void)
+{
+    g_autofree char *ifname = g_strdup_printf("cndtmq%u",
+                                              (unsigned)getpid() % 100000);
+    g_autofree char *args = g_strdup_printf(
+        "-M pc -m 64M -netdev tap,id=n0,ifname=%s,queues=2,script=no,"
+        "downscript=no -device virtio-net-pci,addr=05.0,netdev=n0,id=nic0,"
+        "mq=on,vectors=6", ifname);
+    Ctx c = { 0 };
+    QVirtQueue *q[5];
+    uint64_t f;
+
+    if (access("/dev/net/tun", R_OK | W_OK)) {
+        g_test_skip("no /dev/net/tun");
+        return;
+    }
+    c.qts = qtest_init(args);
+    c.bus = qpci_new_pc(c.qts);
+    c.v = qvirtio_pci_new(c.bus, NET_DEVFN);
+    c.alloc.next = 0x200000;
+    c.alloc.end = 0x3000000;
+    c.sock = -1;
+    f = qvirtio_device_features(c.v);
+    g_assert_true(f & F(VIRTIO_NET_F_MQ));
+    g_assert_true(f & F(VIRTIO_NET_F_CTRL_VQ));
+    /* rx0 tx0 rx1 tx1 ctrl. */
+    g_assert_cmpuint(qvirtio_num_queues(c.v), ==, 5);
+    g_assert_cmpuint(qpci_io_readw(c.v->pdev, c.v->bar, c.v->device +
+                                   offsetof(struct virtio_net_config,
+                                            max_virtqueue_pairs)), ==, 2);
+    g_assert_true(qvirtio_negotiate(c.v, F(VIRTIO_F_VERSION_1) |
+                                    F(VIRTIO_NET_F_MQ) |
+                                    F(VIRTIO_NET_F_CTRL_VQ)));
+    for (int i = 0; i < 5; i++) {
+        q[i] = qvirtqueue_setup(c.v, &c.alloc, i, QSIZE,
+                                VIRTIO_MSI_NO_VECTOR);
+    }
+    qvirtio_set_status(c.v, VIRTIO_CONFIG_S_ACKNOWLEDGE |
+                       VIRTIO_CONFIG_S_DRIVER | VIRTIO_CONFIG_S_FEATURES_OK |
+                       VIRTIO_CONFIG_S_DRIVER_OK);
+    g_assert_cmpuint(ctrl_cmd(&c, q[4], VIRTIO_NET_CTRL_MQ,
+                              VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, 2), ==,
+                     VIRTIO_NET_OK);
+    /* More pairs than offered, zero pairs, an unknown class. */
+    g_assert_cmpuint(ctrl_cmd(&c, q[4], VIRTIO_NET_CTRL_MQ,
+                              VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, 3), ==,
+                     VIRTIO_NET_ERR);
+    g_assert_cmpuint(ctrl_cmd(&c, q[4], VIRTIO_NET_CTRL_MQ,
+                              VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, 0), ==,
+                     VIRTIO_NET_ERR);
+    g_assert_cmpuint(ctrl_cmd(&c, q[4], 77, 0, 0), ==, VIRTIO_NET_ERR);
+    /* A control buffer without an ack byte comes back with nothing. */
+    {
+        uint64_t b = qguest_alloc(&c.alloc, 8, 8);
+        uint32_t len;
+
+        qvirtqueue_make_available(q[4], qvirtqueue_add(q[4], b, 4, false,
+                                                       false));
+        qvirtqueue_kick(q[4]);
+        g_assert_true(qvirtqueue_wait_used(q[4], NULL, &len, TIMEOUT_US));
+        g_assert_cmpuint(len, ==, 0);
+    }
+    /* Both TX queues take frames (the tap drops them: nobody reads). */
+    for (int i = 1; i < 4; i += 2) {
+        uint64_t b = qguest_alloc(&c.alloc, HDR + 60, 16);
+
+        qtest_memset(c.qts, b, 0, HDR + 60);
+        qvirtqueue_make_available(q[i], qvirtqueue_add(q[i], b, HDR + 60,
+                                                       false, false));
+        qvirtqueue_kick(q[i]);
+        g_assert_true(qvirtqueue_wait_used(q[i], NULL, NULL, TIMEOUT_US));
+    }
+    g_assert_cmphex(qvirtio_get_status(c.v) & VIRTIO_CONFIG_S_NEEDS_RESET,
+                    ==, 0);
+    for (int i = 0; i < 5; i++) {
+        g_free(q[i]);
+    }
+    qvirtio_pci_free(c.v);
+    qpci_free_pc(c.bus);
+    qtest_quit(c.qts);
+}
+
+static void test_mq_errors(void)
+{
+    int sv[2];
+    g_autofree char *args = NULL;
+
+    g_assert_cmpint(socketpair(AF_UNIX, SOCK_DGRAM, 0, sv), ==, 0);
+    args = g_strdup_printf("-accel qtest -M pc -netdev socket,id=n0,fd=%d "
+                           "-device virtio-net-pci,netdev=n0,mq=on", sv[1]);
+    qtest_assert_start_fails(args, "mq=on needs a multiqueue netdev");
+    close(sv[0]);
+    close(sv[1]);
+    qtest_assert_start_fails("-accel qtest -M pc -netdev tap,id=n0,fds=3:4,"
+                             "vhostfds=5", "The number of fds passed does "
+                             "not match the number of vhostfds passed");
+    qtest_assert_start_fails("-accel qtest -M pc -netdev tap,id=n0,fds=3:4,"
+                             "queues=3", "queues=3 does not match the 2 fds");
+    qtest_assert_start_fails("-accel qtest -M pc -netdev tap,id=n0,"
+                             "queues=0", "queues=0: expected 1 to 16");
+    qtest_assert_start_fails("-accel qtest -M pc -netdev tap,id=n0,fds=3::4",
+                             "fds=3::4: expected 1 to 16 fds");
+    qtest_assert_start_fails("-accel qtest -M pc -netdev tap,id=n0,fds=3,"
+                             "ifname=x", "fds= excludes fd= and ifname=");
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/virtio-net/set-link", test_set_link);
     g_test_add_func("/virtio-net/host-mtu", test_host_mtu);
+    g_test_add_func("/virtio-net/mq/tap-queues", test_mq);
+    g_test_add_func("/virtio-net/mq/option-errors", test_mq_errors);
     return g_test_run();
 }
