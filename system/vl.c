@@ -27,6 +27,8 @@
 #include "system/fdset.h"
 #include "system/user-creatable.h"
 #include "system/vl-compat.h"
+#include "hw/firmware/smbios.h"
+#include "system/rtc.h"
 
 const char *qemu_name;
 bool no_shutdown;
@@ -56,6 +58,7 @@ typedef enum OptIndex {
     OPT_LOG, OPT_VERSION, OPT_HELP, OPT_H, OPT_PIDFILE, OPT_GLOBAL,
     OPT_OBJECT, OPT_OVERCOMMIT, OPT_UUID, OPT_RTC, OPT_BOOT, OPT_ADD_FD,
     OPT_AUDIODEV, OPT_MSG, OPT_CPU, OPT_SANDBOX,
+    OPT_SMBIOS, OPT_NO_HPET,
     OPT_NO_ACPI,
     OPT_USB, OPT_USBDEVICE,
     OPT_BLOCKDEV, OPT_DRIVE, OPT_NETDEV,
@@ -139,6 +142,8 @@ static const OptDef opt_defs[] = {
     { "no-reboot", OPT_NO_REBOOT, false, "", "exit instead of rebooting" },
     { "no-acpi", OPT_NO_ACPI, false, "",
       "no ACPI tables (same as -machine acpi=off)" },
+    { "no-hpet", OPT_NO_HPET, false, "",
+      "no HPET (same as -machine hpet=off; the pc machine has none)" },
     { "no-user-config", OPT_NO_USER_CONFIG, false, "",
       "accepted for compatibility (there are no config files)" },
     { "trace", OPT_TRACE, true, "[enable=]PATTERN|events=FILE|file=FILE",
@@ -153,8 +158,10 @@ static const OptDef opt_defs[] = {
       "mem-lock=on locks all of Conduit's memory (mlockall)",
       "mem-lock:boolean cpu-pm:boolean" },
     { "uuid", OPT_UUID, true, "UUID", "the guest's UUID (query-uuid)" },
-    { "rtc", OPT_RTC, true, "[base=utc][,clock=host][,driftfix=none]",
-      "real-time clock: the CMOS RTC keeps the host's UTC time",
+    { "rtc", OPT_RTC, true,
+      "[base=utc|localtime|DATE][,clock=host|rt|vm][,driftfix=none|slew]",
+      "real-time clock: where it starts, which host clock drives it, and "
+      "whether lost periodic ticks are caught up (slew)",
       "base:string clock:string driftfix:string" },
     { "boot", OPT_BOOT, true, "[strict=on|off][,menu=off]",
       "accepted for compatibility: Conduit boots only -kernel",
@@ -171,6 +178,10 @@ static const OptDef opt_defs[] = {
       "vCPU model (-cpu help lists them; no feature changes)" },
     { "sandbox", OPT_SANDBOX, true, "off",
       "only 'off': Conduit is built without a seccomp sandbox" },
+    { "smbios", OPT_SMBIOS, true,
+      "file=BINARY | type=0|1|2|3|4|11|17[,field=value...]",
+      "SMBIOS tables: load structures from a file, or set the fields of "
+      "one of Conduit's (type=1,serial=...,uuid=...)" },
     { "usb", OPT_USB, false, "",
       "the machine's USB controller (same as -machine usb=on)" },
     { "usbdevice", OPT_USBDEVICE, true, "tablet|mouse|keyboard",
@@ -631,7 +642,7 @@ static void parse_one(VlConfig *cfg, const OptDef *def, const char *name,
         }
         break;
     case OPT_RTC:
-        if (!vl_parse_rtc(arg, &err)) {
+        if (!rtc_parse_option(arg, &err)) {
             fatal_err(err);
         }
         break;
@@ -662,6 +673,11 @@ static void parse_one(VlConfig *cfg, const OptDef *def, const char *name,
         break;
     case OPT_SANDBOX:
         if (!vl_parse_sandbox(arg, &err)) {
+            fatal_err(err);
+        }
+        break;
+    case OPT_SMBIOS:
+        if (!smbios_parse_option(smbios_cmdline_config(), arg, &err)) {
             fatal_err(err);
         }
         break;
@@ -720,6 +736,9 @@ static void parse_one(VlConfig *cfg, const OptDef *def, const char *name,
         break;
     }
     case OPT_NO_USER_CONFIG:
+        break;
+    case OPT_NO_HPET:
+        /* What the machine is anyway (pc's hpet property is off). */
         break;
     case OPT_TRACE:
         if (!strcmp(arg, "help") || !strcmp(arg, "?") ||

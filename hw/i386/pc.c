@@ -14,6 +14,7 @@
 #include "hw/i386/x86-boot.h"
 #include "hw/i386/pc-isa.h"
 #include "hw/i386/acpi-pc.h"
+#include "hw/i386/smbios-pc.h"
 #include "hw/acpi/acpi-tables.h"
 #include "hw/irq.h"
 #include "hw/qdev-core.h"
@@ -114,6 +115,10 @@ static bool pc_init(MachineState *ms, Error **errp)
     if (!pc_acpi_init(ms, errp)) {
         return false;
     }
+    /* With firmware, the firmware places the tables (fw_cfg). */
+    if (ms->kernel_filename && !pc_smbios_init(ms, errp)) {
+        return false;
+    }
     if (ms->kernel_filename &&
         !x86_load_kernel(ms, pcms->below_4g_mem_size,
                          pcms->above_4g_mem_size, errp)) {
@@ -133,6 +138,27 @@ static void pc_machine_finalize(Object *obj)
     memory_region_finalize(&pcms->ram_below_4g);
 }
 
+/*
+ * hpet=off (and -no-hpet) describe this machine as it is: it has no
+ * HPET, so guests use the PIT, the local APIC timer and kvm-clock.
+ */
+static bool pc_machine_get_hpet(Object *obj, Error **errp)
+{
+    return false;
+}
+
+static bool pc_machine_set_hpet(Object *obj, bool value, Error **errp)
+{
+    if (value) {
+        error_setg(errp, "hpet=on is not supported: Conduit's pc machine "
+                   "has no HPET");
+        error_append_hint(errp, "Leave it out or use hpet=off (libvirt: "
+                          "<timer name='hpet' present='no'/>).\n");
+        return false;
+    }
+    return true;
+}
+
 static void pc_machine_class_init(ObjectClass *oc, void *data)
 {
     MachineClass *mc = MACHINE_CLASS(oc);
@@ -149,6 +175,8 @@ static void pc_machine_class_init(ObjectClass *oc, void *data)
     object_class_property_add_uint(oc, "above-4g-mem-size",
                                    offsetof(PCMachineState,
                                             above_4g_mem_size), 8, false);
+    object_class_property_add_bool(oc, "hpet", pc_machine_get_hpet,
+                                   pc_machine_set_hpet);
 }
 
 static const TypeInfo pc_machine_type_info = {

@@ -231,12 +231,31 @@ static bool virtio_net_rx_deliver(VirtIONetQueue *nq, GuestMemMap *map)
     return true;
 }
 
+/*
+ * The peer of a socket backend went away (EOF, a hang-up, a reset): the
+ * fd would poll readable forever, so it is not watched again; said once.
+ */
+static void virtio_net_backend_closed(VirtIONetQueue *nq, const char *how)
+{
+    VirtIONetPCI *n = nq->n;
+
+    virtio_net_rx_watch(nq, false);
+    if (!__atomic_exchange_n(&n->nb->peer_closed, true, __ATOMIC_SEQ_CST)) {
+        warn_report("netdev %s: the peer closed the socket (%s); "
+                    "virtio-net %s receives nothing more from it",
+                    n->nb->id, how, virtio_pci_name(VIRTIO_PCI(n)));
+    }
+}
+
 /* Reads frames while the guest has room. */
 static void virtio_net_rx(VirtIONetQueue *nq, GuestMemMap *map)
 {
     VirtIONetPCI *n = nq->n;
     size_t hdr_room = n->nb->vnet_hdr ? 0 : NET_HDR_LEN;
 
+    if (__atomic_load_n(&n->nb->peer_closed, __ATOMIC_SEQ_CST)) {
+        return;
+    }
     for (unsigned i = 0; i < TX_BATCH; i++) {
         ssize_t r;
 
@@ -246,10 +265,19 @@ static void virtio_net_rx(VirtIONetQueue *nq, GuestMemMap *map)
                 if (errno == EINTR) {
                     continue;
                 }
+                if (errno != EAGAIN && n->nb->seqpacket) {
+                    virtio_net_backend_closed(nq, g_strerror(errno));
+                    return;
+                }
                 virtio_net_rx_watch(nq, true);
                 return;
             }
+            if (r == 0 && n->nb->seqpacket) {
+                virtio_net_backend_closed(nq, "end of file");
+                return;
+            }
             if (r == 0) {
+                /* An empty datagram. */
                 virtio_net_rx_watch(nq, true);
                 return;
             }
@@ -281,8 +309,14 @@ static gboolean virtio_net_backend_readable(gint fd, GIOCondition cond,
                                             gpointer opaque)
 {
     VirtIONetQueue *nq = opaque;
-    GuestMemMap *map = virtio_pci_get_mem(VIRTIO_PCI(nq->n));
+    GuestMemMap *map;
 
+    if ((cond & (G_IO_HUP | G_IO_ERR | G_IO_NVAL)) && !(cond & G_IO_IN)) {
+        virtio_net_backend_closed(nq, cond & G_IO_NVAL ? "fd closed"
+                                                       : "hang-up");
+        return G_SOURCE_CONTINUE;
+    }
+    map = virtio_pci_get_mem(VIRTIO_PCI(nq->n));
     virtio_net_rx(nq, map);
     guest_mem_map_unref(map);
     return G_SOURCE_CONTINUE;
@@ -293,7 +327,8 @@ static void virtio_net_rx_watch(VirtIONetQueue *nq, bool on)
     VirtIOPCIProxy *proxy = VIRTIO_PCI(nq->n);
 
     if (on && !nq->rx_source) {
-        nq->rx_source = g_unix_fd_source_new(nq->fd, G_IO_IN);
+        nq->rx_source = g_unix_fd_source_new(nq->fd,
+                                             G_IO_IN | G_IO_HUP | G_IO_ERR);
         g_source_set_callback(nq->rx_source, (GSourceFunc)(void (*)(void))
                               virtio_net_backend_readable, nq, NULL);
         g_source_attach(nq->rx_source, proxy->ctx);

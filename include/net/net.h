@@ -25,6 +25,8 @@ typedef struct NetBackend {
     int fds[NET_MAX_QUEUES];    /* one per queue pair */
     int vhostfds[NET_MAX_QUEUES];   /* vhostfds=, -1 where not given */
     bool is_tap;
+    bool seqpacket;             /* a 0-byte read is the peer's close */
+    bool peer_closed;           /* atomic: EOF or HUP seen, fd not polled */
     bool vnet_hdr;              /* frames carry a 12-byte virtio-net header */
     bool vhost;                 /* vhost=on: use /dev/vhost-net */
     bool vhost_force;
