@@ -81,9 +81,10 @@ for e in /sys/class/input/event*; do
     esac
 done
 if [ -n "$tablet" ] && [ -n "$kbd" ]; then
-    timeout 120 dd if=/dev/input/$tablet bs=24 count=3 of=/tmp/tablet.ev 2>/dev/null &
+    # Whatever arrives within the time (dd writes each event as it comes).
+    timeout 40 dd if=/dev/input/$tablet bs=24 count=16 of=/tmp/tablet.ev 2>/dev/null &
     t1=$!
-    timeout 120 dd if=/dev/input/$kbd bs=24 count=2 of=/tmp/kbd.ev 2>/dev/null &
+    timeout 40 dd if=/dev/input/$kbd bs=24 count=16 of=/tmp/kbd.ev 2>/dev/null &
     t2=$!
     sleep 1
     echo "L2-WANT-INPUT"
