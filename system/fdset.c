@@ -9,6 +9,7 @@
  * open them and the monitor that runs on those.
  */
 #include "qemu/osdep.h"
+#include "qemu/fd-owner.h"
 #include "qemu/option.h"
 #include "qapi/error.h"
 #include "system/fdset.h"
@@ -106,7 +107,20 @@ bool fdset_parse_add_fd(const char *arg, Error **errp)
                          &set_id, errp)) {
         return false;
     }
-    return fdset_add_fd(set_id, fd, qemu_opt_get(opts, "opaque"), errp);
+    /* A number: an fd passed to us that no backend owns (fd-owner.h). */
+    if (!qemu_fd_check_number(fd, errp)) {
+        error_prepend(errp, "Parameter 'fd' ");
+        return false;
+    }
+    if (!fdset_add_fd(set_id, fd, qemu_opt_get(opts, "opaque"), errp)) {
+        return false;
+    }
+    {
+        g_autofree char *owner = g_strdup_printf("fd set %" PRId64, set_id);
+
+        qemu_fd_claim(fd, owner, NULL);
+    }
+    return true;
 }
 
 int fdset_open(const char *path, int flags, mode_t mode, Error **errp)

@@ -236,10 +236,15 @@ static void qmp_query_machines(JsonObject *args, JsonNode **ret,
         }
         json_object_set_int_member(o, "cpu-max",
                                    mc->max_cpus ? mc->max_cpus : 1);
-        /* No CPU hot-plug, no NUMA, nothing deprecated. */
+        /* No CPU hot-plug; NUMA nodes take memdev= (not mem=). */
         json_object_set_boolean_member(o, "hotpluggable-cpus", false);
         json_object_set_boolean_member(o, "numa-mem-supported", false);
         json_object_set_boolean_member(o, "deprecated", false);
+        /* -machine memory-backend= takes an -object of this id. */
+        if (mc->default_ram_id) {
+            json_object_set_string_member(o, "default-ram-id",
+                                          mc->default_ram_id);
+        }
         json_array_add_object_element(list, o);
     }
     g_slist_free(machines);

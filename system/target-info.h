@@ -7,6 +7,9 @@
 #ifndef SYSTEM_TARGET_INFO_H
 #define SYSTEM_TARGET_INFO_H
 
+#include <stdbool.h>
+#include "qemu/typedefs.h"
+
 typedef struct TargetInfo {
     /* QEMU's name of the target architecture ("x86_64", "ppc64"). */
     const char *arch;
@@ -15,6 +18,12 @@ typedef struct TargetInfo {
      * the target has no accelerator that runs vCPUs.
      */
     const char *const *cpu_models;
+    /*
+     * -cpu MODEL,OPTS: the target's options after the model name; NULL
+     * when it takes none.
+     */
+    bool (*parse_cpu_opts)(const char *model, const char *opts,
+                           Error **errp);
 } TargetInfo;
 
 void target_info_register(const TargetInfo *info);

@@ -21,6 +21,7 @@
 #include "accel/kvm/kvm-internal.h"
 #include "hw/boards.h"
 #include "hw/i386/x86-boot.h"
+#include "hw/i386/x86-cpu.h"
 #include "qapi/error.h"
 #include "qemu/error-report.h"
 #include "trace.h"
@@ -203,6 +204,50 @@ static void kvm_cpuid_add_topology_subleaves(struct kvm_cpuid2 *c)
     }
 }
 
+/*
+ * What -cpu host,... asked for (hw/i386/x86-cpu.c): entries dropped or
+ * changed; a forced-on feature the host lacks is reported, as QEMU does.
+ */
+static void kvm_cpuid_apply_cmdline(struct kvm_cpuid2 *c, int index)
+{
+    const X86CPUConfig *cfg = x86_cpu_cmdline_config();
+    unsigned out = 0;
+
+    for (unsigned i = 0; i < c->nent; i++) {
+        struct kvm_cpuid_entry2 *e = &c->entries[i];
+        uint32_t regs[4] = { e->eax, e->ebx, e->ecx, e->edx };
+
+        if (!x86_cpu_apply_cpuid(cfg, e->function, e->index, regs)) {
+            continue;
+        }
+        e->eax = regs[0];
+        e->ebx = regs[1];
+        e->ecx = regs[2];
+        e->edx = regs[3];
+        c->entries[out++] = *e;
+    }
+    c->nent = out;
+    for (unsigned f = 0; index == 0 && f < cfg->nr_set; f++) {
+        const X86FeatureBit *bit = cfg->set[f];
+        bool have = false;
+
+        for (unsigned i = 0; i < c->nent; i++) {
+            const struct kvm_cpuid_entry2 *e = &c->entries[i];
+            uint32_t regs[4] = { e->eax, e->ebx, e->ecx, e->edx };
+
+            if (x86_cpu_feature_in(bit, e->function, e->index)) {
+                have |= regs[bit->reg] & (1u << bit->bit);
+            }
+        }
+        if (!have) {
+            warn_report("host doesn't support requested feature: "
+                        "CPUID.%02XH:%s.%s [bit %u]", bit->leaf,
+                        (const char *[]){ "EAX", "EBX", "ECX", "EDX" }
+                        [bit->reg], bit->name, bit->bit);
+        }
+    }
+}
+
 static bool kvm_vcpu_set_cpuid(KVMState *s, KVMVCPU *cpu,
                                const CpuTopology *smp, Error **errp)
 {
@@ -221,6 +266,7 @@ static bool kvm_vcpu_set_cpuid(KVMState *s, KVMVCPU *cpu,
         kvm_filter_cpuid_entry(&c->entries[i], cpu->index, s->nr_vcpus,
                                &topo);
     }
+    kvm_cpuid_apply_cmdline(c, cpu->index);
     if (ioctl(cpu->fd, KVM_SET_CPUID2, c) < 0) {
         error_setg_errno(errp, errno, "vCPU %d: KVM_SET_CPUID2", cpu->index);
         return false;

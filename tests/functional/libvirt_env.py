@@ -126,6 +126,36 @@ class Libvirtd:
             time.sleep(0.2)
         raise RuntimeError('libvirtd did not come up: %s' % self.log_tail())
 
+    def restart(self):
+        """Stops libvirtd (SIGTERM, as a package upgrade does) and starts
+        a new one in the same namespaces and state directories, where
+        the domains it left keep running; returns once virsh answers.
+        libvirt then reconnects to each domain's monitor."""
+        anchor = [p for p in self.namespace_pids() if p != self.proc.pid]
+        if not anchor:
+            raise RuntimeError('nothing runs in the namespace to restart '
+                               'libvirtd beside')
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(self.timeout)
+        env = dict(os.environ, PATH='/usr/sbin:/sbin')
+        # -r and -w: the domain's root and directory too (a chroot, in
+        # the nested test), not the namespace's.
+        self.proc = subprocess.Popen(
+            [NSENTER, '-t', str(anchor[0]), '-m', '-n', '-r', '-w', '--',
+             LIBVIRTD, '--pid-file', self.path('run', 'libvirtd.pid')],
+            stdout=self.daemon_log, stderr=subprocess.STDOUT,
+            start_new_session=True, env=env)
+        deadline = time.monotonic() + self.timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError('libvirtd exited: %s' % self.log_tail())
+            r = self.virsh('list', '--all', check=False)
+            if r.returncode == 0:
+                return self
+            time.sleep(0.2)
+        raise RuntimeError('libvirtd did not come back: %s' %
+                           self.log_tail())
+
     def netns_argv(self, argv):
         """@argv run in the daemon's network namespace (where its taps
         are), keeping the caller's mount namespace."""

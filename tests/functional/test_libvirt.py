@@ -82,10 +82,16 @@ LINUX_WAIT = int(os.environ.get('LIBVIRT_LINUX_WAIT', '600'))
 
 def domain_xml(name, kernel, append='', vcpus=1, serial='pty',
                serial_path=None, devices='', qemu_args=(), initrd=None,
-               memory=128):
+               memory=128, sysinfo='', os_extra='', uuid=None):
     if serial == 'file':
         chardev = ("<serial type='file'><source path='%s'/>"
                    "<target port='0'/></serial>" % serial_path)
+    elif serial == 'pty-log':
+        # Nova's console: a pty, and everything logged to a file.
+        chardev = ("<serial type='pty'><log file='%s' append='off'/>"
+                   "<target port='0'/></serial>"
+                   "<console type='pty'><target type='serial' port='0'/>"
+                   "</console>" % serial_path)
     else:
         chardev = ("<serial type='pty'><target port='0'/></serial>"
                    "<console type='pty'><target type='serial' port='0'/>"
@@ -97,13 +103,16 @@ def domain_xml(name, kernel, append='', vcpus=1, serial='pty',
     return '''<domain type='kvm'
         xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'>
   <name>%(name)s</name>
+  %(uuid)s
   <memory unit='MiB'>%(memory)d</memory>
+  %(sysinfo)s
   <vcpu placement='static'>%(vcpus)d</vcpu>
   <os>
     <type arch='x86_64' machine='pc'>hvm</type>
     <kernel>%(kernel)s</kernel>
     %(initrd)s
     <cmdline>%(append)s</cmdline>
+    %(os_extra)s
   </os>
   <features><acpi/></features>
   <clock offset='utc'/>
@@ -121,7 +130,9 @@ def domain_xml(name, kernel, append='', vcpus=1, serial='pty',
 </domain>
 ''' % dict(name=name, kernel=kernel, append=append, vcpus=vcpus,
            emulator=CONDUIT, chardev=chardev, devices=devices,
-           cmdline=cmdline, memory=memory,
+           cmdline=cmdline, memory=memory, sysinfo=sysinfo,
+           os_extra=os_extra,
+           uuid='<uuid>%s</uuid>' % uuid if uuid else '',
            initrd='<initrd>%s</initrd>' % initrd if initrd else '')
 
 
@@ -175,6 +186,22 @@ DISK_XML = """
   <readonly/>
 </disk>
 """
+
+# What OpenStack Nova writes into every domain (nova/virt/libvirt).
+NOVA_UUID = '6e3d1c1a-7a43-4d8e-9d3b-0c3a5c0f4b21'
+NOVA_SERIAL = '3b8f2c6d-51e4-4d7a-b0a9-6c2e9f1d7a35'
+NOVA_SYSINFO = """
+<sysinfo type='smbios'>
+  <system>
+    <entry name='manufacturer'>OpenStack Foundation</entry>
+    <entry name='product'>OpenStack Nova</entry>
+    <entry name='version'>27.1.0</entry>
+    <entry name='serial'>%s</entry>
+    <entry name='uuid'>%s</entry>
+    <entry name='family'>Virtual Machine</entry>
+  </system>
+</sysinfo>
+""" % (NOVA_SERIAL, NOVA_UUID)
 
 HOTPLUG_MAC = '52:54:00:4c:56:50'
 HOTPLUG_DISK_XML = """
@@ -238,6 +265,11 @@ echo "L2-VDA-CACHE $(cat /sys/block/vda/queue/write_cache)"
 echo "L2-VDB-CACHE $(cat /sys/block/vdb/queue/write_cache)"
 if dd if=/tmp/out of=/dev/vdb bs=512 seek=1 conv=sync,fsync 2>/dev/null
 then echo "L2-VDB-WRITE accepted"; else echo "L2-VDB-WRITE refused"; fi
+d=/sys/class/dmi/id
+echo "L2-DMI-SERIAL $(cat $d/product_serial 2>/dev/null)"
+echo "L2-DMI-UUID $(cat $d/product_uuid 2>/dev/null)"
+echo "L2-DMI-PRODUCT $(cat $d/product_name 2>/dev/null)"
+echo "L2-DMI-VENDOR $(cat $d/sys_vendor 2>/dev/null)"
 ip link set lo up
 @NICS@nvme=none
 for i in $(seq 30); do
@@ -694,6 +726,39 @@ class LibvirtTest(unittest.TestCase):
                              self.read(self.lv.logfile)[self.log_mark:]):
             print('libvirt qmp: ' + m.group(1)[:300])
 
+    def restart_libvirtd_keeps(self, dom):
+        domid = self.lv.virsh('domid', dom).stdout.strip()
+        mark = len(self.read(self.lv.logfile))
+        self.lv.restart()
+        # The reconnect holds the domain's job: this waits for its end.
+        r = self.lv.virsh('qemu-monitor-command', dom,
+                          '{"execute": "query-status"}', check=False)
+        sent = re.findall(r'QEMU_MONITOR_SEND_MSG: mon=\S+ msg=(\{.*?\})'
+                          r'(?:\\r\\n)?\s+fd=',
+                          self.read(self.lv.logfile)[mark:])
+        for m in sent:
+            print('libvirt reconnect qmp: ' + m[:200])
+        for m in re.findall(r'QEMU_MONITOR_RECV_REPLY: mon=\S+ reply=(\{'
+                            r'"error".*?\})\s', self.read(self.lv.logfile)[
+                                mark:]):
+            print('libvirt reconnect error reply: ' + m[:300])
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr +
+                         self.lv.log_tail())
+        self.assertIn('"running"', r.stdout)
+        self.assertEqual(self.domstate(dom), 'running',
+                         self.lv.log_tail())
+        self.assertEqual(self.lv.virsh('domid', dom).stdout.strip(), domid)
+        self.assertTrue(any('query-jobs' in m for m in sent), sent)
+        if HOSTDEV_BDF:
+            self.assertEqual(len(self.hmp_qmp(dom, 'x-query-vfio')), 1)
+            self.assertIn('<hostdev', self.lv.virsh('dumpxml', dom).stdout)
+        self.lv.virsh('suspend', dom)
+        self.assertEqual(self.domstate(dom), 'paused')
+        self.lv.virsh('resume', dom)
+        self.assertEqual(self.domstate(dom), 'running')
+        print('libvirt restart: domain %s kept running (id %s), %d QMP '
+              'commands on reconnect' % (dom, domid, len(sent)))
+
     def test_disk_bridge_hostdev(self):
         self.need_kvm('linux')
         if not os.access('/bin/busybox', os.X_OK):
@@ -755,9 +820,9 @@ class LibvirtTest(unittest.TestCase):
         dom = self.define(domain_xml(
             'conduit-linux', bzimage, initrd=initrd, memory=384,
             append='console=ttyS0 acpi=off panic=-1 loglevel=4 noxsave '
-                   'nosoftlockup lvn_token=' + token, serial='file',
-            serial_path=log,
-            devices=devices))
+                   'nosoftlockup lvn_token=' + token, serial='pty-log',
+            serial_path=log, devices=devices, uuid=NOVA_UUID,
+            sysinfo=NOVA_SYSINFO, os_extra="<smbios mode='sysinfo'/>"))
         self.addCleanup(self.show_domain_logs, dom, log)
         started = time.monotonic()
         self.log_mark = len(self.read(self.lv.logfile))
@@ -831,6 +896,13 @@ class LibvirtTest(unittest.TestCase):
         if HOSTDEV_BDF:
             # The passed-through NVMe, beside them.
             self.assertEqual(l2.get('L2-NVME'), 'CONDUIT-NVMETEST', out)
+        # Nova's <sysinfo>: Linux's DMI scan found Conduit's SMBIOS.
+        self.assertEqual(l2.get('L2-DMI-SERIAL'), NOVA_SERIAL, out)
+        self.assertEqual(l2.get('L2-DMI-UUID'), NOVA_UUID, out)
+        self.assertEqual(l2.get('L2-DMI-PRODUCT'), 'OpenStack Nova', out)
+        self.assertEqual(l2.get('L2-DMI-VENDOR'), 'OpenStack Foundation',
+                         out)
+        self.assertRegex(argv, r"-smbios '?type=1,manufacturer=OpenStack")
 
         # What libvirt reads back.
         # As in QEMU: named by the device's virtio-backend child, which
@@ -893,6 +965,11 @@ class LibvirtTest(unittest.TestCase):
             self.assertGreater(net0['kicks'], 0, net0)
         # <driver name='qemu'/>: the worker moved the frames.
         self.assertGreater(net1['kicks'], 0, net1)
+
+        # libvirtd restarted under the running guest (disk, NICs, the
+        # <hostdev>): it reconnects and adopts the domain; nothing is
+        # killed and virsh controls it afterwards (the hot-plugs below).
+        self.restart_libvirtd_keeps(dom)
 
         # A third disk, plugged and unplugged live: libvirt sends
         # blockdev-add twice and device_add, then device_del and

@@ -244,8 +244,16 @@ class MgmtProbeTest(unittest.TestCase):
         accels = {t['name'] for t in mon.cmd('qom-list-types',
                                              implements='accel')}
         self.assertEqual(accels, {'kvm-accel', 'qtest-accel'})
+        # Types this binary lacks answer an empty list.
         self.assertEqual(mon.cmd('qom-list-properties',
-                                 typename='memory-backend-file'), [])
+                                 typename='no-such-type'), [])
+        backend = {p['name'] for p in mon.cmd('qom-list-properties',
+                                              typename='memory-backend-file')}
+        self.assertTrue({'size', 'mem-path', 'share', 'prealloc',
+                         'discard-data'} <= backend, backend)
+        cpu = {p['name'] for p in mon.cmd('qom-list-properties',
+                                          typename='max-x86_64-cpu')}
+        self.assertTrue({'migratable', 'pmu', 'kvm', 'vmx'} <= cpu, cpu)
         secret = {p['name'] for p in mon.cmd('qom-list-properties',
                                              typename='secret')}
         self.assertTrue({'data', 'file', 'format'} <= secret, secret)
@@ -409,15 +417,17 @@ class MgmtProbeTest(unittest.TestCase):
     def test_refused_options_name_themselves(self):
         self.assertRefused(['-sandbox', 'on'], 'seccomp')
         self.assertRefused(['-overcommit', 'cpu-pm=on'], 'cpu-pm')
-        self.assertRefused(['-rtc', 'base=localtime'], 'base=localtime')
+        self.assertRefused(['-rtc', 'base=tomorrow'], 'datetime format')
         self.assertRefused(['-boot', 'order=c'], "'order'")
         self.assertRefused(['-audiodev', 'pa,id=a'], "'pa'")
         self.assertRefused(['-cpu', 'Skylake-Client'], 'Skylake-Client')
-        self.assertRefused(['-cpu', 'host,+avx'], 'cannot be changed')
+        self.assertRefused(['-cpu', 'host,+frob'],
+                           "Property 'host-x86_64-cpu.frob' not found")
         self.assertRefused(['-uuid', 'not-a-uuid'], 'UUID')
         self.assertRefused(['-object', 'memory-backend-file,id=m,size=1M'],
-                           'invalid object type: memory-backend-file',
-                           'secret')
+                           "'mem-path' is required")
+        self.assertRefused(['-object', 'frob-backend,id=m'],
+                           'invalid object type: frob-backend', 'secret')
         self.assertRefused(['-object', 'secret,id=s,data=x,keyid=k'],
                            'encrypted secrets')
         self.assertRefused(['-add-fd', 'set=1,fd=99'], 'fd 99')
