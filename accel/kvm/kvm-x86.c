@@ -514,7 +514,17 @@ static void kvm_x86_report_vcpu(KVMVCPU *cpu, const char *what)
                  s.gdt.base, s.gdt.limit, s.idt.base, s.idt.limit);
 }
 
+static bool kvm_x86_inject_nmi(KVMVCPU *cpu, Error **errp)
+{
+    if (ioctl(cpu->fd, KVM_NMI) < 0) {
+        error_setg_errno(errp, errno, "vCPU %d: KVM_NMI", cpu->index);
+        return false;
+    }
+    return true;
+}
+
 const KVMArchOps kvm_arch_ops = {
+    .inject_nmi = kvm_x86_inject_nmi,
     .init_vm = kvm_x86_init_vm,
     .cleanup_vm = kvm_x86_cleanup_vm,
     .init_vcpu = kvm_x86_init_vcpu,
