@@ -1039,6 +1039,25 @@ class LibvirtTest(unittest.TestCase):
         # killed and virsh controls it afterwards (the hot-plugs below).
         self.restart_libvirtd_keeps(dom)
 
+        # virsh inject-nmi: Linux reports an NMI it did not expect.
+        self.lv.virsh('inject-nmi', dom)
+        self.wait_for('the guest reporting the NMI',
+                      lambda: 'NMI received' in self.read(log), timeout=120)
+        print('libvirt inject-nmi: the guest saw it')
+        # query-pci and HMP info pci / info qtree see libvirt's devices.
+        pci = self.hmp_qmp(dom, 'query-pci')
+        ids = {d['qdev_id'] for b in pci for d in b['devices']}
+        expect = {'virtio-disk0', 'virtio-disk1', 'net0', 'net1'}
+        if HOSTDEV_BDF:
+            expect.add('hostdev0')
+        self.assertTrue(expect <= ids, pci)
+        text = self.lv.virsh('qemu-monitor-command', '--hmp', dom,
+                             'info pci').stdout
+        self.assertIn('id "virtio-disk0"', text)
+        text = self.lv.virsh('qemu-monitor-command', '--hmp', dom,
+                             'info qtree').stdout
+        self.assertIn('dev: virtio-net-pci, id "net0"', text)
+
         # A third disk, plugged and unplugged live: libvirt sends
         # blockdev-add twice and device_add, then device_del and
         # blockdev-del twice.
@@ -1091,6 +1110,44 @@ class LibvirtTest(unittest.TestCase):
         with open(ro_disk, 'rb') as f:
             self.assertEqual(f.read(1024), VDB_IN + bytes(1024 -
                                                           len(VDB_IN)))
+
+    # ---- what remains refused, and how libvirt shows it ----
+
+    def test_refusals_named(self):
+        # Each refusal docs/system/libvirt.rst lists is an error at
+        # define or start that names the cause; none starts a domain
+        # that lacks the feature.
+        self.need_kvm('api')
+        kernel = self.guest('hello')
+        qcow2 = self.lv.path('disk.qcow2')
+        # A valid qcow2 header (version 3, 1 MiB), nothing allocated.
+        with open(qcow2, 'wb') as f:
+            f.write(bytes.fromhex('514649fb00000003') + bytes(12) +
+                    bytes.fromhex('00000010') + (1 << 20).to_bytes(8, 'big'))
+            f.truncate(1 << 16)
+        cases = [
+            ('qcow2', "<disk type='file' device='disk'><driver name='qemu' "
+             "type='qcow2'/><source file='%s'/><target dev='vda' "
+             "bus='virtio'/></disk>" % qcow2, '', "Unknown driver 'qcow2'"),
+            ('s3', '', "<pm><suspend-to-mem enabled='yes'/></pm>",
+             'S3 (suspend to RAM) is not supported'),
+            ('cpu-model', '', "<cpu mode='custom' match='exact'>"
+             "<model fallback='forbid'>Skylake-Client</model></cpu>",
+             'Skylake-Client'),
+        ]
+        for name, devices, extra, needle in cases:
+            xml = domain_xml('conduit-refuse-' + name, kernel,
+                             devices=devices)
+            xml = xml.replace('<on_poweroff>', extra + '<on_poweroff>')
+            dom = self.define(xml)
+            r = self.lv.virsh('start', dom, check=False)
+            print('libvirt refusal %s: %s' % (name, ' | '.join(
+                r.stderr.strip().splitlines())[:600]))
+            if r.returncode == 0:
+                self.lv.virsh('destroy', dom, check=False)
+            self.assertNotEqual(r.returncode, 0, name)
+            self.assertIn(needle, r.stderr, name)
+            self.assertNotIn(dom, self.lv.virsh('list').stdout)
 
     # ---- a domain as OpenStack Nova writes it ----
 
