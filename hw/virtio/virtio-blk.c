@@ -12,6 +12,7 @@
  * Requests the guest got wrong complete with IOERR or UNSUPP.
  */
 #include "qemu/osdep.h"
+#include "system/memory.h"
 #include <linux/virtio_blk.h>
 #include <linux/virtio_ids.h>
 #include "qapi/error.h"
@@ -67,6 +68,7 @@ static void virtio_blk_complete(VirtIOBlkPCI *s, GuestMemMap *map,
 
     if (status) {
         *status = val;
+        memory_ram_mark_dirty_hva(status, 1);
     }
     virtqueue_push(&proxy->vqs[0].vq, map, head, len);
     if (!s->draining) {
@@ -95,6 +97,13 @@ static void virtio_blk_rw_done(void *opaque, ssize_t ret)
         error_report("virtio-blk %s: %s at sector %" PRIu64 " failed: %s",
                      virtio_pci_name(VIRTIO_PCI(s)), write ? "write" : "read",
                      r->req.sector, ret < 0 ? g_strerror(-ret) : "short");
+    }
+    if (!write) {
+        /* The read landed in guest RAM behind the memory API's back. */
+        for (unsigned i = 0; i < r->req.data_niov; i++) {
+            memory_ram_mark_dirty_hva(r->req.data[i].iov_base,
+                                      r->req.data[i].iov_len);
+        }
     }
     virtio_blk_complete(s, r->map, r->head, r->req.status,
                         ok ? VIRTIO_BLK_S_OK : VIRTIO_BLK_S_IOERR,

@@ -923,6 +923,41 @@ JsonObject *qtest_qmp(QTestState *s, const char *fmt, ...)
     return r;
 }
 
+JsonObject *qtest_qmp_fd(QTestState *s, int fd, const char *fmt, ...)
+{
+    g_autofree char *text = NULL;
+    g_autofree char *json = NULL;
+    g_autofree char *line = NULL;
+    char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+    struct iovec iov;
+    struct msghdr msg = {
+        .msg_iov = &iov, .msg_iovlen = 1,
+        .msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+    };
+    struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
+    va_list ap;
+    ssize_t n;
+
+    va_start(ap, fmt);
+    text = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    json = qtest_json_requote(text);
+    line = g_strconcat(json, "\n", NULL);
+    cmsg->cmsg_level = SOL_SOCKET;
+    cmsg->cmsg_type = SCM_RIGHTS;
+    cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
+    /* The fd rides on the first byte; the rest follows normally. */
+    iov.iov_base = line;
+    iov.iov_len = 1;
+    do {
+        n = sendmsg(s->qmp_fd, &msg, 0);
+    } while (n < 0 && errno == EINTR);
+    g_assert_cmpint(n, ==, 1);
+    qtest_qmp_send_raw(s, line + 1);
+    return qtest_qmp_receive(s);
+}
+
 const char *qtest_qmp_error_class(JsonObject *reply)
 {
     JsonObject *err = json_object_has_member(reply, "error") ?

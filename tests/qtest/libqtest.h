@@ -124,6 +124,10 @@ void qtest_qmp_device_add(QTestState *s, const char *driver, const char *id,
 /* device_del and wait for DEVICE_DELETED of @id. */
 void qtest_qmp_device_del(QTestState *s, const char *id);
 
+/* qtest_qmp() with fd passed alongside (SCM_RIGHTS), as getfd wants. */
+JsonObject *qtest_qmp_fd(QTestState *s, int fd, const char *fmt, ...)
+    G_GNUC_PRINTF(3, 4);
+
 /* Error class/desc helpers on a reply (NULL if it is not an error). */
 const char *qtest_qmp_error_class(JsonObject *reply);
 const char *qtest_qmp_error_desc(JsonObject *reply);
