@@ -315,7 +315,7 @@ static void test_fd_save_restore(void)
     ok = qtest_qmp_assert_success(src, "{'execute': 'stop'}");
     fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     g_assert_cmpint(fd, >=, 0);
-    r = qtest_qmp_fd(src, fd, "{'execute': 'getfd', 'arguments': "
+    r = qtest_qmp_fds(src, &fd, 1, "{'execute': 'getfd', 'arguments': "
                      "{'fdname': 'migrate'}}");
     g_assert_true(json_object_has_member(r, "return"));
     close(fd);
@@ -330,7 +330,7 @@ static void test_fd_save_restore(void)
     fd = open(path, O_RDONLY);
     g_assert_cmpint(fd, >=, 0);
     g_clear_pointer(&r, json_object_unref);
-    r = qtest_qmp_fd(dst, fd, "{'execute': 'getfd', 'arguments': "
+    r = qtest_qmp_fds(dst, &fd, 1, "{'execute': 'getfd', 'arguments': "
                      "{'fdname': 'restore'}}");
     close(fd);
     g_clear_pointer(&ok, json_node_unref);
