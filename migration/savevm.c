@@ -128,9 +128,11 @@ static GPtrArray *collect_state(void)
     GPtrArray *all = g_ptr_array_new_with_free_func(state_entry_free);
     Object *machine = qdev_get_machine();
 
-    if (machine) {
-        object_child_foreach_recursive(machine, collect_device, all);
-    }
+    /*
+     * Registered state (the virtual clock first, then vCPUs and the
+     * irqchip) before the devices: device post_load hooks re-arm timers
+     * against the clock the guest had.
+     */
     for (guint i = 0; state_entries && i < state_entries->len; i++) {
         StateEntry *src = g_ptr_array_index(state_entries, i);
         StateEntry *e = g_new0(StateEntry, 1);
@@ -139,6 +141,9 @@ static GPtrArray *collect_state(void)
         e->vmsd = src->vmsd;
         e->opaque = src->opaque;
         g_ptr_array_add(all, e);
+    }
+    if (machine) {
+        object_child_foreach_recursive(machine, collect_device, all);
     }
     return all;
 }

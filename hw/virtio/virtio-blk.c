@@ -323,6 +323,10 @@ static bool virtio_blk_start(VirtIOPCIProxy *proxy, Error **errp)
     VirtIOBlkPCI *s = VIRTIO_BLK_PCI(proxy);
 
     s->draining = false;
+    if (s->aio) {
+        /* Restarted after a VM stop: the old context is drained. */
+        block_aio_free(s->aio);
+    }
     s->aio = block_aio_new(s->bs, proxy->vqs[0].vq.num, errp);
     if (!s->aio) {
         return false;

@@ -122,6 +122,11 @@ struct VirtIOPCIProxy {
     uint64_t interrupts;
     uint64_t slow_path_interrupts;  /* delivered by the main loop (BQL) */
 
+    /* Migration (virtio-pci.c's "migration" section). */
+    struct VMChangeStateEntry *vmstate_entry;
+    bool stopped_by_vm;         /* the worker waits for the VM to run */
+    bool loading;               /* incoming: no pci_cfg window side effects */
+
     /* Properties. */
     bool ioeventfd;
     bool irqfd;
