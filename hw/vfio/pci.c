@@ -19,7 +19,7 @@
 #include "hw/qdev-properties.h"
 #include "hw/pci/msi.h"
 #include "hw/pci/msix.h"
-#include "hw/vfio/pci.h"
+#include "pci.h"
 #include "trace.h"
 
 #define VFIO_CAP_TTL 48

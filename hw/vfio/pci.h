@@ -28,8 +28,8 @@
 #include "hw/pci/pci.h"
 #include "hw/qdev-properties.h"
 #include "hw/vfio/vfio-device.h"
-#include "hw/vfio/bar.h"
-#include "hw/vfio/dma.h"
+#include "bar.h"
+#include "dma.h"
 #include "hw/vfio/irq-bypass.h"
 
 #define TYPE_VFIO_PCI_BASE "vfio-pci-base"

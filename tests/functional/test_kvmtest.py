@@ -6,6 +6,8 @@ failure, which tests the shared L1 guest takes from meson's introspection
 and the `meson test` command line, that hiding /dev/kvm hides it, and
 that scripts/ci-summary lists each KVM test with its way.  Seconds.
 """
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -108,10 +110,14 @@ class Way(unittest.TestCase):
             kvmtest.way('vfio', verdict())
 
     def test_no_way_skips_except_in_ci(self):
-        with Environ(**CLEAN):
-            self.assertEqual(kvmtest.no_way('t', 'why'), kvmtest.SKIP)
-        with Environ(**dict(CLEAN, CI='true')):
-            self.assertEqual(kvmtest.no_way('t', 'why'), 1)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            with Environ(**CLEAN):
+                self.assertEqual(kvmtest.no_way('t', 'why'), kvmtest.SKIP)
+            with Environ(**dict(CLEAN, CI='true')):
+                self.assertEqual(kvmtest.no_way('t', 'why'), 1)
+        self.assertIn('KVM-WAY: t none: why (skipped', out.getvalue())
+        self.assertIn('CI=true makes that a failure', out.getvalue())
 
 
 class Probe(unittest.TestCase):
