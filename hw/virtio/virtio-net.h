@@ -31,6 +31,7 @@ typedef struct VirtIONetPCI {
     /* vhost-net */
     int vhost_fd;
     bool vhost_fd_owned;        /* opened here, not the netdev's vhostfd= */
+    Error *migration_blocker;   /* vhost writes guest RAM unlogged */
     uint64_t vhost_features;
     bool vhost_running;
 

@@ -18,6 +18,7 @@
 #include "libqos/pci-pc.h"
 #include "libqos/msix.h"
 #include "libqos/virtio.h"
+#include "libqos/nvme.h"
 
 #define BLK_DEVFN QPCI_DEVFN(4, 0)
 #define IMG_SIZE (4 * 1024 * 1024)
@@ -254,6 +255,43 @@ static void test_device_mismatch(void)
     qtest_quit(dst);
 }
 
+/*
+ * A passed-through device whose state Conduit cannot move blocks
+ * migration with QEMU's error, and the VM runs on; unplugging it lifts
+ * the blocker.
+ */
+static void test_vfio_user_blocker(void)
+{
+    g_autofree char *file = g_build_filename(tmpdir, "blk.state", NULL);
+    QNvmeServer srv;
+    QTestState *s;
+    g_autoptr(JsonObject) r = NULL;
+    g_autoptr(JsonObject) st = NULL;
+
+    qnvme_server_start(&srv, NULL);
+    s = qtest_initf("-M pc -m 64M -device vfio-user-pci,id=nvme0,addr=04.0,"
+                    "socket=%s", srv.sock);
+    r = qtest_qmp(s, "{'execute': 'migrate', 'arguments': "
+                  "{'uri': 'file:%s'}}", file);
+    g_assert_cmpstr(qtest_qmp_error_class(r), ==, "GenericError");
+    g_assert_nonnull(strstr(qtest_qmp_error_desc(r),
+                            "VFIO device doesn't support migration"));
+    g_assert_nonnull(strstr(qtest_qmp_error_desc(r), "vfio-user-pci"));
+    st = qtest_qmp(s, "{'execute': 'query-status'}");
+    g_assert_cmpstr(json_object_get_string_member(
+        json_object_get_object_member(st, "return"), "status"), ==,
+        "running");
+    g_assert_cmpstr(mig_status(s), ==, "none");
+    qtest_qmp_device_del(s, "nvme0");
+    {
+        g_autoptr(JsonNode) ok = qtest_qmp_assert_success(s,
+            "{'execute': 'migrate', 'arguments': {'uri': 'file:%s'}}", file);
+    }
+    wait_done(s);
+    qtest_quit(s);
+    qnvme_server_stop(&srv);
+}
+
 int main(int argc, char **argv)
 {
     g_autofree char *cmd = NULL;
@@ -264,6 +302,8 @@ int main(int argc, char **argv)
     g_test_add_func("/migration/devices/virtio-blk-msix-isa",
                     test_virtio_blk_msix_isa);
     g_test_add_func("/migration/devices/mismatch", test_device_mismatch);
+    g_test_add_func("/migration/devices/vfio-user-blocker",
+                    test_vfio_user_blocker);
     ret = g_test_run();
     cmd = g_strdup_printf("rm -rf %s", tmpdir);
     if (system(cmd)) {
