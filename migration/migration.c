@@ -959,7 +959,8 @@ static void qmp_migrate_set_capabilities(JsonObject *args, JsonNode **ret,
     guint n = json_array_get_length(list);
     int want[MIGRATION_CAP__MAX];
 
-    if (migration_is_active()) {
+    /* A destination sets its capabilities while it waits, as in QEMU. */
+    if (status_is_active(mig_out.status)) {
         error_setg(errp, "There's a migration process in progress");
         return;
     }

@@ -31,6 +31,9 @@ typedef struct RamBlock {
     char *idstr;
     uint64_t pages;
     uint64_t cursor;            /* next page the scan looks at */
+    /* Cached extents of the memfd (bytes): a hole reads as zeros. */
+    uint64_t hole_lo, hole_hi;
+    uint64_t data_lo, data_hi;
 } RamBlock;
 
 static struct {
@@ -94,6 +97,52 @@ static bool page_is_zero(const uint8_t *p, size_t len)
     return true;
 }
 
+/*
+ * Is the page a hole of the RAM's memfd?  Such a page is zero, and
+ * reading it would allocate it (shmem), so neither side touches it: the
+ * source sends it as a zero page unread, the destination leaves its own
+ * hole alone.  lseek(SEEK_DATA/SEEK_HOLE) answers, cached per extent.
+ *
+ * While the guest runs a hole can fill at any time, so the source trusts
+ * a cached data extent (reading data is always right) but asks afresh
+ * for every hole, after it took the page's dirty bit: a write that
+ * filled it before shows in the lseek, one after sets the bit again.
+ * The destination alone writes its RAM and drops the hole cache when it
+ * does (with_hole_cache).
+ */
+static bool ram_page_in_hole(RamBlock *b, uint64_t page, bool with_hole_cache)
+{
+    int fd = memory_region_get_fd(b->mr);
+    uint64_t size = memory_region_size(b->mr);
+    uint64_t off = page * ram.page_size;
+    uint64_t base;
+    off_t d, h;
+
+    if (fd < 0) {
+        return false;
+    }
+    if (with_hole_cache && off >= b->hole_lo && off < b->hole_hi) {
+        return true;
+    }
+    if (off >= b->data_lo && off < b->data_hi) {
+        return false;
+    }
+    base = memory_region_get_fd_offset(b->mr);
+    d = lseek(fd, base + off, SEEK_DATA);
+    if (d < 0 || (uint64_t)d >= base + off + ram.page_size) {
+        b->hole_lo = off;
+        b->hole_hi = d < 0 ? size : MIN((uint64_t)d - base, size);
+        /* A partial page of data counts as data. */
+        b->hole_hi = QEMU_ALIGN_DOWN(b->hole_hi, ram.page_size);
+        return b->hole_hi > off;
+    }
+    h = lseek(fd, base + off, SEEK_HOLE);
+    b->data_lo = QEMU_ALIGN_DOWN(off, ram.page_size);
+    b->data_hi = h < 0 ? size : QEMU_ALIGN_UP(MIN((uint64_t)h - base, size),
+                                              ram.page_size);
+    return false;
+}
+
 /* ---- source ---- */
 
 static bool ram_setup(void *opaque, Error **errp)
@@ -135,6 +184,12 @@ void ram_sync_dirty_log(void)
 {
     memory_global_dirty_log_sync();
     ram.stats.dirty_sync_count++;
+    /* Pages written since may have filled holes: forget the extents. */
+    for (guint i = 0; ram.blocks && i < ram.blocks->len; i++) {
+        RamBlock *b = g_ptr_array_index(ram.blocks, i);
+
+        b->hole_lo = b->hole_hi = b->data_lo = b->data_hi = 0;
+    }
 }
 
 static void put_blocks(GByteArray *out)
@@ -186,7 +241,9 @@ static uint64_t ram_send_dirty(GByteArray *out, size_t max)
                     continue;
                 }
                 mig_put_u64(out, page);
-                if (plen == ram.page_size && page_is_zero(p, plen)) {
+                if (plen == ram.page_size &&
+                    (ram_page_in_hole(b, page, false) ||
+                     page_is_zero(p, plen))) {
                     mig_put_u8(out, RAM_PAGE_ZERO);
                     ram.stats.duplicate++;
                 } else {
@@ -329,10 +386,10 @@ static bool ram_load_pages(MigBuf *c, Error **errp)
         switch (kind) {
         case RAM_PAGE_ZERO:
             /* Untouched pages stay unallocated. */
-            if (!page_is_zero(p, plen & ~31UL)) {
+            if (!ram_page_in_hole(b, page, true) &&
+                !page_is_zero(p, plen & ~31UL)) {
                 memset(p, 0, plen);
             }
-            memset(p + (plen & ~31UL), 0, plen & 31);
             break;
         case RAM_PAGE_DATA:
             if (mig_buf_left(c) < ram.page_size) {
@@ -341,6 +398,10 @@ static bool ram_load_pages(MigBuf *c, Error **errp)
             }
             memcpy(p, c->data + c->pos, plen);
             c->pos += ram.page_size;
+            if (page * ram.page_size >= b->hole_lo &&
+                page * ram.page_size < b->hole_hi) {
+                b->hole_lo = b->hole_hi = 0;    /* it is data now */
+            }
             break;
         default:
             error_setg(errp, "RAM: unknown page kind %u", kind);
