@@ -1110,7 +1110,7 @@ static const VMStateDescription vmstate_virtio_pci_queue = {
 };
 
 /* virtio 1.x transport state; in-flight requests are drained by then. */
-static const VMStateDescription vmstate_virtio_pci = {
+const VMStateDescription vmstate_virtio_pci = {
     .name = "virtio-pci",
     .version_id = 1,
     .minimum_version_id = 1,

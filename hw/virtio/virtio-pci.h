@@ -182,6 +182,13 @@ EventNotifier *virtio_pci_queue_guest_notifier(VirtIOPCIProxy *proxy,
 GuestMemMap *virtio_pci_get_mem(VirtIOPCIProxy *proxy);
 const char *virtio_pci_name(VirtIOPCIProxy *proxy);
 
+/*
+ * The transport's migration state; a device with more nests it first
+ * (VMSTATE_STRUCT(parent_obj, ..., vmstate_virtio_pci, VirtIOPCIProxy)).
+ */
+struct VMStateDescription;
+extern const struct VMStateDescription vmstate_virtio_pci;
+
 /* The proxy's "virtio-backend" child, as in QEMU's object tree. */
 Object *virtio_pci_backend(VirtIOPCIProxy *proxy);
 
