@@ -30,6 +30,13 @@ NetBackend *netdev_find(const char *id)
     return NULL;
 }
 
+void netdev_foreach(void (*fn)(NetBackend *nb, void *opaque), void *opaque)
+{
+    for (guint i = 0; net_backends && i < net_backends->len; i++) {
+        fn(g_ptr_array_index(net_backends, i), opaque);
+    }
+}
+
 /* A number, or a name given with QMP getfd (libvirt's NIC hot-plug). */
 static bool net_parse_fd(const char *key, const char *str, int *fd,
                          Error **errp)

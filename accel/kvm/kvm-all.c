@@ -303,6 +303,19 @@ static gpointer kvm_vcpu_thread(gpointer opaque)
             continue;
         }
         kvm_handle_exit(cpu);
+        if (!kvm_vcpus_running &&
+            (cpu->run->exit_reason == KVM_EXIT_IO ||
+             cpu->run->exit_reason == KVM_EXIT_MMIO)) {
+            /*
+             * Stopping: let KVM complete the access now (an immediate
+             * exit re-enters only for that), so the registers a
+             * migration reads are past the instruction.
+             */
+            __atomic_store_n(&cpu->run->immediate_exit, 1, __ATOMIC_SEQ_CST);
+            bql_unlock();
+            ioctl(cpu->fd, KVM_RUN, 0);
+            bql_lock();
+        }
     }
     bql_unlock();
     return NULL;
@@ -371,6 +384,7 @@ static bool kvm_start_vcpus(MachineState *ms, Error **errp)
         }
     }
     qemu_register_reset(kvm_reset_vcpus, NULL);
+    kvm_x86_state_register(s);
     kvm_vmstate_entry = qemu_add_vm_change_state_handler(kvm_vm_state_change,
                                                          NULL);
     /*

@@ -8,6 +8,7 @@
  * platform is always in ACPI mode.
  */
 #include "qemu/osdep.h"
+#include "migration/vmstate.h"
 #include "hw/acpi/pm.h"
 #include "hw/acpi/acpi-tables.h"
 #include "hw/boards.h"
@@ -264,6 +265,26 @@ static void acpi_pm_finalize(Object *obj)
     }
 }
 
+static bool acpi_pm_post_load(void *opaque, int version_id, Error **errp)
+{
+    acpi_pm_update_sci(opaque);
+    return true;
+}
+
+/* PM1 status, enable and control; the PM timer is the virtual clock's. */
+static const VMStateDescription vmstate_acpi_pm = {
+    .name = "acpi-pm",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .post_load = acpi_pm_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT16(pm1.sts, AcpiPmState),
+        VMSTATE_UINT16(pm1.en, AcpiPmState),
+        VMSTATE_UINT16(pm1.cnt, AcpiPmState),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
 static void acpi_pm_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
@@ -271,6 +292,7 @@ static void acpi_pm_class_init(ObjectClass *klass, void *data)
     dc->desc = "ACPI PM1 event/control blocks, PM timer and SCI";
     dc->realize = acpi_pm_realize;
     dc->reset = acpi_pm_reset;
+    dc->vmsd = &vmstate_acpi_pm;
     dc->user_creatable = false;
     device_class_set_props(dc, acpi_pm_props);
 }

@@ -12,6 +12,7 @@
  * Requests the guest got wrong complete with IOERR or UNSUPP.
  */
 #include "qemu/osdep.h"
+#include "system/memory.h"
 #include <linux/virtio_blk.h>
 #include <linux/virtio_ids.h>
 #include "qapi/error.h"
@@ -70,6 +71,7 @@ static void virtio_blk_complete(VirtIOBlkPCI *s, GuestMemMap *map,
 
     if (status) {
         *status = val;
+        memory_ram_mark_dirty_hva(status, 1);
     }
     /* The request goes back on the queue it came from. */
     virtqueue_push(&proxy->vqs[q].vq, map, head, len);
@@ -99,6 +101,13 @@ static void virtio_blk_rw_done(void *opaque, ssize_t ret)
         error_report("virtio-blk %s: %s at sector %" PRIu64 " failed: %s",
                      virtio_pci_name(VIRTIO_PCI(s)), write ? "write" : "read",
                      r->req.sector, ret < 0 ? g_strerror(-ret) : "short");
+    }
+    if (!write) {
+        /* The read landed in guest RAM behind the memory API's back. */
+        for (unsigned i = 0; i < r->req.data_niov; i++) {
+            memory_ram_mark_dirty_hva(r->req.data[i].iov_base,
+                                      r->req.data[i].iov_len);
+        }
     }
     virtio_blk_complete(s, r->map, r->q, r->head, r->req.status,
                         ok ? VIRTIO_BLK_S_OK : VIRTIO_BLK_S_IOERR,
@@ -321,6 +330,10 @@ static bool virtio_blk_start(VirtIOPCIProxy *proxy, Error **errp)
     VirtIOBlkPCI *s = VIRTIO_BLK_PCI(proxy);
 
     s->draining = false;
+    if (s->aio) {
+        /* Restarted after a VM stop: the old context is drained. */
+        block_aio_free(s->aio);
+    }
     unsigned depth = 0;
 
     /* Room for every request of every queue in flight at once. */

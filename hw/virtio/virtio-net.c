@@ -16,6 +16,7 @@
  * no packet wakes Conduit.
  */
 #include "qemu/osdep.h"
+#include "migration/vmstate.h"
 #include <glib-unix.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -741,12 +742,40 @@ static const Property virtio_net_props[] = {
     DEFINE_PROP_END_OF_LIST(),
 };
 
+static bool virtio_net_post_load(void *opaque, int version_id, Error **errp)
+{
+    VirtIONetPCI *n = opaque;
+
+    if (!n->curr_pairs || n->curr_pairs > n->max_pairs) {
+        error_setg(errp, "virtio-net-pci %s: %u queue pairs in use, the "
+                   "device has %u", virtio_pci_name(VIRTIO_PCI(n)),
+                   n->curr_pairs, n->max_pairs);
+        return false;
+    }
+    return true;
+}
+
+/* The transport, and how many queue pairs the driver chose (MQ). */
+static const VMStateDescription vmstate_virtio_net = {
+    .name = "virtio-net",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .post_load = virtio_net_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_STRUCT(parent_obj, VirtIONetPCI, vmstate_virtio_pci,
+                       VirtIOPCIProxy),
+        VMSTATE_UINT32(curr_pairs, VirtIONetPCI),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
 static void virtio_net_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
     VirtIOPCIClass *vc = VIRTIO_PCI_CLASS(klass);
 
     dc->desc = "virtio network device (virtio 1.x, PCI)";
+    dc->vmsd = &vmstate_virtio_net;
     device_class_set_props(dc, virtio_net_props);
     /* Class: Ethernet controller. */
     virtio_pci_class_set_device(klass, VIRTIO_ID_NET, 0x0200);

@@ -50,6 +50,7 @@ struct VirtIONetPCI {
 
     /* vhost-net */
     uint64_t vhost_features;
+    Error *migration_blocker;   /* vhost writes guest RAM unlogged */
     bool vhost_running;
 
     /* set_link: the link is down (frames are dropped both ways). */

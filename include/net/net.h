@@ -37,6 +37,8 @@ typedef struct NetBackend {
 
 NetBackend *netdev_add(QemuOpts *opts, Error **errp);
 NetBackend *netdev_find(const char *id);
+/* Calls fn for every backend, in creation order. */
+void netdev_foreach(void (*fn)(NetBackend *nb, void *opaque), void *opaque);
 /* Closes an unused backend (netdev_del). */
 bool netdev_del(const char *id, Error **errp);
 bool netdev_attach(NetBackend *nb, DeviceState *dev, Error **errp);
