@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * ACPI fixed hardware (ACPI 6.5, 4.8): PM1a_STS/PM1a_EN at +0, PM1a_CNT
  * at +4, the 32-bit PM timer at +8.  Only the power-button and timer
  * status bits exist; the SCI is level-triggered and stays up while an

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * "PIIX3": function 0 of the pc machine's slot 1, the PCI-to-ISA bridge
  * of the Intel 82371SB (8086:7000), as on QEMU's pc.  It claims no
  * resources (Conduit's ISA devices decode on their own); it is there so

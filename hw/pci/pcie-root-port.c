@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * pcie-root-port: a PCI Express root port (type 1 header, PCIe capability
  * version 2, MSI) whose one slot is hot-plug capable as PCIe Base 6.0
  * 7.5.3.9-7.5.3.11 and 6.7 describe: attention button, power controller,

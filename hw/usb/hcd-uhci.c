@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * piix3-usb-uhci: the PIIX3's USB function (8086:7020), a UHCI host
  * controller with two root ports, as QEMU names it (what -usb adds on
  * pc, and libvirt's implicit controller at 00:01.2).  Written from the

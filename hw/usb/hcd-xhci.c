@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * qemu-xhci: an xHCI host controller (1b36:000d, as QEMU names and
  * numbers it) with 4 USB 2.0 root ports (1-4, where usb-tablet and
  * usb-kbd attach) and 4 USB 3 ports (5-8, never connected), 64 device

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * virtio-balloon-pci: the memory balloon (virtio 1.2, 5.5).  Written from
  * the specification, <linux/virtio_balloon.h> and QEMU's documentation of
  * the QMP interface (balloon, query-balloon, BALLOON_CHANGE, the

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * virtio-blk-pci: a block node behind a virtio 1.x block device (5.2).
  *
  * One request queue, served by the transport's worker thread: requests

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * virtio-net-pci: a -netdev backend behind a virtio 1.x network device
  * (virtio 1.x, 5.1), one receive and one transmit queue.
  *

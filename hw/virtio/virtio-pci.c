@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * virtio-pci modern transport (virtio-pci.h).  Written from the virtio
  * 1.x specification (4.1 Virtio Over PCI Bus) and <linux/virtio_pci.h>.
  */

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * virtio-rng-pci: the entropy device (virtio 1.2, 5.4), fed by an rng
  * back-end (system/rng.h): rng=ID names an -object rng-random or
  * rng-builtin; without it the device gets a private rng-builtin, as in
