@@ -296,25 +296,19 @@ DeviceState *acpi_pm_create(MachineState *ms, qemu_irq sci, Error **errp)
     return dev;
 }
 
-static const TypeInfo acpi_pm_type_info = {
-    .name = TYPE_ACPI_PM,
-    .parent = TYPE_DEVICE,
-    .instance_size = sizeof(AcpiPmState),
-    .class_init = acpi_pm_class_init,
-    .instance_finalize = acpi_pm_finalize,
+static const TypeInfo acpi_pm_types[] = {
+    {
+        .name = TYPE_ACPI_PM,
+        .parent = TYPE_DEVICE,
+        .instance_size = sizeof(AcpiPmState),
+        .class_init = acpi_pm_class_init,
+        .instance_finalize = acpi_pm_finalize,
+    }, {
+        .name = TYPE_PIIX4_PM,
+        .parent = TYPE_ACPI_PM,
+        .instance_size = sizeof(AcpiPmState),
+        .class_init = piix4_pm_class_init,
+    },
 };
 
-static const TypeInfo piix4_pm_type_info = {
-    .name = TYPE_PIIX4_PM,
-    .parent = TYPE_ACPI_PM,
-    .instance_size = sizeof(AcpiPmState),
-    .class_init = piix4_pm_class_init,
-};
-
-static void acpi_pm_register_types(void)
-{
-    type_register_static(&acpi_pm_type_info);
-    type_register_static(&piix4_pm_type_info);
-}
-
-type_init(acpi_pm_register_types)
+DEFINE_TYPES(acpi_pm_types)

@@ -36,15 +36,13 @@ static void piix3_class_init(ObjectClass *klass, void *data)
     pc->subsystem_id = 0x1100;
 }
 
-static const TypeInfo piix3_type = {
-    .name = TYPE_PIIX3_PCI_DEVICE,
-    .parent = TYPE_PCI_DEVICE,
-    .instance_size = sizeof(PCIDevice),
-    .class_init = piix3_class_init,
+static const TypeInfo piix3_types[] = {
+    {
+        .name = TYPE_PIIX3_PCI_DEVICE,
+        .parent = TYPE_PCI_DEVICE,
+        .instance_size = sizeof(PCIDevice),
+        .class_init = piix3_class_init,
+    },
 };
 
-static void piix3_register_types(void)
-{
-    type_register_static(&piix3_type);
-}
-type_init(piix3_register_types)
+DEFINE_TYPES(piix3_types)

@@ -1390,16 +1390,14 @@ static void xhci_class_init(ObjectClass *klass, void *data)
     pc->subsystem_id = 0x1100;
 }
 
-static const TypeInfo xhci_type = {
-    .name = TYPE_QEMU_XHCI,
-    .parent = TYPE_PCI_DEVICE,
-    .instance_size = sizeof(XHCIState),
-    .instance_finalize = xhci_finalize,
-    .class_init = xhci_class_init,
+static const TypeInfo xhci_types[] = {
+    {
+        .name = TYPE_QEMU_XHCI,
+        .parent = TYPE_PCI_DEVICE,
+        .instance_size = sizeof(XHCIState),
+        .instance_finalize = xhci_finalize,
+        .class_init = xhci_class_init,
+    },
 };
 
-static void xhci_register_types(void)
-{
-    type_register_static(&xhci_type);
-}
-type_init(xhci_register_types)
+DEFINE_TYPES(xhci_types)

@@ -519,15 +519,13 @@ static void virtio_net_class_init(ObjectClass *klass, void *data)
     vc->reset = virtio_net_reset;
 }
 
-static const TypeInfo virtio_net_type = {
-    .name = TYPE_VIRTIO_NET_PCI,
-    .parent = TYPE_VIRTIO_PCI,
-    .instance_size = sizeof(VirtIONetPCI),
-    .class_init = virtio_net_class_init,
+static const TypeInfo virtio_net_types[] = {
+    {
+        .name = TYPE_VIRTIO_NET_PCI,
+        .parent = TYPE_VIRTIO_PCI,
+        .instance_size = sizeof(VirtIONetPCI),
+        .class_init = virtio_net_class_init,
+    },
 };
 
-static void virtio_net_register_types(void)
-{
-    type_register_static(&virtio_net_type);
-}
-type_init(virtio_net_register_types)
+DEFINE_TYPES(virtio_net_types)

@@ -284,15 +284,13 @@ static void virtio_rng_class_init(ObjectClass *klass, void *data)
     vc->reset = virtio_rng_reset;
 }
 
-static const TypeInfo virtio_rng_type = {
-    .name = TYPE_VIRTIO_RNG_PCI,
-    .parent = TYPE_VIRTIO_PCI,
-    .instance_size = sizeof(VirtIORngPCI),
-    .class_init = virtio_rng_class_init,
+static const TypeInfo virtio_rng_types[] = {
+    {
+        .name = TYPE_VIRTIO_RNG_PCI,
+        .parent = TYPE_VIRTIO_PCI,
+        .instance_size = sizeof(VirtIORngPCI),
+        .class_init = virtio_rng_class_init,
+    },
 };
 
-static void virtio_rng_register_types(void)
-{
-    type_register_static(&virtio_rng_type);
-}
-type_init(virtio_rng_register_types)
+DEFINE_TYPES(virtio_rng_types)
