@@ -258,13 +258,22 @@ static void qmp_query_cpu_definitions(JsonObject *args, JsonNode **ret,
 
     for (const char *const *m = target_info()->cpu_models; *m; m++) {
         JsonObject *o = json_object_new();
+        JsonArray *missing = json_array_new();
+        const TargetInfo *ti = target_info();
+        g_autoptr(GPtrArray) names = ti->cpu_unavailable_features ?
+                                     ti->cpu_unavailable_features(*m) : NULL;
 
+        for (guint i = 0; names && i < names->len; i++) {
+            json_array_add_string_element(missing,
+                                          g_ptr_array_index(names, i));
+        }
         json_object_set_string_member(o, "name", *m);
-        /* The host's CPU: not migratable, nothing it lacks. */
-        json_object_set_boolean_member(o, "migration-safe", false);
+        /* host and max are the host's CPU: not migration-safe. */
+        json_object_set_boolean_member(o, "migration-safe",
+                                       ti->cpu_migration_safe &&
+                                       ti->cpu_migration_safe(*m));
         json_object_set_boolean_member(o, "static", false);
-        json_object_set_array_member(o, "unavailable-features",
-                                     json_array_new());
+        json_object_set_array_member(o, "unavailable-features", missing);
         json_object_set_boolean_member(o, "deprecated", false);
         json_array_add_object_element(list, o);
     }

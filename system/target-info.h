@@ -8,6 +8,7 @@
 #define SYSTEM_TARGET_INFO_H
 
 #include <stdbool.h>
+#include <glib.h>
 #include "qemu/typedefs.h"
 
 typedef struct TargetInfo {
@@ -24,6 +25,13 @@ typedef struct TargetInfo {
      */
     bool (*parse_cpu_opts)(const char *model, const char *opts,
                            Error **errp);
+    /*
+     * query-cpu-definitions: the features of @model this host cannot
+     * give (a new GPtrArray of names; NULL: none, or unknown without
+     * KVM); and whether the model is the same on every host.
+     */
+    GPtrArray *(*cpu_unavailable_features)(const char *model);
+    bool (*cpu_migration_safe)(const char *model);
 } TargetInfo;
 
 void target_info_register(const TargetInfo *info);

@@ -329,8 +329,9 @@ bool vl_parse_cpu(const char *arg, Error **errp)
                    "is the host CPU as KVM offers it", parts[1]);
         return false;
     }
-    return !parts[1] ||
-           target_info()->parse_cpu_opts(parts[0], parts[1], errp);
+    return !target_info()->parse_cpu_opts ||
+           target_info()->parse_cpu_opts(parts[0], parts[1] ? parts[1] : "",
+                                         errp);
 }
 
 bool vl_parse_sandbox(const char *arg, Error **errp)

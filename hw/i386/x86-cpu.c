@@ -26,7 +26,7 @@
 #define FKVM(n, b) { n, 0x40000001, 0, X86_EAX, b }
 
 static const X86FeatureBit x86_features[] = {
-    F1C("sse3", 0), F1C("pclmulqdq", 1), F1C("dtes64", 2),
+    F1C("pni", 0), F1C("pclmulqdq", 1), F1C("dtes64", 2),
     F1C("monitor", 3), F1C("ds-cpl", 4), F1C("vmx", 5), F1C("smx", 6),
     F1C("est", 7), F1C("tm2", 8), F1C("ssse3", 9), F1C("cid", 10),
     F1C("fma", 12), F1C("cx16", 13), F1C("xtpr", 14), F1C("pdcm", 15),
@@ -97,6 +97,10 @@ const X86FeatureBit *x86_cpu_feature_find(const char *name)
         strcpy(n, "sse4.1");
     } else if (!strcmp(n, "sse4-2")) {
         strcpy(n, "sse4.2");
+    } else if (!strcmp(n, "sse3")) {
+        strcpy(n, "pni");
+    } else if (!strcmp(n, "pclmuldq")) {
+        strcpy(n, "pclmulqdq");
     }
     for (size_t i = 0; i < G_N_ELEMENTS(x86_features); i++) {
         if (!strcmp(x86_features[i].name, n)) {
@@ -112,6 +116,46 @@ void x86_cpu_feature_foreach(void (*fn)(const X86FeatureBit *f, void *op),
     for (size_t i = 0; i < G_N_ELEMENTS(x86_features); i++) {
         fn(&x86_features[i], opaque);
     }
+}
+
+/*
+ * Named models: a feature set.  The vCPU keeps the host's vendor,
+ * family, model and stepping; every feature of the table outside the
+ * set is cleared (those the set names are kept where the host has
+ * them).  qemu64 is QEMU's baseline x86-64 model, which libvirt's
+ * host-model builds on (qemu64 plus the host's features).
+ */
+static const char *const x86_model_qemu64[] = {
+    "fpu", "de", "pse", "tsc", "msr", "mce", "cx8", "pge", "cmov", "pat",
+    "fxsr", "mmx", "sse", "sse2", "pae", "sep", "apic", "mtrr", "clflush",
+    "pse36", "pni", "cx16", "lm", "syscall", "nx", "lahf-lm", "svm", NULL,
+};
+
+static const struct {
+    const char *name;
+    const char *const *features;
+} x86_models[] = {
+    { "qemu64", x86_model_qemu64 },
+};
+
+const char *const *x86_cpu_model_features(const char *model)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(x86_models); i++) {
+        if (!strcmp(x86_models[i].name, model)) {
+            return x86_models[i].features;
+        }
+    }
+    return NULL;
+}
+
+static bool x86_model_has(const char *const *features, const char *name)
+{
+    for (; features && *features; features++) {
+        if (!strcmp(*features, name)) {
+            return true;
+        }
+    }
+    return false;
 }
 
 void x86_cpu_config_init(X86CPUConfig *cfg)
@@ -149,6 +193,8 @@ bool x86_cpu_parse_options(X86CPUConfig *cfg, const char *model,
                            const char *opts, Error **errp)
 {
     g_auto(GStrv) items = g_strsplit(opts ? opts : "", ",", -1);
+
+    cfg->model_features = x86_cpu_model_features(model);
 
     for (char **it = items; *it; it++) {
         const char *item = *it, *eq = strchr(item, '=');
@@ -218,6 +264,53 @@ bool x86_cpu_feature_in(const X86FeatureBit *f, uint32_t function,
            (f->subleaf == index || (function != 7 && function != 0xd));
 }
 
+/* The registers that hold only feature bits (SDM, APM). */
+static const struct {
+    uint32_t leaf, subleaf;
+    X86Reg reg;
+    uint32_t keep;              /* bits that are not features to mask */
+} x86_feature_regs[] = {
+    { 1, 0, X86_ECX, (1u << 27) | (1u << 31) },     /* OSXSAVE, hypervisor */
+    { 1, 0, X86_EDX, 0 },
+    { 7, 0, X86_EBX, 0 },
+    { 7, 0, X86_ECX, 1u << 4 },                     /* OSPKE */
+    { 7, 0, X86_EDX, 0 },
+    { 0xd, 1, X86_EAX, 0 },
+    { 0x80000001, 0, X86_ECX, 0 },
+    { 0x80000001, 0, X86_EDX, 0 },
+    { 0x80000007, 0, X86_EDX, 0 },
+    { 0x80000008, 0, X86_EBX, 0 },
+};
+
+/* A named model: each feature register keeps only the model's bits. */
+static void x86_cpu_apply_model(const X86CPUConfig *cfg, uint32_t function,
+                                uint32_t index, uint32_t regs[4])
+{
+    for (size_t r = 0; r < G_N_ELEMENTS(x86_feature_regs); r++) {
+        uint32_t allowed = x86_feature_regs[r].keep;
+
+        if (x86_feature_regs[r].leaf != function ||
+            (x86_feature_regs[r].subleaf != index &&
+             (function == 7 || function == 0xd))) {
+            continue;
+        }
+        for (size_t i = 0; i < G_N_ELEMENTS(x86_features); i++) {
+            const X86FeatureBit *f = &x86_features[i];
+            bool keep = x86_model_has(cfg->model_features, f->name);
+
+            for (unsigned j = 0; !keep && j < cfg->nr_set; j++) {
+                keep = cfg->set[j] == f;
+            }
+            if (keep && f->leaf == function &&
+                f->reg == x86_feature_regs[r].reg &&
+                x86_cpu_feature_in(f, function, index)) {
+                allowed |= 1u << f->bit;
+            }
+        }
+        regs[x86_feature_regs[r].reg] &= allowed;
+    }
+}
+
 bool x86_cpu_apply_cpuid(const X86CPUConfig *cfg, uint32_t function,
                          uint32_t index, uint32_t regs[4])
 {
@@ -233,6 +326,9 @@ bool x86_cpu_apply_cpuid(const X86CPUConfig *cfg, uint32_t function,
         if (function == 1) {
             regs[X86_ECX] &= ~(1u << CPUID_1_ECX_PDCM_BIT);
         }
+    }
+    if (cfg->model_features) {
+        x86_cpu_apply_model(cfg, function, index, regs);
     }
     if (cfg->migratable && function == 0x80000007) {
         regs[X86_EDX] &= ~(1u << CPUID_80000007_EDX_INVTSC_BIT);

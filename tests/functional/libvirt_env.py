@@ -46,6 +46,46 @@ stdio_handler = "file"
 '''
 
 
+def hugetlbfs_available():
+    try:
+        with open('/proc/filesystems') as f:
+            return any(line.split()[-1] == 'hugetlbfs' for line in f
+                       if line.strip())
+    except OSError:
+        return False
+
+
+def reserve_hugepages(count):
+    """At least @count free 2 MiB pages (raising vm.nr_hugepages, which
+    needs root); returns the old setting for release_hugepages(), or
+    None if it could not be done."""
+    path = '/proc/sys/vm/nr_hugepages'
+    free = '/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages'
+    try:
+        with open(path) as f:
+            old = int(f.read())
+        with open(free) as f:
+            have = int(f.read())
+        if have < count:
+            with open(path, 'w') as f:
+                f.write(str(old + count - have))
+        with open(free) as f:
+            if int(f.read()) < count:
+                release_hugepages(old)
+                return None
+        return old
+    except (OSError, ValueError):
+        return None
+
+
+def release_hugepages(old):
+    try:
+        with open('/proc/sys/vm/nr_hugepages', 'w') as f:
+            f.write(str(old))
+    except OSError:
+        pass
+
+
 def unavailable_reason():
     """Why libvirt cannot run here, or None."""
     if os.geteuid() != 0:
@@ -99,6 +139,12 @@ class Libvirtd:
                   '/bin/mount -t tmpfs -o mode=0755 tmpfs /run',
                   # virsh console locks the pty there (/var/lock).
                   '/bin/mkdir -p /run/lock']
+        # Huge pages for <memoryBacking><hugepages/>: libvirt finds the
+        # mount in /proc/mounts; this one is the daemon's alone.
+        if hugetlbfs_available():
+            mounts += ['/bin/mkdir -p /dev/hugepages',
+                       '/bin/mount -t hugetlbfs -o pagesize=2M hugetlbfs '
+                       '/dev/hugepages']
         for name, target in STATE_DIRS.items():
             mounts.append('/bin/mount --bind %s %s' % (self.path(name),
                                                       target))

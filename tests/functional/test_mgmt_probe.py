@@ -224,8 +224,8 @@ class MgmtProbeTest(unittest.TestCase):
         self.assertEqual(args('migrate-set-capabilities'),
                          {'capabilities': ('[any]', False)})
         # Nothing Conduit lacks is claimed.
-        for absent in ('migrate', 'query-cpu-model-expansion', 'object-add',
-                       'blockdev-create', 'chardev-add'):
+        for absent in ('migrate', 'object-add', 'blockdev-create',
+                       'chardev-add'):
             self.assertNotIn(absent, by_name)
         # ... and what it has since the block layer (issue 19) is.
         for present in ('blockdev-add', 'blockdev-del', 'netdev_add',
@@ -275,7 +275,17 @@ class MgmtProbeTest(unittest.TestCase):
         r = mon.raw('query-command-line-options', option='sandbox')
         self.assertIn('invalid option name', r['error']['desc'])
         self.assertEqual([c['name'] for c in
-                          mon.cmd('query-cpu-definitions')], ['host', 'max'])
+                          mon.cmd('query-cpu-definitions')],
+                         ['host', 'max', 'qemu64'])
+        # The expansion reads what KVM would give a vCPU: none here.
+        r = mon.raw('query-cpu-model-expansion', type='full',
+                    model={'name': 'host'})
+        self.assertIn('needs the KVM accelerator', r['error']['desc'])
+        r = mon.raw('query-cpu-model-expansion', type='full',
+                    model={'name': 'Haswell'})
+        self.assertEqual(r['error']['desc'],
+                         "The CPU type 'Haswell' is not a recognized CPU "
+                         "model")
         self.assertEqual(mon.cmd('query-tpm-models'), [])
         self.assertEqual(mon.cmd('query-tpm-types'), [])
         self.assertEqual(mon.cmd('query-uuid'),

@@ -90,10 +90,38 @@ static void test_apply(void)
     g_assert_cmphex(leaf7[1], ==, 0);
 }
 
+/* qemu64: the host's bits outside the model's set are gone. */
+static void test_named_model(void)
+{
+    X86CPUConfig cfg;
+    uint32_t leaf1[4] = { 0, 0, 0xffffffff, 0xffffffff };
+    uint32_t leaf7[4] = { 0, 0xffffffff, 0, 0 };
+    uint32_t ext[4] = { 0, 0, 0xffffffff, 0xffffffff };
+
+    x86_cpu_config_init(&cfg);
+    g_assert_true(x86_cpu_parse_options(&cfg, "qemu64", "+avx2,svm=off",
+                                        &error_abort));
+    g_assert_true(x86_cpu_apply_cpuid(&cfg, 1, 0, leaf1));
+    /* ECX: pni (0), cx16 (13), hypervisor (31) and OSXSAVE (27, the
+     * OS's to set); every other bit, named or not, is gone. */
+    g_assert_cmphex(leaf1[2], ==, (1u << 0) | (1u << 13) | (1u << 31) |
+                    (1u << 27));
+    g_assert_true(leaf1[3] & (1u << 25));       /* sse */
+    g_assert_false(leaf1[3] & (1u << 28));      /* ht */
+    g_assert_true(x86_cpu_apply_cpuid(&cfg, 7, 0, leaf7));
+    g_assert_cmphex(leaf7[1], ==, 1u << 5);     /* just the +avx2 */
+    g_assert_true(x86_cpu_apply_cpuid(&cfg, 0x80000001, 0, ext));
+    /* lahf-lm stays, svm was turned off; syscall, nx, lm stay. */
+    g_assert_cmphex(ext[2], ==, 1u << 0);
+    g_assert_cmphex(ext[3], ==, (1u << 11) | (1u << 20) | (1u << 29));
+    g_assert_null(x86_cpu_model_features("host"));
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/x86-cpu/parse", test_parse);
     g_test_add_func("/x86-cpu/apply", test_apply);
+    g_test_add_func("/x86-cpu/named-model", test_named_model);
     return g_test_run();
 }

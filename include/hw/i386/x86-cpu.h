@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <glib.h>
 #include "qemu/typedefs.h"
 
 #define X86_CPU_MAX_FEATURE_CHANGES 128
@@ -32,6 +33,8 @@ typedef struct X86CPUConfig {
     bool kvm;                   /* the KVM signature leaves (default on) */
     bool pmu;                   /* leaf 0xA (default on) */
     bool migratable;            /* drop non-migratable bits (default on) */
+    /* A named model's feature set (NULL for host/max: the host's). */
+    const char *const *model_features;
     /* Named bits to force on (only where the host has them) or off. */
     const X86FeatureBit *set[X86_CPU_MAX_FEATURE_CHANGES];
     unsigned nr_set;
@@ -46,6 +49,8 @@ void x86_cpu_feature_foreach(void (*fn)(const X86FeatureBit *f, void *op),
                              void *opaque);
 
 void x86_cpu_config_init(X86CPUConfig *cfg);
+/* A named model's features (NULL-terminated), NULL for host/max. */
+const char *const *x86_cpu_model_features(const char *model);
 /*
  * "kvm=off,pmu=off,-vmx,+avx2,x2apic=on,migratable=on" (after the model
  * name).  Unknown names and bad values are errors with QEMU's wording.
@@ -64,6 +69,21 @@ bool x86_cpu_apply_cpuid(const X86CPUConfig *cfg, uint32_t function,
 /* Whether @f lives in CPUID entry (@function, @index). */
 bool x86_cpu_feature_in(const X86FeatureBit *f, uint32_t function,
                         uint32_t index);
+
+typedef struct X86CpuidEntry {
+    uint32_t function, index;
+    uint32_t regs[4];
+} X86CpuidEntry;
+
+/*
+ * The CPUID a single vCPU would get with @cfg (accel/kvm/kvm-x86.c), as
+ * an array of X86CpuidEntry; NULL with errp set without KVM.
+ */
+GArray *kvm_x86_guest_cpuid(const X86CPUConfig *cfg, Error **errp);
+
+/* query-cpu-definitions' view of a model (hw/i386/x86-cpu-qmp.c). */
+GPtrArray *x86_cpu_unavailable_features(const char *model);
+bool x86_cpu_migration_safe(const char *model);
 
 /* The configuration -cpu gave this run. */
 X86CPUConfig *x86_cpu_cmdline_config(void);
