@@ -23,7 +23,8 @@ static const X86CpuidEntry *x86_view_leaf(const X86CpuView *v,
 
         if (e->function == function &&
             (e->index == index || (function != 7 && function != 0xd &&
-                                   function != 0xb && function != 4))) {
+                                   function != 0xb && function != 4 &&
+                                   function != 0x14))) {
             return e;
         }
     }

@@ -1128,7 +1128,7 @@ class LibvirtTest(unittest.TestCase):
         cases = [
             ('qcow2', "<disk type='file' device='disk'><driver name='qemu' "
              "type='qcow2'/><source file='%s'/><target dev='vda' "
-             "bus='virtio'/></disk>" % qcow2, '', "Unknown driver 'qcow2'"),
+             "bus='virtio'/></disk>" % qcow2, '', '"driver":"qcow2"'),
             ('s3', '', "<pm><suspend-to-mem enabled='yes'/></pm>",
              'S3 (suspend to RAM) is not supported'),
             ('cpu-model', '', "<cpu mode='custom' match='exact'>"
