@@ -33,8 +33,6 @@
 #include "system/hostmem.h"
 
 const char *qemu_name;
-bool no_shutdown;
-bool no_reboot;
 bool autostart = true;
 
 static Chardev *serial_hds[MAX_SERIAL_PORTS];
@@ -319,18 +317,20 @@ static void parse_memory(VlConfig *cfg, const char *arg)
     Error *err = NULL;
 
     check_keys(opts, keys);
-    if (!size) {
-        return;
+    if (size) {
+        if (!qemu_strtosz_MiB(size, &cfg->ram_size, &err)) {
+            error_prepend(&err, "Invalid RAM size: ");
+            fatal_err(err);
+        }
+        if (!cfg->ram_size) {
+            error_report("RAM size must not be zero");
+            exit(1);
+        }
+        cfg->ram_size_set = true;
     }
-    if (!qemu_strtosz_MiB(size, &cfg->ram_size, &err)) {
-        error_prepend(&err, "Invalid RAM size: ");
+    if (!machine_memory_check(opts, size ? cfg->ram_size : 0, &err)) {
         fatal_err(err);
     }
-    if (!cfg->ram_size) {
-        error_report("RAM size must not be zero");
-        exit(1);
-    }
-    cfg->ram_size_set = true;
 }
 
 static void parse_log_items(const char *arg)

@@ -119,6 +119,12 @@ bool machine_alloc_ram(MachineState *ms, const char *name, Error **errp);
 bool machine_resolve_memory(MachineState *ms, Error **errp);
 
 /*
+ * -m's slots= and maxmem= against the size (0: not given), with QEMU's
+ * error texts; true if they may be used.
+ */
+bool machine_memory_check(const QemuOpts *opts, uint64_t size, Error **errp);
+
+/*
  * Merges one -smp argument ("[cpus=]N,sockets=S,...") into *config.
  * False with errp set on an unknown key or a non-numeric value.
  */
