@@ -8,7 +8,6 @@
 #include "qemu/osdep.h"
 #include "hw/i386/x86-cpu.h"
 #include "monitor/monitor.h"
-#include "system/target-info.h"
 #include "qapi/error.h"
 
 typedef struct X86CpuView {
@@ -66,12 +65,8 @@ static void x86_missing_one(const X86FeatureBit *f, void *opaque)
 
 static bool x86_model_known(const char *name)
 {
-    for (const char *const *m = target_info()->cpu_models; *m; m++) {
-        if (!strcmp(*m, name)) {
-            return true;
-        }
-    }
-    return false;
+    return !strcmp(name, "host") || !strcmp(name, "max") ||
+           x86_cpu_model_features(name);
 }
 
 /* Leaf 1's signature, leaf 0's vendor and the brand string. */
