@@ -797,7 +797,12 @@ bool vfio_user_mig_data_read_reply_check(const void *payload, size_t len,
         return false;
     }
     memcpy(&m, payload, sizeof(m));
-    if (m.size > asked || len != sizeof(m) + m.size || m.argsz != len) {
+    /*
+     * argsz and size say how much is data; libvfio-user sends the whole
+     * buffer asked for behind it, which is tolerated (never more).
+     */
+    if (m.size > asked || m.argsz != sizeof(m) + (uint64_t)m.size ||
+        len < m.argsz || len > sizeof(m) + (size_t)asked) {
         error_setg(errp, "vfio-user: MIG_DATA_READ reply of %zu bytes "
                    "(argsz %u, size %u) for a read of %u", len, m.argsz,
                    m.size, asked);

@@ -516,7 +516,8 @@ static bool vfio_user_mig_data_write(VFIODevice *vbasedev, int data_fd,
         VFIOUserMsg reply;
         bool ok;
 
-        req->argsz = sizeof(*req);
+        /* The request's own size: libvfio-user insists on that. */
+        req->argsz = sizeof(*req) + n;
         req->size = n;
         memcpy(req->data, buf, n);
         if (!vfio_user_client_request(c, VFIO_USER_MIG_DATA_WRITE, req,

@@ -88,13 +88,12 @@ static bool mig_feature(VFIOMigration *m, uint32_t flags, void *data,
                                          out_len, not_supported, errp);
 }
 
-static bool mig_set_state(VFIOMigration *m, uint32_t target, Error **errp)
+/* One direct arc of the v2 state machine. */
+static bool mig_set_state_arc(VFIOMigration *m, uint32_t target,
+                              Error **errp)
 {
     VFIOUserFeatureMigState st = { .device_state = target, .data_fd = -1 };
 
-    if (m->state == target) {
-        return true;
-    }
     trace_vfio_mig_set_state(m->vbasedev->name,
                              vfio_mig_state_name(m->state),
                              vfio_mig_state_name(target));
@@ -118,6 +117,30 @@ static bool mig_set_state(VFIOMigration *m, uint32_t target, Error **errp)
     }
     m->data_fd = st.data_fd;
     m->state = target;
+    return true;
+}
+
+/*
+ * Walks to @target one direct arc at a time: every device (and peer
+ * library) must take those, not all take combined ones.
+ */
+static bool mig_set_state(VFIOMigration *m, uint32_t target, Error **errp)
+{
+    bool pre = m->flags & VFIO_MIGRATION_PRE_COPY;
+
+    while (m->state != target) {
+        uint32_t next = vfio_mig_next_state(m->state, target, pre);
+
+        if (next == VFIO_MIG_STATE_ERROR) {
+            error_setg(errp, "vfio %s: no way from migration state %s to %s",
+                       m->vbasedev->name, vfio_mig_state_name(m->state),
+                       vfio_mig_state_name(target));
+            return false;
+        }
+        if (!mig_set_state_arc(m, next, errp)) {
+            return false;
+        }
+    }
     return true;
 }
 

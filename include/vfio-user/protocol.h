@@ -431,8 +431,9 @@ bool vfio_user_mig_data_decode(const void *payload, size_t len,
                                size_t nfds, const VFIOUserMigData **out,
                                int *err_no, Error **errp);
 /*
- * MIG_DATA_READ reply (client): argsz equals the length, size at most
- * @asked and exactly present.
+ * MIG_DATA_READ reply (client): size at most @asked, argsz = 8 + size,
+ * and the payload at least argsz and at most 8 + @asked bytes (padding
+ * after the data, as libvfio-user sends it, is ignored).
  */
 bool vfio_user_mig_data_read_reply_check(const void *payload, size_t len,
                                          uint32_t asked, Error **errp);

@@ -794,6 +794,14 @@ static void test_mig_data(void)
     m->size = 12;
     g_assert_false(vfio_user_mig_data_read_reply_check(buf, 24, 16, &err));
     error_free_or_abort(&err);
+    /* Padding behind the data (libvfio-user), never past the ask. */
+    m->argsz = 20;
+    g_assert_true(vfio_user_mig_data_read_reply_check(buf, 24, 16,
+                                                      &error_abort));
+    g_assert_false(vfio_user_mig_data_read_reply_check(buf, 24, 15, &err));
+    error_free_or_abort(&err);
+    g_assert_false(vfio_user_mig_data_read_reply_check(buf, 19, 16, &err));
+    error_free_or_abort(&err);
     m->size = 0;
     m->argsz = 8;
     g_assert_true(vfio_user_mig_data_read_reply_check(buf, 8, 16,
