@@ -495,8 +495,12 @@ static gpointer migration_thread(gpointer opaque)
 fail:
     bql_lock();
 fail_locked:
-    if (s->file && mig_file_peer_spoke(s->file) && !s->cancel_requested) {
-        /* The destination gave up first: its reason is the better one. */
+    if (s->file && caps[MIGRATION_CAP_RETURN_PATH] && !s->cancel_requested &&
+        mig_file_fd(s->file) >= 0) {
+        /*
+         * The destination may have given up first (and closed, which is
+         * why our write failed): its reason is the better one.
+         */
         Error *verdict = NULL;
 
         bql_unlock();
