@@ -682,7 +682,10 @@ class LibvirtTest(unittest.TestCase):
         self.assertEqual(self.domstate(dom), 'shut off')
         self.assertGreater(os.path.getsize(state), 0)
         self.lv.virsh('restore', state)
-        self.assertEqual(self.domstate(dom), 'running')
+        qlog = self.lv.path('log', 'qemu', dom + '.log')
+        self.assertEqual(self.domstate(dom), 'running',
+                         'serial:\n%s\nqemu log:\n%s' % (
+                             self.read(log)[-3000:], self.read(qlog)[-6000:]))
         self.lv.virsh('managedsave', dom)
         self.assertEqual(self.domstate(dom), 'shut off')
         self.assertIn('yes', self.lv.virsh('dominfo', dom).stdout.split(
