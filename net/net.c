@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * -netdev tap and socket backends (net.h).
  */
 #include "qemu/osdep.h"

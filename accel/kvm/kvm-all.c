@@ -572,19 +572,20 @@ static void qmp_inject_nmi(JsonObject *args, JsonNode **ret, Error **errp)
     }
 }
 
-static const TypeInfo kvm_accel_type = {
-    .name = TYPE_KVM_ACCEL,
-    .parent = TYPE_ACCEL,
-    .instance_size = sizeof(AccelState),
-    .class_size = sizeof(AccelClass),
-    .class_init = kvm_accel_class_init,
+static const TypeInfo kvm_accel_types[] = {
+    {
+        .name = TYPE_KVM_ACCEL,
+        .parent = TYPE_ACCEL,
+        .instance_size = sizeof(AccelState),
+        .class_size = sizeof(AccelClass),
+        .class_init = kvm_accel_class_init,
+    },
 };
 
-static void kvm_register_types(void)
+DEFINE_TYPES(kvm_accel_types)
+
+static void __attribute__((constructor)) kvm_qmp_register(void)
 {
-    type_register_static(&kvm_accel_type);
     qmp_register_command_args("x-query-kvm", qmp_x_query_kvm, "", 0);
     qmp_register_command_args("inject-nmi", qmp_inject_nmi, "", 0);
 }
-
-type_init(kvm_register_types)

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * ACPI fixed hardware (ACPI 6.5, 4.8): PM1a_STS/PM1a_EN at +0, PM1a_CNT
  * at +4, the 32-bit PM timer at +8.  Only the power-button and timer
  * status bits exist; the SCI is level-triggered and stays up while an
@@ -319,25 +318,19 @@ DeviceState *acpi_pm_create(MachineState *ms, qemu_irq sci, Error **errp)
     return dev;
 }
 
-static const TypeInfo acpi_pm_type_info = {
-    .name = TYPE_ACPI_PM,
-    .parent = TYPE_DEVICE,
-    .instance_size = sizeof(AcpiPmState),
-    .class_init = acpi_pm_class_init,
-    .instance_finalize = acpi_pm_finalize,
+static const TypeInfo acpi_pm_types[] = {
+    {
+        .name = TYPE_ACPI_PM,
+        .parent = TYPE_DEVICE,
+        .instance_size = sizeof(AcpiPmState),
+        .class_init = acpi_pm_class_init,
+        .instance_finalize = acpi_pm_finalize,
+    }, {
+        .name = TYPE_PIIX4_PM,
+        .parent = TYPE_ACPI_PM,
+        .instance_size = sizeof(AcpiPmState),
+        .class_init = piix4_pm_class_init,
+    },
 };
 
-static const TypeInfo piix4_pm_type_info = {
-    .name = TYPE_PIIX4_PM,
-    .parent = TYPE_ACPI_PM,
-    .instance_size = sizeof(AcpiPmState),
-    .class_init = piix4_pm_class_init,
-};
-
-static void acpi_pm_register_types(void)
-{
-    type_register_static(&acpi_pm_type_info);
-    type_register_static(&piix4_pm_type_info);
-}
-
-type_init(acpi_pm_register_types)
+DEFINE_TYPES(acpi_pm_types)

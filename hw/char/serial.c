@@ -432,16 +432,13 @@ static void serial_class_init(ObjectClass *klass, void *data)
     dc->vmsd = &vmstate_serial;
 }
 
-static const TypeInfo serial_type = {
-    .name = TYPE_ISA_SERIAL,
-    .parent = TYPE_DEVICE,
-    .instance_size = sizeof(SerialState),
-    .class_init = serial_class_init,
+static const TypeInfo serial_types[] = {
+    {
+        .name = TYPE_ISA_SERIAL,
+        .parent = TYPE_DEVICE,
+        .instance_size = sizeof(SerialState),
+        .class_init = serial_class_init,
+    },
 };
 
-static void serial_register_types(void)
-{
-    type_register_static(&serial_type);
-}
-
-type_init(serial_register_types)
+DEFINE_TYPES(serial_types)

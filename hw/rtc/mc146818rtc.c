@@ -686,18 +686,19 @@ static void rtc_class_init(ObjectClass *klass, void *data)
     device_class_set_props(dc, rtc_props);
 }
 
-static const TypeInfo rtc_type = {
-    .name = TYPE_MC146818_RTC,
-    .parent = TYPE_DEVICE,
-    .instance_size = sizeof(RTCState),
-    .class_init = rtc_class_init,
+static const TypeInfo rtc_types[] = {
+    {
+        .name = TYPE_MC146818_RTC,
+        .parent = TYPE_DEVICE,
+        .instance_size = sizeof(RTCState),
+        .class_init = rtc_class_init,
+    },
 };
 
-static void rtc_register_types(void)
+DEFINE_TYPES(rtc_types)
+
+static void __attribute__((constructor)) rtc_qmp_register(void)
 {
-    type_register_static(&rtc_type);
     qmp_register_command_args("rtc-reset-reinjection",
                               qmp_rtc_reset_reinjection, "", 0);
 }
-
-type_init(rtc_register_types)

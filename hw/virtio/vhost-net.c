@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * vhost-net for virtio-net-pci (vhost=on), written from <linux/vhost.h>:
  * the kernel moves frames between the tap and the guest's rings.  Kick
  * fds are the queues' host notifiers (KVM ioeventfds on the notify

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * virtio-blk-pci: a block node behind a virtio 1.x block device (5.2).
  *
  * One request queue, served by the transport's worker thread: requests
@@ -537,15 +536,13 @@ static void virtio_blk_class_init(ObjectClass *klass, void *data)
     vc->reset = virtio_blk_reset;
 }
 
-static const TypeInfo virtio_blk_type = {
-    .name = TYPE_VIRTIO_BLK_PCI,
-    .parent = TYPE_VIRTIO_PCI,
-    .instance_size = sizeof(VirtIOBlkPCI),
-    .class_init = virtio_blk_class_init,
+static const TypeInfo virtio_blk_types[] = {
+    {
+        .name = TYPE_VIRTIO_BLK_PCI,
+        .parent = TYPE_VIRTIO_PCI,
+        .instance_size = sizeof(VirtIOBlkPCI),
+        .class_init = virtio_blk_class_init,
+    },
 };
 
-static void virtio_blk_register_types(void)
-{
-    type_register_static(&virtio_blk_type);
-}
-type_init(virtio_blk_register_types)
+DEFINE_TYPES(virtio_blk_types)

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * virtio-net-pci: a -netdev backend behind a virtio 1.x network device
  * (virtio 1.x, 5.1), one receive and one transmit queue.
  *
@@ -787,15 +786,13 @@ static void virtio_net_class_init(ObjectClass *klass, void *data)
     vc->reset = virtio_net_reset;
 }
 
-static const TypeInfo virtio_net_type = {
-    .name = TYPE_VIRTIO_NET_PCI,
-    .parent = TYPE_VIRTIO_PCI,
-    .instance_size = sizeof(VirtIONetPCI),
-    .class_init = virtio_net_class_init,
+static const TypeInfo virtio_net_types[] = {
+    {
+        .name = TYPE_VIRTIO_NET_PCI,
+        .parent = TYPE_VIRTIO_PCI,
+        .instance_size = sizeof(VirtIONetPCI),
+        .class_init = virtio_net_class_init,
+    },
 };
 
-static void virtio_net_register_types(void)
-{
-    type_register_static(&virtio_net_type);
-}
-type_init(virtio_net_register_types)
+DEFINE_TYPES(virtio_net_types)

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * virtio-net-pci state, shared by virtio-net.c and vhost-net.c.
  */
 #ifndef HW_VIRTIO_VIRTIO_NET_H

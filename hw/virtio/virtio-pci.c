@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * virtio-pci modern transport (virtio-pci.h).  Written from the virtio
  * 1.x specification (4.1 Virtio Over PCI Bus) and <linux/virtio_pci.h>.
  */
@@ -1434,18 +1433,16 @@ static void virtio_pci_class_init(ObjectClass *klass, void *data)
     pc->revision = 1;
 }
 
-static const TypeInfo virtio_pci_type = {
-    .name = TYPE_VIRTIO_PCI,
-    .parent = TYPE_PCI_DEVICE,
-    .instance_size = sizeof(VirtIOPCIProxy),
-    .class_size = sizeof(VirtIOPCIClass),
-    .class_init = virtio_pci_class_init,
-    .instance_finalize = virtio_pci_finalize,
-    .abstract = true,
+static const TypeInfo virtio_pci_types[] = {
+    {
+        .name = TYPE_VIRTIO_PCI,
+        .parent = TYPE_PCI_DEVICE,
+        .instance_size = sizeof(VirtIOPCIProxy),
+        .class_size = sizeof(VirtIOPCIClass),
+        .class_init = virtio_pci_class_init,
+        .instance_finalize = virtio_pci_finalize,
+        .abstract = true,
+    },
 };
 
-static void virtio_pci_register_types(void)
-{
-    type_register_static(&virtio_pci_type);
-}
-type_init(virtio_pci_register_types)
+DEFINE_TYPES(virtio_pci_types)

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * virtio-pci, modern only (virtio 1.x, 4.1): the transport shared by
  * virtio-blk-pci and virtio-net-pci.  Private to hw/virtio/.
  *

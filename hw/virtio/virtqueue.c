@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * Split virtqueue device side (virtqueue.h).  Written from the virtio 1.x
  * specification, section 2.7, with the layouts of <linux/virtio_ring.h>.
  */

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * Network backends (-netdev): a tap device (opened by ifname=, or passed
  * by libvirt as fd=) or a datagram socket (fd=, one frame per message).
  * A backend is a file descriptor a NIC model reads and writes frames on,
