@@ -681,7 +681,8 @@ class LibvirtTest(unittest.TestCase):
         # virsh save / restore, managedsave + start and dump of a guest in
         # the middle of its virtio-blk I/O (issue 29): libvirt's own
         # getfd + migrate to an fd, -incoming defer + migrate-incoming,
-        # dump-guest-memory.  The guest must finish its I/O afterwards.
+        # dump-guest-memory.  The guest must finish its I/O afterwards
+        # (enough of it that it is still at work after the restores).
         self.need_kvm()
         sys.path.insert(0, os.path.join(HERE, '..', '..', 'scripts', 'bench'))
         import virtioblkbench as vb
@@ -693,7 +694,7 @@ class LibvirtTest(unittest.TestCase):
                 "bus='virtio'/></disk>" % img)
         dom = self.define(domain_xml(
             'conduit-save', self.guest('virtio-blk'),
-            append='qd=4 ios=3000 mode=irq verify=1 write=1',
+            append='qd=4 ios=20000 mode=irq verify=1 write=1',
             serial='file', serial_path=log, devices=disk,
             qemu_args=['-device', 'isa-debug-exit,iobase=0xf4,iosize=4']))
         self.lv.virsh('start', dom)
@@ -720,10 +721,10 @@ class LibvirtTest(unittest.TestCase):
             self.assertEqual(f.read(4), b'\x7fELF')
         self.wait_for('the guest to finish after three restores',
                       lambda: 'unexpected failures' in self.read(log),
-                      timeout=600)
+                      timeout=1200)
         out = self.read(log)
         self.assertRegex(out, r'SUMMARY: \d+ tests, 0 unexpected failures')
-        self.assertRegex(out, r'RESULT .*ios=3000')
+        self.assertRegex(out, r'RESULT .*ios=20000')
 
     def test_serial_log_fd_passed(self):
         # <serial type='file'>: libvirt opens the file and passes it with
