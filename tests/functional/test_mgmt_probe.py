@@ -442,7 +442,7 @@ class MgmtProbeTest(unittest.TestCase):
                            'invalid object type: frob-backend', 'secret')
         self.assertRefused(['-object', 'secret,id=s,data=x,keyid=k'],
                            'encrypted secrets')
-        self.assertRefused(['-add-fd', 'set=1,fd=99'], 'fd 99')
+        self.assertRefused(['-add-fd', 'set=1,fd=99'], "'99'")
         self.assertRefused(['-chardev', 'file,id=c,path=/dev/fdset/5'],
                            'no fdset 5')
         self.assertRefused(['-machine', 'none,usb=on'], 'USB')
