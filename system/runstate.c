@@ -25,6 +25,7 @@ static const char *const run_state_names[RUN_STATE__MAX] = {
     [RUN_STATE_INTERNAL_ERROR] = "internal-error",
     [RUN_STATE_GUEST_PANICKED] = "guest-panicked",
     [RUN_STATE_DEBUG] = "debug",
+    [RUN_STATE_IO_ERROR] = "io-error",
 };
 
 static const char *const shutdown_cause_names[SHUTDOWN_CAUSE__MAX] = {

@@ -21,6 +21,7 @@ typedef enum RunState {
     RUN_STATE_INTERNAL_ERROR,
     RUN_STATE_GUEST_PANICKED,
     RUN_STATE_DEBUG,
+    RUN_STATE_IO_ERROR,         /* werror/rerror=stop hit an I/O error */
     RUN_STATE__MAX,
 } RunState;
 
