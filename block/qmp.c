@@ -12,6 +12,7 @@
 #include "qom/object.h"
 #include "hw/qdev-core.h"
 #include "block/block.h"
+#include "block/job.h"
 
 static JsonObject *block_device_info(BlockNode *bs)
 {
@@ -163,6 +164,7 @@ static void qmp_blockdev_del(JsonObject *args, JsonNode **ret, Error **errp)
  */
 void block_qmp_init(void)
 {
+    job_qmp_init();
     qmp_register_command_args("query-block", qmp_query_block, "", 0);
     qmp_register_command_args("query-named-block-nodes",
                               qmp_query_named_block_nodes, "*flat:b", 0);

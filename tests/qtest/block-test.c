@@ -259,6 +259,23 @@ static void test_cloud_layout(void)
     g_assert_cmpint(run("md5sum -c --status %s.md5", base), ==, 0);
 }
 
+/* query-jobs with no job; the verbs on an unknown id. */
+static void test_jobs_empty(void)
+{
+    QTestState *qts = qtest_init("-M pc -m 64M");
+    JsonNode *r = qtest_qmp_assert_success(qts, "{'execute': 'query-jobs'}");
+    JsonObject *e;
+
+    g_assert_cmpuint(json_array_get_length(json_node_get_array(r)), ==, 0);
+    json_node_unref(r);
+    e = qtest_qmp(qts, "{'execute': 'job-dismiss', 'arguments': "
+                  "{'id': 'nope'}}");
+    g_assert_cmpstr(qtest_qmp_error_class(e), ==, "GenericError");
+    g_assert_cmpstr(qtest_qmp_error_desc(e), ==, "Job not found");
+    json_object_unref(e);
+    qtest_quit(qts);
+}
+
 int main(int argc, char **argv)
 {
     g_autofree char *tmpl = g_build_filename(g_get_tmp_dir(),
@@ -268,6 +285,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     tmpdir = g_mkdtemp(tmpl);
     g_test_add_func("/block/qcow2/cloud-layout", test_cloud_layout);
+    g_test_add_func("/block/jobs/empty", test_jobs_empty);
     ret = g_test_run();
     run("rm -rf %s", tmpdir);
     return ret;
