@@ -426,6 +426,19 @@ static void block_aio_req_finish(BlockAIOReq *req)
     ssize_t ret = req->err ? req->err : (ssize_t)req->len;
 
     qatomic_dec(&req->bs->inflight);
+    if (!req->err && req->write) {
+        uint64_t end = req->offset + req->len;
+
+        for (BlockNode *n = req->bs; n; n = n->file) {
+            uint64_t cur = qatomic_read(&n->wr_highest_offset);
+
+            while (cur < end &&
+                   !__atomic_compare_exchange_n(&n->wr_highest_offset, &cur,
+                                                end, false, __ATOMIC_SEQ_CST,
+                                                __ATOMIC_SEQ_CST)) {
+            }
+        }
+    }
     if (req->err) {
         BlockErrorAction a = req->write ? top->werror : top->rerror;
 
@@ -440,6 +453,8 @@ static void block_aio_req_finish(BlockAIOReq *req)
                               block_error_action_name(a));
         block_aio_queue_error(aio, req, a, req->err);
         if (a == BLOCK_ERROR_STOP) {
+            qatomic_set(&top->io_status, req->err == -ENOSPC ?
+                        BLOCK_IO_STATUS_NOSPACE : BLOCK_IO_STATUS_FAILED);
             /* Held until the VM runs again; then submitted again. */
             g_queue_push_tail(&aio->failed, req);
             return;
@@ -568,6 +583,7 @@ static void block_aio_retry_failed(BlockAIO *aio)
     if (!qatomic_xchg(&aio->retry, false)) {
         return;
     }
+    qatomic_set(&block_aio_node(aio)->io_status, BLOCK_IO_STATUS_OK);
     while ((req = g_queue_pop_head(&aio->failed))) {
         g_queue_push_tail(&again, req);
     }

@@ -836,26 +836,72 @@ static BlockNode *block_active(const BlockNode *bs)
     return (BlockNode *)bs;
 }
 
-bool block_attach(BlockNode *bs, DeviceState *dev, Object *user,
-                  Error **errp)
+bool block_attach_shared(BlockNode *bs, DeviceState *dev, Object *user,
+                         bool share_rw, Error **errp)
 {
+    const char *other;
+
+    bs = block_active(bs);
+    if (bs->dev && share_rw && bs->share_rw && !bs->parent) {
+        bs->shared_users = g_slist_append(bs->shared_users, dev);
+        bs->shared_users = g_slist_append(bs->shared_users,
+                                          user ? user : OBJECT(dev));
+        return true;
+    }
     if (bs->dev || bs->parent) {
-        error_setg(errp, "node '%s' is already in use by %s",
-                   bs->node_name, bs->dev ? (bs->dev->id ? bs->dev->id
-                                                         : "a device")
-                                          : bs->parent->node_name);
+        other = bs->dev ? (bs->dev->id ? bs->dev->id : "a device")
+                        : bs->parent->node_name;
+        if (bs->dev && !bs->read_only) {
+            error_setg(errp, "Conflicts with use by %s as 'root', which does "
+                       "not allow 'write' on %s", other, bs->node_name);
+            error_append_hint(errp, "Set share-rw=on on every device that "
+                              "uses the node to share it.\n");
+        } else {
+            error_setg(errp, "node '%s' is already in use by %s",
+                       bs->node_name, other);
+        }
         return false;
     }
     bs->dev = dev;
     bs->user = user ? user : OBJECT(dev);
+    bs->share_rw = share_rw;
     return true;
+}
+
+bool block_attach(BlockNode *bs, DeviceState *dev, Object *user,
+                  Error **errp)
+{
+    return block_attach_shared(bs, dev, user, false, errp);
+}
+
+void block_detach_dev(BlockNode *bs, DeviceState *dev)
+{
+    bs = block_active(bs);
+    if (bs->dev != dev) {
+        GSList *l = g_slist_find(bs->shared_users, dev);
+
+        if (l && l->next) {
+            bs->shared_users = g_slist_delete_link(bs->shared_users, l->next);
+            bs->shared_users = g_slist_remove(bs->shared_users, dev);
+        }
+        return;
+    }
+    bs->dev = NULL;
+    bs->user = NULL;
+    if (bs->shared_users) {
+        /* The next sharer becomes the one query-block shows. */
+        bs->dev = bs->shared_users->data;
+        bs->user = bs->shared_users->next->data;
+        bs->shared_users = g_slist_delete_link(bs->shared_users,
+                                               bs->shared_users);
+        bs->shared_users = g_slist_delete_link(bs->shared_users,
+                                               bs->shared_users);
+    }
 }
 
 void block_detach(BlockNode *bs)
 {
-    bs = block_active(bs);
-    bs->dev = NULL;
-    bs->user = NULL;
+    block_detach_dev(bs, block_active(bs)->dev);
 }
 
 const char *block_node_name(const BlockNode *bs)
@@ -1253,4 +1299,17 @@ bool block_set_throttle(BlockNode *bs, const ThrottleConfig *cfg,
     tg->cfg.op_size = cfg->op_size;
     g_mutex_unlock(&tg->lock);
     return true;
+}
+
+void block_exit(void)
+{
+    for (guint i = 0; block_nodes && i < block_nodes->len; i++) {
+        BlockNode *bs = g_ptr_array_index(block_nodes, i);
+
+        if (bs->fmt && bs->fmt->mark_clean && bs->opaque) {
+            g_mutex_lock(&bs->lock);
+            bs->fmt->mark_clean(bs);
+            g_mutex_unlock(&bs->lock);
+        }
+    }
 }

@@ -46,6 +46,8 @@ typedef struct BlockFormatDriver {
     int (*write_zeroes)(BlockNode *bs, uint64_t off, uint64_t len,
                         bool may_unmap);
     bool (*truncate)(BlockNode *bs, uint64_t size, Error **errp);
+    /* At exit: metadata out, the image marked clean (lazy refcounts). */
+    void (*mark_clean)(BlockNode *bs);
     /* query-block's "image": cluster-size, dirty-flag, format-specific. */
     void (*image_info)(BlockNode *bs, JsonObject *image);
     /* Is the range's first byte allocated in this node (not backing)? */
@@ -76,6 +78,8 @@ struct BlockNode {
     void *opaque;                   /* the format driver's state */
     DeviceState *dev;
     Object *user;           /* query-block's "qdev" (dev or a child) */
+    bool share_rw;          /* every device on it has share-rw=on */
+    GSList *shared_users;   /* further devices (DeviceState, Object) */
     BlockNode *parent;      /* the node using this one (file or backing) */
     GMutex stats_lock;
     BlockStats stats;
@@ -94,7 +98,13 @@ struct BlockNode {
     char *throttle_group;
     GSList *resize_notifiers;       /* BlockResizeNotifier */
     BlockNode *redirect;            /* blockdev-snapshot: the new top */
+    uint64_t wr_highest_offset;     /* atomic: end of the highest write */
+    int io_status;                  /* atomic: BLOCK_IO_STATUS_* */
 };
+
+#define BLOCK_IO_STATUS_OK 0
+#define BLOCK_IO_STATUS_FAILED 1
+#define BLOCK_IO_STATUS_NOSPACE 2
 
 /* The node that holds the data fd for a file-level access. */
 BlockNode *block_leaf(const BlockNode *bs);

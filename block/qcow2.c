@@ -1612,6 +1612,29 @@ static void qcow2_close(BlockNode *bs)
     bs->opaque = NULL;
 }
 
+/* Lazy refcounts off from here on: the image stays clean after this. */
+static void qcow2_mark_clean(BlockNode *bs)
+{
+    BDRVQcow2 *s = bs->opaque;
+    int ret;
+
+    if (!s || !s->writable) {
+        return;
+    }
+    ret = qcow2_cache_flush(s, &s->rb_cache);
+    if (ret == 0 && s->dirty_set) {
+        s->lazy = false;
+        ret = qcow2_set_incompat(s, QCOW2_INCOMPAT_DIRTY, false);
+        s->dirty_set = false;
+    } else if (ret == 0) {
+        ret = block_file_flush(s->leaf);
+    }
+    if (ret < 0) {
+        error_report("qcow2 %s: could not write its metadata: %s",
+                     bs->node_name, g_strerror(-ret));
+    }
+}
+
 static void qcow2_image_info(BlockNode *bs, JsonObject *image)
 {
     BDRVQcow2 *s = bs->opaque;
@@ -1648,5 +1671,6 @@ const BlockFormatDriver qcow2_driver = {
     .discard = qcow2_discard,
     .write_zeroes = qcow2_write_zeroes,
     .truncate = qcow2_truncate,
+    .mark_clean = qcow2_mark_clean,
     .image_info = qcow2_image_info,
 };

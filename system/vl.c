@@ -1182,6 +1182,7 @@ int qemu_main(int argc, char **argv)
      * the accelerator's host resources are what must be released.
      */
     accel_cleanup();
+    block_exit();
     monitor_cleanup();
     qemu_chr_cleanup_all();
     vl_config_free(&cfg);

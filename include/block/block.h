@@ -36,6 +36,9 @@ BlockNode *blockdev_add(QemuOpts *opts, Error **errp);
 /* -drive file=..,if=none,id=..,format=raw[,readonly=on][,cache=none] */
 BlockNode *drive_add(QemuOpts *opts, Error **errp);
 
+/* At exit (main loop done): format metadata written, images clean. */
+void block_exit(void);
+
 /* Registers query-block & co (main(), after the constructors). */
 void block_qmp_init(void);
 
@@ -52,6 +55,13 @@ BlockNode *block_find(const char *name);
 bool block_attach(BlockNode *bs, DeviceState *dev, Object *user,
                   Error **errp);
 void block_detach(BlockNode *bs);
+/*
+ * As block_attach; with @share_rw (the device's share-rw=on) the node may
+ * have more than one device, if every one of them shares it.
+ */
+bool block_attach_shared(BlockNode *bs, DeviceState *dev, Object *user,
+                         bool share_rw, Error **errp);
+void block_detach_dev(BlockNode *bs, DeviceState *dev);
 
 const char *block_node_name(const BlockNode *bs);
 uint64_t block_size(const BlockNode *bs);

@@ -453,6 +453,11 @@ int qtest_wait_exit(QTestState *s)
     return s->status;
 }
 
+pid_t qtest_pid(QTestState *s)
+{
+    return s->pid;
+}
+
 void qtest_quit(QTestState *s)
 {
     if (!s) {

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include <glib.h>
 #include <json-glib/json-glib.h>
 
@@ -35,6 +36,8 @@ void qtest_quit(QTestState *s);
  * @s stays valid for qtest_quit().
  */
 int qtest_wait_exit(QTestState *s);
+/* The child's process id (for tests that signal it themselves). */
+pid_t qtest_pid(QTestState *s);
 /* True while the child runs. */
 bool qtest_probe_child(QTestState *s);
 /* Everything the child printed on stderr so far (after it exited: all). */

@@ -873,7 +873,7 @@ static void test_cmdline_errors(void)
     a = g_strdup_printf("-M pc -accel qtest -drive file=%s,if=none,id=d,"
                         "format=raw -device virtio-blk-pci,drive=d "
                         "-device virtio-blk-pci,drive=d", img);
-    qtest_assert_start_fails(a, "already in use");
+    qtest_assert_start_fails(a, "Conflicts with use by");
     unlink(img);
 }
 

@@ -351,12 +351,17 @@ static void test_read_cluster_sizes(void)
 {
     g_autofree char *raw = path("src.raw");
 
-    make_raw(raw, 3 * 1024 * 1024 + 4096 * 5, 1);
+    make_raw(raw, 2 * 1024 * 1024 + 4096 * 5, 1);
     for (unsigned bits = 9; bits <= 21; bits++) {
         for (int compressed = 0; compressed <= 1; compressed++) {
             g_autofree char *img = path("img.qcow2");
             BlockNode *bs;
 
+            /* compressed: the smallest, a middle and the largest size */
+            if (compressed && bits != 9 && bits != 13 && bits != 16 &&
+                bits != 21) {
+                continue;
+            }
             g_assert_cmpint(run("qemu-img convert -f raw -O qcow2 %s -o "
                                 "cluster_size=%u %s %s", compressed ? "-c" : "",
                                 1u << bits, raw, img), ==, 0);
