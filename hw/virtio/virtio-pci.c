@@ -73,6 +73,24 @@ void virtio_pci_notify_queue(VirtIOPCIProxy *proxy, unsigned q,
     }
 }
 
+void virtio_pci_notify_config(VirtIOPCIProxy *proxy)
+{
+    PCIDevice *dev = PCI_DEVICE(proxy);
+
+    proxy->config_generation++;
+    if (!(proxy->status & VIRTIO_CONFIG_S_DRIVER_OK)) {
+        return;
+    }
+    __atomic_fetch_or(&proxy->isr, 2, __ATOMIC_SEQ_CST);
+    if (msix_enabled(dev)) {
+        if (proxy->config_vector < proxy->nvectors) {
+            msix_notify(dev, proxy->config_vector);
+        }
+    } else {
+        pci_set_irq(dev, 1);
+    }
+}
+
 static void virtio_pci_vector_handler(EventNotifier *n)
 {
     VirtIOPCIVector *v = container_of(n, VirtIOPCIVector, notifier);

@@ -158,6 +158,8 @@ void virtio_pci_worker_watch(VirtIOPCIProxy *proxy, int fd,
 /* Worker thread: raise the queue's interrupt if the driver wants it. */
 void virtio_pci_notify_queue(VirtIOPCIProxy *proxy, unsigned q,
                              GuestMemMap *map);
+/* BQL: the device configuration changed (config interrupt, generation). */
+void virtio_pci_notify_config(VirtIOPCIProxy *proxy);
 /* Worker thread: the queue is unusable; ask the driver for a reset. */
 void virtio_pci_set_needs_reset(VirtIOPCIProxy *proxy, const char *why);
 bool virtio_pci_has_feature(VirtIOPCIProxy *proxy, unsigned bit);
