@@ -576,6 +576,528 @@ static void test_query_allocation(void)
     qtest_quit(qts);
 }
 
+
+static int64_t blockstat(QTestState *qts, const char *key)
+{
+    JsonNode *r = qmp_ok(qts, "{'execute': 'query-blockstats'}");
+    JsonObject *st = json_object_get_object_member(
+        json_array_get_object_element(json_node_get_array(r), 0), "stats");
+    int64_t v = json_object_get_int_member(st, key);
+
+    json_node_unref(r);
+    return v;
+}
+
+/*
+ * block_set_io_throttle iops=50 (what libvirt sends for Nova's
+ * <iotune>): with 20 reads kept in flight -- the limit, not the test's
+ * speed, decides -- the completions counted over a window after the
+ * initial burst are within 10% of 50 per second.
+ * Then the limit is lifted and the same loop runs much faster.
+ */
+static unsigned keep_busy(Ctx *c, int64_t until_us, unsigned depth)
+{
+    unsigned done = 0, inflight = 0;
+    GRand *r = g_rand_new_with_seed(5);
+
+    alloc_reset(c);
+    while (g_get_monotonic_time() < until_us || inflight) {
+        uint32_t id, len;
+
+        while (inflight < depth && g_get_monotonic_time() < until_us) {
+            if (c->alloc.next > 0x6000000) {
+                break;
+            }
+            req_add(c, VIRTIO_BLK_T_IN, g_rand_int_range(r, 0, 8000), 4096);
+            inflight++;
+        }
+        qvirtqueue_kick(c->vq);
+        if (!inflight) {
+            break;
+        }
+        g_assert_true(qvirtqueue_wait_used(c->vq, &id, &len, TIMEOUT_US));
+        inflight--;
+        done++;
+        if (!inflight) {
+            alloc_reset(c);
+        }
+    }
+    g_rand_free(r);
+    return done;
+}
+
+static void test_throttle_iops(void)
+{
+    g_autofree char *img = path("throttle.raw");
+    g_autofree char *args = NULL;
+    int64_t t0, t1, n0, n1;
+    double rate;
+    JsonNode *r;
+    JsonObject *ins;
+    Ctx c = { 0 };
+
+    g_assert_cmpint(run("truncate -s 8M %s", img), ==, 0);
+    args = g_strdup_printf("-blockdev driver=file,filename=%s,node-name=f "
+                           "-blockdev driver=raw,file=f,node-name=disk "
+                           "-device virtio-blk-pci,addr=04.0,drive=disk,"
+                           "id=virtio-disk0", img);
+    ctx_start(&c, args);
+    ctx_ready(&c, BASE_FEATURES);
+    json_node_unref(qmp_ok(c.qts, "{'execute': 'block_set_io_throttle', "
+                           "'arguments': {'id': 'virtio-disk0', 'bps': 0, "
+                           "'bps_rd': 0, 'bps_wr': 0, 'iops': 50, "
+                           "'iops_rd': 0, 'iops_wr': 0}}"));
+    r = qmp_ok(c.qts, "{'execute': 'query-block'}");
+    ins = json_object_get_object_member(
+        json_array_get_object_element(json_node_get_array(r), 0), "inserted");
+    g_assert_cmpint(json_object_get_int_member(ins, "iops"), ==, 50);
+    g_assert_cmpint(json_object_get_int_member(ins, "bps"), ==, 0);
+    json_node_unref(r);
+    /* warm up past the burst, then count over a 4 s window */
+    keep_busy(&c, g_get_monotonic_time() + G_USEC_PER_SEC / 2, 20);
+    n0 = blockstat(c.qts, "rd_operations");
+    t0 = g_get_monotonic_time();
+    keep_busy(&c, t0 + 4 * G_USEC_PER_SEC, 20);
+    n1 = blockstat(c.qts, "rd_operations");
+    t1 = g_get_monotonic_time();
+    rate = (n1 - n0) * 1e6 / (t1 - t0);
+    g_test_message("throttled: %" PRId64 " reads in %.2f s = %.1f IOPS",
+                   n1 - n0, (t1 - t0) / 1e6, rate);
+    g_assert_cmpfloat(rate, >=, 45);
+    g_assert_cmpfloat(rate, <=, 55);
+    /* Errors as QEMU words them; all zero lifts the limit. */
+    {
+        JsonObject *e = qtest_qmp(c.qts, "{'execute': 'block_set_io_throttle',"
+                                  " 'arguments': {'id': 'virtio-disk0', "
+                                  "'bps': 10, 'bps_rd': 10, 'bps_wr': 0, "
+                                  "'iops': 0, 'iops_rd': 0, 'iops_wr': 0}}");
+
+        g_assert_nonnull(strstr(qtest_qmp_error_desc(e), "same time"));
+        json_object_unref(e);
+        e = qtest_qmp(c.qts, "{'execute': 'block_set_io_throttle', "
+                      "'arguments': {'device': 'nope', 'bps': 0, 'bps_rd': "
+                      "0, 'bps_wr': 0, 'iops': 0, 'iops_rd': 0, "
+                      "'iops_wr': 0}}");
+        g_assert_cmpstr(qtest_qmp_error_desc(e), ==,
+                        "Device 'nope' not found");
+        json_object_unref(e);
+    }
+    json_node_unref(qmp_ok(c.qts, "{'execute': 'block_set_io_throttle', "
+                           "'arguments': {'id': 'virtio-disk0', 'bps': 0, "
+                           "'bps_rd': 0, 'bps_wr': 0, 'iops': 0, "
+                           "'iops_rd': 0, 'iops_wr': 0}}"));
+    n0 = blockstat(c.qts, "rd_operations");
+    t0 = g_get_monotonic_time();
+    keep_busy(&c, t0 + G_USEC_PER_SEC, 20);
+    n1 = blockstat(c.qts, "rd_operations");
+    t1 = g_get_monotonic_time();
+    g_test_message("unthrottled: %.1f IOPS", (n1 - n0) * 1e6 / (t1 - t0));
+    g_assert_cmpfloat((n1 - n0) * 1e6 / (t1 - t0), >, 75);
+    ctx_stop(&c);
+}
+
+/* -drive's legacy throttling.* options (libvirt's <iotune> on -drive). */
+static void test_throttle_drive_opts(void)
+{
+    g_autofree char *img = path("throttle2.raw");
+    g_autofree char *args = NULL;
+    JsonNode *r;
+    JsonObject *ins;
+    QTestState *qts;
+
+    g_assert_cmpint(run("truncate -s 1M %s", img), ==, 0);
+    args = g_strdup_printf("-M pc -m 64M -drive file=%s,if=none,id=d0,"
+                           "format=raw,throttling.iops-total=300,"
+                           "throttling.iops-total-max=600,"
+                           "throttling.bps-read=1048576,"
+                           "throttling.group=g1 "
+                           "-device virtio-blk-pci,drive=d0", img);
+    g_assert_cmpint(run("true"), ==, 0);
+    qts = qtest_init(args);
+    r = qmp_ok(qts, "{'execute': 'query-block'}");
+    ins = json_object_get_object_member(
+        json_array_get_object_element(json_node_get_array(r), 0), "inserted");
+    g_assert_cmpint(json_object_get_int_member(ins, "iops"), ==, 300);
+    g_assert_cmpint(json_object_get_int_member(ins, "iops_max"), ==, 600);
+    g_assert_cmpint(json_object_get_int_member(ins, "bps_rd"), ==, 1048576);
+    g_assert_cmpstr(json_object_get_string_member(ins, "group"), ==, "g1");
+    json_node_unref(r);
+    qtest_quit(qts);
+}
+
+/* block_resize: the new capacity and a configuration interrupt. */
+static void test_resize(void)
+{
+    g_autofree char *img = path("resize.qcow2");
+    g_autofree char *args = NULL;
+    uint8_t gen0, isr, buf[512];
+    Ctx c = { 0 };
+
+    g_assert_cmpint(run("qemu-img create -q -f qcow2 %s 4M", img), ==, 0);
+    args = g_strdup_printf("-blockdev driver=qcow2,node-name=disk,"
+                           "file.driver=file,file.filename=%s "
+                           "-drive file=%s.raw,if=none,id=d2,format=raw "
+                           "-device virtio-blk-pci,addr=04.0,drive=disk", img,
+                           img);
+    g_assert_cmpint(run("truncate -s 1M %s.raw", img), ==, 0);
+    ctx_start(&c, args);
+    ctx_ready(&c, BASE_FEATURES);
+    g_assert_cmpuint(qvirtio_config_readq(c.v, 0), ==, 4 << 11);
+    gen0 = qpci_io_readb(c.v->pdev, c.v->bar, c.v->common + 0x15);
+    qpci_io_readb(c.v->pdev, c.v->bar, c.v->isr);      /* clear */
+    json_node_unref(qmp_ok(c.qts, "{'execute': 'block_resize', 'arguments': "
+                           "{'node-name': 'disk', 'size': 67108864}}"));
+    isr = qpci_io_readb(c.v->pdev, c.v->bar, c.v->isr);
+    g_assert_cmphex(isr & 2, ==, 2);
+    g_assert_cmpuint(qpci_io_readb(c.v->pdev, c.v->bar, c.v->common + 0x15),
+                     !=, gen0);
+    g_assert_cmpuint(qvirtio_config_readq(c.v, 0), ==, 64 << 11);
+    /* the new space is usable */
+    memset(buf, 0x77, sizeof(buf));
+    g_assert_cmpuint(blk_rw(&c, VIRTIO_BLK_T_OUT, (64 << 11) - 1, buf, 512),
+                     ==, VIRTIO_BLK_S_OK);
+    /* errors: shrinking qcow2, unknown node, raw drive by device */
+    {
+        JsonObject *e = qtest_qmp(c.qts, "{'execute': 'block_resize', "
+                                  "'arguments': {'node-name': 'disk', "
+                                  "'size': 1048576}}");
+
+        g_assert_nonnull(strstr(qtest_qmp_error_desc(e), "shrink"));
+        json_object_unref(e);
+        e = qtest_qmp(c.qts, "{'execute': 'block_resize', 'arguments': "
+                      "{'device': 'nope', 'size': 1048576}}");
+        g_assert_cmpstr(qtest_qmp_error_desc(e), ==,
+                        "Device 'nope' not found");
+        json_object_unref(e);
+    }
+    json_node_unref(qmp_ok(c.qts, "{'execute': 'block_resize', 'arguments': "
+                           "{'device': 'd2', 'size': 2097152}}"));
+    ctx_stop(&c);
+    g_assert_cmpint(run("qemu-img check -q %s", img), ==, 0);
+    g_assert_cmpint(run("qemu-img info %s | grep -q 'virtual size: 64 MiB'",
+                        img), ==, 0);
+    g_assert_cmpint(run("[ $(stat -c %%s %s.raw) = 2097152 ]", img), ==, 0);
+}
+
+/*
+ * rerror=stop: a read that fails (the file was truncated under the VM)
+ * stops the VM with BLOCK_IO_ERROR; once the file is back, cont retries
+ * and the guest gets its data.  werror=stop on a write that keeps
+ * failing stops again after cont; werror=report fails the request.
+ */
+static void test_error_policy(void)
+{
+    g_autofree char *img = path("err.raw");
+    g_autofree char *args = NULL;
+    JsonObject *ev, *d;
+    JsonNode *r;
+    Req req;
+    uint32_t id, len;
+    uint8_t data[512];
+    Ctx c = { 0 };
+
+    g_assert_cmpint(run("dd if=/dev/urandom of=%s bs=1M count=4 status=none"
+                        " && cp %s %s.save", img, img, img), ==, 0);
+    args = g_strdup_printf("-blockdev driver=file,filename=%s,node-name=f "
+                           "-blockdev driver=raw,file=f,node-name=disk "
+                           "-device virtio-blk-pci,addr=04.0,drive=disk,"
+                           "rerror=stop,werror=stop", img);
+    ctx_start(&c, args);
+    ctx_ready(&c, BASE_FEATURES);
+    json_node_unref(qmp_ok(c.qts, "{'execute': 'cont'}"));
+    g_assert_cmpint(run("truncate -s 1M %s", img), ==, 0);
+    alloc_reset(&c);
+    req = req_add(&c, VIRTIO_BLK_T_IN, 4096, 512);     /* at 2 MiB */
+    qvirtqueue_kick(c.vq);
+    ev = qtest_qmp_eventwait(c.qts, "BLOCK_IO_ERROR");
+    d = json_object_get_object_member(ev, "data");
+    g_assert_cmpstr(json_object_get_string_member(d, "operation"), ==, "read");
+    g_assert_cmpstr(json_object_get_string_member(d, "action"), ==, "stop");
+    g_assert_cmpstr(json_object_get_string_member(d, "node-name"), ==,
+                    "disk");
+    json_object_unref(ev);
+    ev = qtest_qmp_eventwait(c.qts, "STOP");
+    json_object_unref(ev);
+    r = qmp_ok(c.qts, "{'execute': 'query-status'}");
+    g_assert_cmpstr(json_object_get_string_member(json_node_get_object(r),
+                                                  "status"), ==, "io-error");
+    json_node_unref(r);
+    r = qmp_ok(c.qts, "{'execute': 'query-block'}");
+    g_assert_cmpstr(json_object_get_string_member(
+        json_array_get_object_element(json_node_get_array(r), 0),
+        "io-status"), ==, "failed");
+    json_node_unref(r);
+    /* the request is held, not completed */
+    g_assert_false(qvirtqueue_wait_used(c.vq, &id, &len,
+                                        G_USEC_PER_SEC / 5));
+    g_assert_cmpint(run("cp %s.save %s", img, img), ==, 0);
+    json_node_unref(qmp_ok(c.qts, "{'execute': 'cont'}"));
+    g_assert_true(qvirtqueue_wait_used(c.vq, &id, &len, TIMEOUT_US));
+    g_assert_cmpuint(qtest_readb(c.qts, req.status), ==, VIRTIO_BLK_S_OK);
+    qtest_memread(c.qts, req.data, data, 512);
+    {
+        uint8_t want[512];
+        int fd = open(img, O_RDONLY);
+
+        g_assert_cmpint(pread(fd, want, 512, 2 << 20), ==, 512);
+        close(fd);
+        g_assert_cmpmem(data, 512, want, 512);
+    }
+    r = qmp_ok(c.qts, "{'execute': 'query-block'}");
+    g_assert_cmpstr(json_object_get_string_member(
+        json_array_get_object_element(json_node_get_array(r), 0),
+        "io-status"), ==, "ok");
+    json_node_unref(r);
+    ctx_stop(&c);
+
+    /* rerror=report: the guest sees IOERR, the VM keeps running. */
+    g_free(args);
+    args = g_strdup_printf("-blockdev driver=file,filename=%s,node-name=f "
+                           "-blockdev driver=raw,file=f,node-name=disk "
+                           "-device virtio-blk-pci,addr=04.0,drive=disk,"
+                           "rerror=report", img);
+    ctx_start(&c, args);
+    ctx_ready(&c, BASE_FEATURES);
+    g_assert_cmpint(run("truncate -s 1M %s", img), ==, 0);
+    g_assert_cmpuint(blk_rw(&c, VIRTIO_BLK_T_IN, 4096, data, 512), ==,
+                     VIRTIO_BLK_S_IOERR);
+    ev = qtest_qmp_eventwait(c.qts, "BLOCK_IO_ERROR");
+    g_assert_cmpstr(json_object_get_string_member(
+        json_object_get_object_member(ev, "data"), "action"), ==, "report");
+    json_object_unref(ev);
+    r = qmp_ok(c.qts, "{'execute': 'query-status'}");
+    g_assert_true(json_object_get_boolean_member(json_node_get_object(r),
+                                                 "running"));
+    json_node_unref(r);
+    ctx_stop(&c);
+    /* Bad values are refused at start. */
+    g_free(args);
+    args = g_strdup_printf("-M pc -accel qtest -drive file=%s,if=none,id=d,"
+                           "format=raw,werror=sometimes", img);
+    qtest_assert_start_fails(args, "werror");
+    g_free(args);
+    args = g_strdup_printf("-M pc -accel qtest -drive file=%s,if=none,id=d,"
+                           "format=raw -device virtio-blk-pci,drive=d,"
+                           "rerror=enospc", img);
+    qtest_assert_start_fails(args, "rerror");
+}
+
+/* qemu-img map: does the extent holding @off have data / read as zero? */
+static void map_at(const char *img, uint64_t off, bool *data, bool *zero)
+{
+    g_autoptr(JsonParser) p = json_parser_new();
+    g_autofree char *out = g_strdup_printf("%s.map", img);
+    JsonArray *a;
+
+    g_assert_cmpint(run("qemu-img map --output=json -f qcow2 %s > %s", img,
+                        out), ==, 0);
+    g_assert_true(json_parser_load_from_file(p, out, NULL));
+    a = json_node_get_array(json_parser_get_root(p));
+    for (guint i = 0; i < json_array_get_length(a); i++) {
+        JsonObject *e = json_array_get_object_element(a, i);
+        uint64_t start = json_object_get_int_member(e, "start");
+        uint64_t len = json_object_get_int_member(e, "length");
+
+        if (start <= off && off < start + len) {
+            *data = json_object_get_boolean_member(e, "data");
+            *zero = json_object_get_boolean_member(e, "zero");
+            return;
+        }
+    }
+    g_assert_not_reached();
+}
+
+/*
+ * detect-zeroes: a write of zeroes to an allocated qcow2 cluster keeps
+ * it allocated with off, becomes a zero cluster with on, and frees the
+ * cluster with unmap (and discard=unmap).
+ */
+static void test_detect_zeroes(void)
+{
+    static const char *const modes[] = { "off", "on", "unmap" };
+
+    for (int i = 0; i < 3; i++) {
+        g_autofree char *img = path("dz.qcow2");
+        g_autofree char *args = NULL;
+        g_autofree uint8_t *buf = g_malloc0(65536);
+        JsonNode *r;
+        Ctx c = { 0 };
+
+        g_assert_cmpint(run("qemu-img create -q -f qcow2 %s 4M && qemu-io "
+                            "-c 'write -P 0x55 0 1M' %s >/dev/null", img,
+                            img), ==, 0);
+        args = g_strdup_printf("-blockdev driver=qcow2,node-name=disk,"
+                               "discard=unmap,detect-zeroes=%s,"
+                               "file.driver=file,file.filename=%s,"
+                               "file.discard=unmap -device virtio-blk-pci,"
+                               "addr=04.0,drive=disk", modes[i], img);
+        ctx_start(&c, args);
+        ctx_ready(&c, BASE_FEATURES);
+        r = qmp_ok(c.qts, "{'execute': 'query-named-block-nodes'}");
+        g_assert_cmpstr(json_object_get_string_member(
+            find_node(json_node_get_array(r), "disk"), "detect_zeroes"), ==,
+            modes[i]);
+        json_node_unref(r);
+        g_assert_cmpuint(blk_rw(&c, VIRTIO_BLK_T_OUT, 128, buf, 65536), ==,
+                         VIRTIO_BLK_S_OK);
+        g_assert_cmpuint(blk_rw(&c, VIRTIO_BLK_T_IN, 128, buf, 65536), ==,
+                         VIRTIO_BLK_S_OK);
+        for (int j = 0; j < 65536; j++) {
+            g_assert_cmpuint(buf[j], ==, 0);
+        }
+        ctx_stop(&c);
+        g_assert_cmpint(run("qemu-img check -q %s", img), ==, 0);
+        {
+            bool data, zero;
+
+            map_at(img, 65536, &data, &zero);
+            if (i == 0) {
+                /* off: the zeroes were written as data */
+                g_assert_true(data);
+                g_assert_false(zero);
+            } else {
+                /* on / unmap: a zero cluster, no data read from it */
+                g_assert_false(data);
+                g_assert_true(zero);
+            }
+            /* the cluster next to it still has its data */
+            map_at(img, 0, &data, &zero);
+            g_assert_true(data);
+        }
+        if (i == 2) {
+            /* unmap freed the cluster: the file holds less */
+            g_assert_cmpint(run("qemu-img check %s | grep -q 'leaked' && "
+                                "exit 1 || exit 0", img), ==, 0);
+        }
+    }
+}
+
+/* logical/physical_block_size in config; cache.no-flush reported. */
+static void test_block_sizes_no_flush(void)
+{
+    g_autofree char *img = path("bs.raw");
+    g_autofree char *args = NULL;
+    JsonNode *r;
+    JsonObject *cache;
+    uint8_t buf[4096];
+    Ctx c = { 0 };
+
+    g_assert_cmpint(run("truncate -s 4M %s", img), ==, 0);
+    args = g_strdup_printf("-blockdev driver=file,filename=%s,node-name=f,"
+                           "cache.no-flush=on -blockdev driver=raw,file=f,"
+                           "node-name=disk,cache.no-flush=on "
+                           "-device virtio-blk-pci,addr=04.0,drive=disk,"
+                           "logical_block_size=4096,physical_block_size=4096,"
+                           "share-rw=on "
+                           "-device virtio-blk-pci,addr=05.0,drive=disk,"
+                           "share-rw=on", img);
+    ctx_start(&c, args);
+    g_assert_true(qvirtio_device_features(c.v) & F(VIRTIO_BLK_F_TOPOLOGY));
+    ctx_ready(&c, BASE_FEATURES | F(VIRTIO_BLK_F_BLK_SIZE) |
+              F(VIRTIO_BLK_F_TOPOLOGY));
+    g_assert_cmpuint(qvirtio_config_readl(c.v, 20), ==, 4096);
+    g_assert_cmpuint(qvirtio_config_readb(c.v, 24), ==, 0); /* exp */
+    memset(buf, 9, sizeof(buf));
+    g_assert_cmpuint(blk_rw(&c, VIRTIO_BLK_T_OUT, 8, buf, 4096), ==, 0);
+    g_assert_cmpuint(blk_rw(&c, VIRTIO_BLK_T_FLUSH, 0, NULL, 0), ==, 0);
+    r = qmp_ok(c.qts, "{'execute': 'query-named-block-nodes'}");
+    cache = json_object_get_object_member(find_node(json_node_get_array(r),
+                                                    "disk"), "cache");
+    g_assert_true(json_object_get_boolean_member(cache, "no-flush"));
+    json_node_unref(r);
+    ctx_stop(&c);
+    g_free(args);
+    args = g_strdup_printf("-M pc -accel qtest -drive file=%s,if=none,id=d,"
+                           "format=raw -device virtio-blk-pci,drive=d,"
+                           "logical_block_size=1000", img);
+    qtest_assert_start_fails(args, "logical_block_size");
+    g_free(args);
+    args = g_strdup_printf("-M pc -accel qtest -drive file=%s,if=none,id=d,"
+                           "format=raw -device virtio-blk-pci,drive=d,"
+                           "logical_block_size=4096,physical_block_size=512",
+                           img);
+    qtest_assert_start_fails(args, "physical_block_size");
+}
+
+/*
+ * SIGKILL while writes are in flight, with and without lazy refcounts:
+ * qemu-img check -r all leaves a clean image holding every write the
+ * guest saw complete.
+ */
+static void test_kill9(void)
+{
+    for (int lazy = 0; lazy <= 1; lazy++) {
+        g_autofree char *img = path("k9.qcow2");
+        g_autofree char *raw = path("k9.raw");
+        g_autofree char *args = NULL;
+        const uint64_t size = 64 << 20;
+        g_autofree uint8_t *want = g_malloc0(size);
+        g_autofree uint8_t *got = NULL;
+        g_autofree uint8_t *written = g_malloc0(size / 4096);
+        GRand *r = g_rand_new_with_seed(99 + lazy);
+        gsize glen;
+        Ctx c = { 0 };
+
+        g_assert_cmpint(run("qemu-img create -q -f qcow2 -o cluster_size="
+                            "4096,lazy_refcounts=%s %s 64M",
+                            lazy ? "on" : "off", img), ==, 0);
+        args = g_strdup_printf("-blockdev driver=qcow2,node-name=disk,"
+                               "file.driver=file,file.filename=%s "
+                               "-device virtio-blk-pci,addr=04.0,drive=disk",
+                               img);
+        ctx_start(&c, args);
+        ctx_ready(&c, BASE_FEATURES);
+        for (int round = 0; round < 8; round++) {
+            Req reqs[16];
+            bool last = round == 7;
+
+            alloc_reset(&c);
+            for (int i = 0; i < 16; i++) {
+                uint32_t len = 4096 * g_rand_int_range(r, 1, 9);
+                uint64_t slot = size / 16;
+                uint64_t off = i * slot + 4096 * g_rand_int_range(r, 0, 900);
+                g_autofree uint8_t *buf = g_malloc(len);
+
+                fill(buf, len, round * 16 + i + 1000 * lazy);
+                reqs[i] = req_add(&c, VIRTIO_BLK_T_OUT, off / 512, len);
+                qtest_memwrite(c.qts, reqs[i].data, buf, len);
+                if (!last) {
+                    memcpy(want + off, buf, len);
+                    memset(written + off / 4096, 1, len / 4096);
+                } else {
+                    /* in flight at the kill: old or new, either is fine */
+                    memset(written + off / 4096, 0, len / 4096);
+                }
+            }
+            qvirtqueue_kick(c.vq);
+            if (last) {
+                break;          /* kill with these in flight */
+            }
+            req_wait(&c, 16);
+            for (int i = 0; i < 16; i++) {
+                g_assert_cmpuint(qtest_readb(c.qts, reqs[i].status), ==, 0);
+            }
+        }
+        kill(qtest_pid(c.qts), SIGKILL);
+        qtest_wait_exit(c.qts);
+        ctx_stop(&c);
+        /* repaired and consistent */
+        g_assert_cmpint(run("qemu-img check -q -r all %s >/dev/null 2>&1; "
+                            "qemu-img check -q %s", img, img), ==, 0);
+        g_assert_cmpint(run("qemu-img convert -O raw %s %s", img, raw), ==,
+                        0);
+        g_assert_true(g_file_get_contents(raw, (gchar **)&got, &glen, NULL));
+        g_assert_cmpuint(glen, ==, size);
+        /* every completed write is there (in-flight ones may or may not) */
+        for (uint64_t b = 0; b < size / 4096; b++) {
+            if (written[b]) {
+                g_assert_cmpmem(got + b * 4096, 4096, want + b * 4096, 4096);
+            }
+        }
+        g_rand_free(r);
+    }
+}
+
 /* query-jobs with no job; the verbs on an unknown id. */
 static void test_jobs_empty(void)
 {
@@ -609,6 +1131,14 @@ int main(int argc, char **argv)
     g_test_add_func("/block/snapshot/transaction-atomic",
                     test_transaction_atomic);
     g_test_add_func("/block/query/allocation", test_query_allocation);
+    g_test_add_func("/block/throttle/iops", test_throttle_iops);
+    g_test_add_func("/block/throttle/drive-options",
+                    test_throttle_drive_opts);
+    g_test_add_func("/block/resize", test_resize);
+    g_test_add_func("/block/error-policy", test_error_policy);
+    g_test_add_func("/block/detect-zeroes", test_detect_zeroes);
+    g_test_add_func("/block/block-sizes-no-flush", test_block_sizes_no_flush);
+    g_test_add_func("/block/qcow2/kill9", test_kill9);
     ret = g_test_run();
     run("rm -rf %s", tmpdir);
     return ret;
