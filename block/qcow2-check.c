@@ -116,6 +116,21 @@ int qcow2_repair_refcounts(BDRVQcow2 *s, Error **errp)
         error_append_hint(errp, "Run qemu-img check -r all on the image.\n");
         return -ENOTSUP;
     }
+    {
+        /* Each L2 table is a cluster of its own in a sane image. */
+        uint64_t tables = 0;
+
+        for (uint64_t i = 0; i < s->l1_size; i++) {
+            tables += !!(s->l1[i] & QCOW2_OFFSET_MASK);
+        }
+        if (tables > DIV_ROUND_UP(s->file_end, s->cs)) {
+            error_setg(errp, "qcow2 %s: the L1 table names more L2 tables "
+                       "than the image has clusters", s->name);
+            error_append_hint(errp, "Run qemu-img check -r all on the "
+                              "image.\n");
+            return -EIO;
+        }
+    }
     for (int round = 0; round < 4; round++) {
         uint64_t changed = 0, limit;
 

@@ -629,6 +629,13 @@ int qcow2_alloc_clusters(BDRVQcow2 *s, uint64_t n, uint64_t *host)
             if (ret < 0) {
                 return ret;
             }
+            if (rc && idx >= DIV_ROUND_UP(s->file_end, s->cs)) {
+                /* Past the end of the file everything is free. */
+                qcow2_signal_corruption(s, "cluster %" PRIu64 " past the "
+                                        "end of the image has refcount %"
+                                        PRIu64, idx, rc);
+                return -EIO;
+            }
             if (rc) {
                 run = 0;
                 if (idx == s->free_hint) {
