@@ -115,13 +115,36 @@ void block_node_drop(BlockNode *bs)
     g_free(bs);
 }
 
+/* What a file that cannot be a disk is, for the error message. */
+static const char *block_file_type(mode_t mode)
+{
+    return S_ISFIFO(mode) ? "a FIFO" :
+           S_ISCHR(mode) ? "a character device" :
+           S_ISSOCK(mode) ? "a socket" :
+           S_ISDIR(mode) ? "a directory" :
+           S_ISLNK(mode) ? "a symbolic link" : "not a regular file";
+}
+
+/*
+ * Opening never blocks: a FIFO would wait in open() for a writer (and
+ * with it QMP, or the start of the VM), so the open is O_NONBLOCK and
+ * O_NOCTTY, the type is checked on the fd, and only then is the fd made
+ * blocking for the I/O paths.  What is not a regular file or a block
+ * device is refused, by name and type.
+ */
 static bool block_file_open(BlockNode *bs, Error **errp)
 {
-    int flags = (bs->read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC;
+    int flags = (bs->read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC |
+                O_NONBLOCK | O_NOCTTY;
     struct stat st;
 
     if (bs->direct) {
         flags |= O_DIRECT;
+    }
+    /* Nothing else is opened at all (a tape, a tty: open has effects). */
+    if (stat(bs->filename, &st) == 0 && !S_ISREG(st.st_mode) &&
+        !S_ISBLK(st.st_mode)) {
+        goto bad_type;
     }
     bs->fd = open(bs->filename, flags);
     if (bs->fd < 0 && bs->direct && errno == EINVAL) {
@@ -139,6 +162,13 @@ static bool block_file_open(BlockNode *bs, Error **errp)
         error_setg_errno(errp, errno, "Could not stat '%s'", bs->filename);
         return false;
     }
+    if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+        goto bad_type;
+    }
+    if (fcntl(bs->fd, F_SETFL, fcntl(bs->fd, F_GETFL) & ~O_NONBLOCK) < 0) {
+        error_setg_errno(errp, errno, "Could not open '%s'", bs->filename);
+        return false;
+    }
     bs->blkdev = S_ISBLK(st.st_mode);
     if (bs->blkdev) {
         int ssz = 512;
@@ -151,24 +181,40 @@ static bool block_file_open(BlockNode *bs, Error **errp)
         if (ioctl(bs->fd, BLKSSZGET, &ssz) == 0 && ssz > 512) {
             bs->alignment = ssz;
         }
-    } else if (S_ISREG(st.st_mode)) {
-        bs->size = st.st_size;
     } else {
-        error_setg(errp, "'%s' is not a regular file or block device",
-                   bs->filename);
-        return false;
+        bs->size = st.st_size;
     }
     if (bs->direct && bs->alignment < 4096) {
         /* Memory alignment: be safe on filesystems with 4 KiB blocks. */
         bs->alignment = 4096;
     }
     return true;
+
+bad_type:
+    error_setg(errp, "Could not open '%s': it is %s, not a regular file or "
+               "block device", bs->filename, block_file_type(st.st_mode));
+    error_append_hint(errp, "A disk image is a regular file or a block "
+                      "device.\n");
+    return false;
 }
 
 /* Keys -blockdev accepts but that change nothing here. */
 static const char *const blockdev_ignored_keys[] = {
     "auto-read-only", "locking", "aio", "force-share", "aio-max-batch",
     NULL,
+};
+
+/* The JSON types of the keys (QEMU's BlockdevOptions and qcow2's). */
+static const QemuOptType blockdev_key_types[] = {
+    { "driver", "str" }, { "node-name", "str" }, { "filename", "str" },
+    { "file", "object" }, { "backing", "object" }, { "read-only", "bool" },
+    { "auto-read-only", "bool" }, { "force-share", "bool" },
+    { "cache", "object" }, { "cache.direct", "bool" },
+    { "cache.no-flush", "bool" }, { "discard", "str" },
+    { "detect-zeroes", "str" }, { "locking", "str" }, { "aio", "str" },
+    { "aio-max-batch", "int" }, { "lazy-refcounts", "bool" },
+    { "pass-discard-request", "bool" }, { "pass-discard-snapshot", "bool" },
+    { "pass-discard-other", "bool" }, { NULL, NULL },
 };
 
 typedef struct BlockdevParse {
@@ -312,6 +358,13 @@ static BlockNode *blockdev_open_file(BlockdevParse *p, Error **errp)
         child = blockdev_add(p->file_opts, errp);
         if (child) {
             child->implicit = true;
+            /* A node and its inline child cannot share a name. */
+            if (p->node_name && block_find(p->node_name)) {
+                error_setg(errp, "Duplicate nodes with node-name='%s'",
+                           p->node_name);
+                block_node_drop(child);
+                return NULL;
+            }
         }
         return child;
     }
@@ -432,9 +485,11 @@ BlockNode *blockdev_add(QemuOpts *opts, Error **errp)
 {
     BlockdevParse p = { 0 };
     BlockNode *bs = NULL;
+    unsigned auto_names = block_auto_names;
     bool ok = false;
 
-    if (!qemu_opt_foreach(opts, blockdev_parse_key, &p, errp)) {
+    if (!qemu_opts_check_types(opts, blockdev_key_types, "file.", errp) ||
+        !qemu_opt_foreach(opts, blockdev_parse_key, &p, errp)) {
         goto out;
     }
     if (!p.driver) {
@@ -485,9 +540,13 @@ out:
     if (p.drv_opts) {
         qemu_opts_free(p.drv_opts);
     }
-    if (!ok && bs) {
-        block_node_drop(bs);
-        bs = NULL;
+    if (!ok) {
+        /* A failed add leaves nothing: no node, no fd, no name used. */
+        if (bs) {
+            block_node_drop(bs);
+            bs = NULL;
+        }
+        block_auto_names = auto_names;
     }
     if (bs) {
         trace_blockdev_add(bs->node_name, bs->driver, bs->filename,

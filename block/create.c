@@ -19,7 +19,8 @@
 #include "qemu/option.h"
 #include "monitor/monitor.h"
 #include "block/block_int.h"
-#include "block/job.h"
+#include "qemu/job.h"
+#include "qemu/main-loop.h"
 #include "block/qcow2.h"
 #include "trace.h"
 
@@ -393,26 +394,46 @@ static bool create_qcow2_run(JsonObject *o, Error **errp)
 
 /* ---- blockdev-create ---- */
 
-static bool blockdev_create_job_run(Job *job, void *opaque, Error **errp)
-{
-    JsonObject *o = opaque;
-    const char *driver = json_object_get_string_member(o, "driver");
+typedef struct CreateJob {
+    JsonObject *options;
+    QEMUBH *bh;
+    Job *job;
+} CreateJob;
 
-    trace_blockdev_create(job_id(job), driver);
-    if (!strcmp(driver, "file")) {
-        return create_file_run(o, errp);
+/* The work, from a bottom half after blockdev-create returned. */
+static void blockdev_create_job_run(void *opaque)
+{
+    CreateJob *cj = opaque;
+    JsonObject *o = cj->options;
+    const char *driver = json_object_get_string_member(o, "driver");
+    Error *err = NULL;
+    bool ok;
+
+    if (job_status(cj->job) != JOB_STATUS_CREATED) {
+        return;             /* cancelled before it started */
     }
-    return create_qcow2_run(o, errp);
+    job_start(cj->job);
+    trace_blockdev_create(job_id(cj->job), driver);
+    if (!strcmp(driver, "file")) {
+        ok = create_file_run(o, &err);
+    } else {
+        ok = create_qcow2_run(o, &err);
+    }
+    job_completed(cj->job, ok ? NULL : error_get_pretty(err));
+    error_free(err);
 }
 
-static void blockdev_create_job_free(void *opaque)
+static void blockdev_create_job_free(Job *job)
 {
-    json_object_unref(opaque);
+    CreateJob *cj = job_opaque(job);
+
+    qemu_bh_delete(cj->bh);
+    json_object_unref(cj->options);
+    g_free(cj);
 }
 
 static const JobDriver blockdev_create_job = {
-    .type = "create",
-    .run = blockdev_create_job_run,
+    .type = JOB_TYPE_CREATE,
     .free = blockdev_create_job_free,
 };
 
@@ -422,6 +443,7 @@ static void qmp_blockdev_create(JsonObject *args, JsonNode **ret,
     const char *id = json_object_get_string_member(args, "job-id");
     JsonObject *o = json_object_get_object_member(args, "options");
     const char *driver;
+    CreateJob *cj;
 
     if (!o) {
         error_setg(errp, "Invalid parameter type for 'options', expected: "
@@ -445,11 +467,18 @@ static void qmp_blockdev_create(JsonObject *args, JsonNode **ret,
         error_append_hint(errp, "Supported: file, qcow2.\n");
         return;
     }
-    /* As QEMU: manual dismiss, automatic finalize. */
-    if (job_create(id, &blockdev_create_job, json_object_ref(o), true,
-                   false, errp) == NULL) {
-        json_object_unref(o);
+    /* As QEMU: manual dismiss. */
+    cj = g_new0(CreateJob, 1);
+    cj->options = json_object_ref(o);
+    cj->bh = qemu_bh_new(blockdev_create_job_run, cj);
+    cj->job = job_create(id, &blockdev_create_job, cj, false, errp);
+    if (!cj->job) {
+        qemu_bh_delete(cj->bh);
+        json_object_unref(cj->options);
+        g_free(cj);
+        return;
     }
+    qemu_bh_schedule(cj->bh);
 }
 
 /* ---- snapshots ---- */

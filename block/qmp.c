@@ -14,7 +14,6 @@
 #include "qom/object.h"
 #include "hw/qdev-core.h"
 #include "block/block_int.h"
-#include "block/job.h"
 
 bool block_set_throttle(BlockNode *bs, const ThrottleConfig *cfg,
                         const char *group, Error **errp);
@@ -391,7 +390,6 @@ static void qmp_block_resize(JsonObject *args, JsonNode **ret, Error **errp)
  */
 void block_qmp_init(void)
 {
-    job_qmp_init();
     block_create_qmp_init();
     qmp_register_command_args("query-block", qmp_query_block, "", 0);
     qmp_register_command_args("query-named-block-nodes",

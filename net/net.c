@@ -10,6 +10,7 @@
 #include <linux/virtio_net.h>
 #include "qapi/error.h"
 #include "qemu/error-report.h"
+#include "qemu/fd-owner.h"
 #include "qemu/option.h"
 #include "monitor/monitor.h"
 #include "net/net.h"
@@ -202,6 +203,11 @@ static bool netdev_open(NetBackend *nb, const NetdevParse *p, Error **errp)
             if (!net_parse_fd("vhostfd", p->vhostfd, &nb->vhostfd, errp)) {
                 return false;
             }
+            if (nb->vhostfd == nb->fd) {
+                error_setg(errp, "Parameter 'vhostfd' expects a file "
+                           "descriptor other than fd=%d", nb->fd);
+                return false;
+            }
         }
     } else if (!strcmp(p->type, "socket")) {
         int type = 0;
@@ -222,6 +228,7 @@ static bool netdev_open(NetBackend *nb, const NetdevParse *p, Error **errp)
             error_setg(errp, "fd=%d is not a datagram socket", fd);
             return false;
         }
+        nb->seqpacket = type == SOCK_SEQPACKET;
         if (p->vhost) {
             error_setg(errp, "vhost needs a tap backend");
             return false;
@@ -234,13 +241,23 @@ static bool netdev_open(NetBackend *nb, const NetdevParse *p, Error **errp)
     return true;
 }
 
+/* The JSON types of the keys above (QEMU's NetdevTapOptions, ...). */
+static const QemuOptType netdev_key_types[] = {
+    { "type", "str" }, { "id", "str" }, { "ifname", "str" },
+    { "fd", "str" }, { "vhostfd", "str" }, { "script", "str" },
+    { "downscript", "str" }, { "vhost", "bool" }, { "vhostforce", "bool" },
+    { "vnet_hdr", "bool" }, { "queues", "uint32" }, { "sndbuf", "size" },
+    { NULL, NULL },
+};
+
 NetBackend *netdev_add(QemuOpts *opts, Error **errp)
 {
     NetdevParse p = { 0 };
     const char *id = qemu_opts_id(opts);
     g_autofree NetBackend *nb = g_new0(NetBackend, 1);
 
-    if (!qemu_opt_foreach(opts, netdev_parse_key, &p, errp)) {
+    if (!qemu_opts_check_types(opts, netdev_key_types, NULL, errp) ||
+        !qemu_opt_foreach(opts, netdev_parse_key, &p, errp)) {
         return NULL;
     }
     if (!p.type) {
@@ -270,6 +287,15 @@ NetBackend *netdev_add(QemuOpts *opts, Error **errp)
     }
     fcntl(nb->fd, F_SETFL, fcntl(nb->fd, F_GETFL) | O_NONBLOCK);
     nb->id = g_strdup(id);
+    /* One owner per fd: no other backend may name these numbers now. */
+    {
+        g_autofree char *owner = g_strdup_printf("netdev '%s'", id);
+
+        qemu_fd_claim(nb->fd, owner, &error_abort);
+        if (nb->vhostfd >= 0 && nb->vhostfd != nb->fd) {
+            qemu_fd_claim(nb->vhostfd, owner, &error_abort);
+        }
+    }
     trace_net_tap_open(nb->id, nb->ifname ? nb->ifname : "", nb->fd,
                        nb->vnet_hdr);
     if (!net_backends) {
@@ -337,9 +363,11 @@ bool netdev_del(const char *id, Error **errp)
     }
     g_ptr_array_remove(net_backends, nb);
     if (nb->fd >= 0) {
+        qemu_fd_release(nb->fd);
         close(nb->fd);
     }
     if (nb->vhostfd >= 0) {
+        qemu_fd_release(nb->vhostfd);
         close(nb->vhostfd);
     }
     g_free(nb->id);

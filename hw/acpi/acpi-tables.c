@@ -215,6 +215,15 @@ GByteArray *acpi_build_dsdt(const AcpiPlatform *p)
     aml_append(s5, aml_int(0));
     aml_append(s5, aml_int(0));
     aml_append(body, aml_name_decl("\\_S5", s5));
+    if (p->s4) {
+        Aml *s4 = aml_package();
+
+        aml_append(s4, aml_int(ACPI_S4_SLP_TYP));
+        aml_append(s4, aml_int(ACPI_S4_SLP_TYP));
+        aml_append(s4, aml_int(0));
+        aml_append(s4, aml_int(0));
+        aml_append(body, aml_name_decl("\\_S4", s4));
+    }
 
     aml_append(sb, dsdt_pci0(p));
     for (int i = 0; i < 4; i++) {
@@ -299,6 +308,20 @@ GByteArray *acpi_build_fadt(uint64_t facs, uint64_t dsdt)
     return table_finish(b);
 }
 
+/*
+ * Grows b to len bytes of which the new ones are zero.  The blob goes to
+ * guest RAM as a whole: g_byte_array_set_size() alone would hand the
+ * guest whatever the heap held there (pointers: an ASLR leak).
+ */
+static void blob_pad(GByteArray *b, size_t len)
+{
+    size_t old = b->len;
+
+    g_assert(len >= old);
+    g_byte_array_set_size(b, len);
+    memset(b->data + old, 0, len - old);
+}
+
 static GByteArray *acpi_build_facs(void)
 {
     GByteArray *b = g_byte_array_new();
@@ -311,8 +334,7 @@ static GByteArray *acpi_build_facs(void)
     put_le(b, 0, 4);                /* flags */
     put_le(b, 0, 8);                /* X firmware waking vector */
     put_le(b, 2, 1);                /* version */
-    g_byte_array_set_size(b, ACPI_FACS_SIZE);
-    memset(b->data + 33, 0, ACPI_FACS_SIZE - 33);
+    blob_pad(b, ACPI_FACS_SIZE);
     return b;
 }
 
@@ -374,7 +396,7 @@ static size_t blob_add(GByteArray *blob, GByteArray *table, size_t align)
 {
     size_t off = QEMU_ALIGN_UP(blob->len, align);
 
-    g_byte_array_set_size(blob, off);
+    blob_pad(blob, off);
     g_byte_array_append(blob, table->data, table->len);
     g_byte_array_unref(table);
     return off;
@@ -391,8 +413,7 @@ void acpi_build_tables(const AcpiPlatform *p, uint64_t base, AcpiTables *t)
     memset(t, 0, sizeof(*t));
     t->base = base;
     t->rsdp = 0;
-    g_byte_array_set_size(blob, ACPI_RSDP_SIZE);
-    memset(blob->data, 0, ACPI_RSDP_SIZE);
+    blob_pad(blob, ACPI_RSDP_SIZE);
     t->facs = blob_add(blob, acpi_build_facs(), 64);
     t->dsdt = blob_add(blob, acpi_build_dsdt(p), 16);
     t->fadt = blob_add(blob, acpi_build_fadt(base + t->facs,

@@ -29,6 +29,8 @@ static void pc_acpi_sci_handler(void *opaque, int n, int level)
     kvm_set_irq_line(ACPI_SCI_IRQ, level);
 }
 
+static DeviceState *pc_acpi_pm;
+
 static void pc_acpi_reset(void *opaque)
 {
     MachineState *ms = opaque;
@@ -61,6 +63,11 @@ static void pc_acpi_reset(void *opaque)
     for (int i = 0; i < 4; i++) {
         p.serial[i] = serial_hd(i) != NULL;
     }
+    if (pc_acpi_pm) {
+        bool s3;
+
+        acpi_pm_sleep_states(pc_acpi_pm, &s3, &p.s4);
+    }
     acpi_build_tables(&p, X86_ACPI_RSDP_ADDR, &t);
     g_assert(t.blob->len <= X86_ACPI_AREA_SIZE);
     address_space_write(&address_space_memory, X86_ACPI_RSDP_ADDR,
@@ -86,7 +93,8 @@ bool pc_acpi_init(MachineState *ms, Error **errp)
     if (kvm_enabled()) {
         sci = qemu_allocate_irq(pc_acpi_sci_handler, NULL, 0);
     }
-    if (!acpi_pm_create(ms, sci, errp)) {
+    pc_acpi_pm = acpi_pm_create(ms, sci, errp);
+    if (!pc_acpi_pm) {
         return false;
     }
     qemu_register_reset(pc_acpi_reset, ms);

@@ -14,9 +14,11 @@
 #include "hw/i386/x86-boot.h"
 #include "hw/i386/pc-isa.h"
 #include "hw/i386/acpi-pc.h"
+#include "hw/i386/smbios-pc.h"
 #include "hw/acpi/acpi-tables.h"
 #include "hw/irq.h"
 #include "hw/qdev-core.h"
+#include "hw/qdev-properties.h"
 #include "system/kvm.h"
 #include "trace.h"
 
@@ -50,6 +52,32 @@ static void pc_pci_connect_intx(void)
     }
 }
 
+/*
+ * Slot 1 as on QEMU's pc: the PIIX3 function 0, and with -usb (machine
+ * usb=on) the UHCI at 1.2, where libvirt puts it too.
+ */
+static bool pc_slot1_init(MachineState *ms, Error **errp)
+{
+    BusState *bus = qbus_find("pci.0", errp);
+    DeviceState *dev;
+
+    if (!bus) {
+        return false;
+    }
+    dev = qdev_new(TYPE_PIIX3_PCI_DEVICE);
+    qdev_prop_set_int32(dev, "addr", PC_PIIX3_DEVFN);
+    qdev_prop_set_bool(dev, "multifunction", true);
+    if (!qdev_realize_and_unref(dev, bus, errp)) {
+        return false;
+    }
+    if (!ms->usb) {
+        return true;
+    }
+    dev = qdev_new("piix3-usb-uhci");
+    qdev_prop_set_int32(dev, "addr", PC_PIIX3_DEVFN + 2);
+    return qdev_realize_and_unref(dev, bus, errp);
+}
+
 static bool pc_init(MachineState *ms, Error **errp)
 {
     PCMachineState *pcms = PC_MACHINE(ms);
@@ -78,10 +106,17 @@ static bool pc_init(MachineState *ms, Error **errp)
         return false;
     }
     pc_pci_connect_intx();
+    if (!pc_slot1_init(ms, errp)) {
+        return false;
+    }
     if (!pc_isa_init(ms, errp)) {
         return false;
     }
     if (!pc_acpi_init(ms, errp)) {
+        return false;
+    }
+    /* With firmware, the firmware places the tables (fw_cfg). */
+    if (ms->kernel_filename && !pc_smbios_init(ms, errp)) {
         return false;
     }
     if (ms->kernel_filename &&
@@ -103,6 +138,27 @@ static void pc_machine_finalize(Object *obj)
     memory_region_finalize(&pcms->ram_below_4g);
 }
 
+/*
+ * hpet=off (and -no-hpet) describe this machine as it is: it has no
+ * HPET, so guests use the PIT, the local APIC timer and kvm-clock.
+ */
+static bool pc_machine_get_hpet(Object *obj, Error **errp)
+{
+    return false;
+}
+
+static bool pc_machine_set_hpet(Object *obj, bool value, Error **errp)
+{
+    if (value) {
+        error_setg(errp, "hpet=on is not supported: Conduit's pc machine "
+                   "has no HPET");
+        error_append_hint(errp, "Leave it out or use hpet=off (libvirt: "
+                          "<timer name='hpet' present='no'/>).\n");
+        return false;
+    }
+    return true;
+}
+
 static void pc_machine_class_init(ObjectClass *oc, void *data)
 {
     MachineClass *mc = MACHINE_CLASS(oc);
@@ -119,6 +175,8 @@ static void pc_machine_class_init(ObjectClass *oc, void *data)
     object_class_property_add_uint(oc, "above-4g-mem-size",
                                    offsetof(PCMachineState,
                                             above_4g_mem_size), 8, false);
+    object_class_property_add_bool(oc, "hpet", pc_machine_get_hpet,
+                                   pc_machine_set_hpet);
 }
 
 static const TypeInfo pc_machine_type_info = {

@@ -19,7 +19,7 @@
  */
 #include "qemu/osdep.h"
 #include "qapi/error.h"
-#include "hw/vfio/pci.h"
+#include "pci.h"
 
 /* A doubled 32-bit BAR must stay below 2 GiB. */
 #define VFIO_RELOC_MAX_BAR32 (1ULL << 30)

@@ -24,6 +24,8 @@ bool virtio_net_vhost_init(VirtIONetPCI *n, Error **errp)
     VirtIOPCIProxy *proxy = VIRTIO_PCI(n);
     uint64_t features;
 
+    /* A vhostfd= stays the netdev's: only an fd opened here is closed. */
+    n->vhost_fd_owned = n->nb->vhostfd < 0;
     n->vhost_fd = n->nb->vhostfd >= 0 ? n->nb->vhostfd
                                       : open("/dev/vhost-net",
                                              O_RDWR | O_CLOEXEC);
@@ -37,14 +39,18 @@ bool virtio_net_vhost_init(VirtIONetPCI *n, Error **errp)
         ioctl(n->vhost_fd, VHOST_GET_FEATURES, &features) < 0) {
         error_setg_errno(errp, errno, "virtio-net-pci %s: vhost-net set-up "
                          "failed", virtio_pci_name(proxy));
-        close(n->vhost_fd);
+        if (n->vhost_fd_owned) {
+            close(n->vhost_fd);
+        }
         n->vhost_fd = -1;
         return false;
     }
     if (!(features & (1ull << VIRTIO_F_VERSION_1))) {
         error_setg(errp, "virtio-net-pci %s: this vhost-net lacks "
                    "VERSION_1", virtio_pci_name(proxy));
-        close(n->vhost_fd);
+        if (n->vhost_fd_owned) {
+            close(n->vhost_fd);
+        }
         n->vhost_fd = -1;
         return false;
     }
@@ -175,7 +181,9 @@ void virtio_net_vhost_cleanup(VirtIONetPCI *n)
 {
     if (n->vhost_fd >= 0) {
         virtio_net_vhost_stop(n);
-        close(n->vhost_fd);
+        if (n->vhost_fd_owned) {
+            close(n->vhost_fd);
+        }
         n->vhost_fd = -1;
     }
 }

@@ -30,6 +30,7 @@ typedef struct VirtIONetPCI {
 
     /* vhost-net */
     int vhost_fd;
+    bool vhost_fd_owned;        /* opened here, not the netdev's vhostfd= */
     uint64_t vhost_features;
     bool vhost_running;
 

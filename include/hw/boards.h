@@ -80,6 +80,7 @@ struct MachineState {
     bool acpi;
     AccelState *accelerator;
     bool dump_guest_core;       /* -machine dump-guest-core (default on) */
+    bool usb;                   /* -machine usb=on / -usb */
 };
 
 #define MACHINE(obj) OBJECT_CHECK(MachineState, (obj), TYPE_MACHINE)
@@ -105,6 +106,12 @@ bool machine_print_props(FILE *out, const char *name, Error **errp);
  * not mapped anywhere.  False with errp set if the host refuses.
  */
 bool machine_alloc_ram(MachineState *ms, const char *name, Error **errp);
+
+/*
+ * -m's slots= and maxmem= against the size (0: not given), with QEMU's
+ * error texts; true if they may be used.
+ */
+bool machine_memory_check(const QemuOpts *opts, uint64_t size, Error **errp);
 
 /*
  * Merges one -smp argument ("[cpus=]N,sockets=S,...") into *config.

@@ -4,6 +4,7 @@
 #define SYSTEM_SYSTEM_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include "qemu/typedefs.h"
 
 /* Parses the command line, builds the machine and runs the main loop. */
@@ -21,5 +22,8 @@ extern bool no_reboot;
 /* Backend of the i-th serial port (-serial, or stdio for -nographic). */
 #define MAX_SERIAL_PORTS 4
 Chardev *serial_hd(int i);
+
+/* -uuid (or -smbios type=1,uuid=): false when none was given. */
+bool qemu_uuid_get(uint8_t uuid[16]);
 
 #endif

@@ -36,8 +36,6 @@ void qtest_quit(QTestState *s);
  * @s stays valid for qtest_quit().
  */
 int qtest_wait_exit(QTestState *s);
-/* The child's process id (for tests that signal it themselves). */
-pid_t qtest_pid(QTestState *s);
 /* True while the child runs. */
 bool qtest_probe_child(QTestState *s);
 /* Everything the child printed on stderr so far (after it exited: all). */
@@ -130,6 +128,12 @@ void qtest_qmp_device_del(QTestState *s, const char *id);
 /* Error class/desc helpers on a reply (NULL if it is not an error). */
 const char *qtest_qmp_error_class(JsonObject *reply);
 const char *qtest_qmp_error_desc(JsonObject *reply);
+
+/* The process under test (for /proc/PID: fds, CPU time). */
+pid_t qtest_pid(QTestState *s);
+/* A QMP command with fds passed alongside it (SCM_RIGHTS), as getfd needs. */
+JsonObject *qtest_qmp_fds(QTestState *s, const int *fds, size_t nfds,
+                          const char *fmt, ...) G_GNUC_PRINTF(4, 5);
 
 /* Path of the binary under test. */
 const char *qtest_get_binary(void);

@@ -28,6 +28,11 @@
 #define ACPI_SCI_IRQ            9
 /* SLP_TYP the DSDT's \_S5 names: writing it with SLP_EN powers off. */
 #define ACPI_S5_SLP_TYP         5
+/*
+ * S4: the guest has saved its memory (hibernation) and asks to be powered
+ * off; the machine powers off as for S5.  Offered unless disable_s4.
+ */
+#define ACPI_S4_SLP_TYP         4
 
 /* PM1 status/enable bits (ACPI 6.5, 4.8.4.1). */
 #define ACPI_PM1_TMR            (1u << 0)
@@ -56,6 +61,7 @@ typedef struct AcpiPlatform {
     const uint16_t *serial_iobase;  /* 4 entries */
     const uint8_t *serial_irq;
     bool rtc;
+    bool s4;                        /* \_S4 present (no disable_s4) */
 } AcpiPlatform;
 
 typedef struct AcpiTables {
