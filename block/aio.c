@@ -451,10 +451,13 @@ static void block_aio_req_finish(BlockAIOReq *req)
         trace_block_aio_error(top->node_name, req->write, req->offset,
                               req->len, (int)req->err,
                               block_error_action_name(a));
-        block_aio_queue_error(aio, req, a, req->err);
         if (a == BLOCK_ERROR_STOP) {
+            /* Before the event: a client reacting to it sees the status. */
             qatomic_set(&top->io_status, req->err == -ENOSPC ?
                         BLOCK_IO_STATUS_NOSPACE : BLOCK_IO_STATUS_FAILED);
+        }
+        block_aio_queue_error(aio, req, a, req->err);
+        if (a == BLOCK_ERROR_STOP) {
             /* Held until the VM runs again; then submitted again. */
             g_queue_push_tail(&aio->failed, req);
             return;

@@ -198,10 +198,51 @@ bad_type:
     return false;
 }
 
+/*
+ * The image locks of a file node: what it holds and refuses to share.
+ * As in QEMU the permissions come from the users: a read-only node
+ * (a backing file) wants consistent reads and so refuses writers; a
+ * writable node holds only read until a device uses it (@attached),
+ * then holds write and refuses other writers unless the device said
+ * share-rw=on.  force-share=on (read-only) holds and refuses nothing.
+ */
+static bool block_file_lock(BlockNode *bs, bool attached, bool share_rw,
+                            Error **errp)
+{
+    uint64_t perm = BLOCK_PERM_CONSISTENT_READ, unshared = 0;
+
+    if (!bs->locking || bs->blkdev) {
+        return true;
+    }
+    if (bs->read_only) {
+        unshared = BLOCK_PERM_WRITE | BLOCK_PERM_RESIZE;
+    } else if (attached) {
+        /* resize is taken by block_resize only, as QEMU's devices do */
+        perm |= BLOCK_PERM_WRITE | BLOCK_PERM_WRITE_UNCHANGED;
+        unshared = share_rw ? BLOCK_PERM_RESIZE
+                            : BLOCK_PERM_WRITE | BLOCK_PERM_RESIZE;
+    }
+    if (bs->force_share) {
+        perm = 0;
+        unshared = 0;
+    }
+    return block_lock_apply(bs, perm, unshared, errp);
+}
+
+/* A device (or blockdev-snapshot) starts writing through @bs. */
+bool block_lock_for_device(BlockNode *bs, bool share_rw, Error **errp)
+{
+    BlockNode *leaf = block_leaf(bs);
+
+    if (leaf->read_only || leaf->fd < 0) {
+        return true;
+    }
+    return block_file_lock(leaf, true, share_rw, errp);
+}
+
 /* Keys -blockdev accepts but that change nothing here. */
 static const char *const blockdev_ignored_keys[] = {
-    "auto-read-only", "locking", "aio", "force-share", "aio-max-batch",
-    NULL,
+    "auto-read-only", "aio", "aio-max-batch", NULL,
 };
 
 /* The JSON types of the keys (QEMU's BlockdevOptions and qcow2's). */
@@ -229,6 +270,8 @@ typedef struct BlockdevParse {
     bool no_flush;
     const char *discard;
     const char *detect_zeroes;
+    const char *locking;
+    bool force_share;
     QemuOpts *file_opts;        /* file.* keys: an inline protocol node */
     QemuOpts *backing_opts;     /* backing.* keys: an inline backing node */
     QemuOpts *drv_opts;         /* the format driver's own keys */
@@ -313,6 +356,16 @@ static bool blockdev_parse_key(void *opaque, const char *key,
 
         p->detect_zeroes = value;
         return block_parse_detect_zeroes(value, &dz, errp);
+    } else if (!strcmp(key, "locking")) {
+        if (strcmp(value, "on") && strcmp(value, "off") &&
+            strcmp(value, "auto")) {
+            error_setg(errp, "Parameter 'locking' does not accept value "
+                       "'%s'", value);
+            return false;
+        }
+        p->locking = value;
+    } else if (!strcmp(key, "force-share")) {
+        return qemu_strtobool(value, &p->force_share, errp);
     } else if (!g_strv_contains(blockdev_ignored_keys, key)) {
         /* A format driver's own option, or a mistake it reports. */
         block_sub_opt(&p->drv_opts, key, value);
@@ -515,10 +568,18 @@ BlockNode *blockdev_add(QemuOpts *opts, Error **errp)
         if (!block_refuse_opts(p.drv_opts, errp)) {
             goto out;
         }
+        if (p.force_share && !p.read_only) {
+            error_setg(errp, "force-share=on can only be used with "
+                       "read-only images");
+            goto out;
+        }
         bs = block_node_new(p.node_name, "file");
         bs->filename = g_strdup(p.filename);
         bs->direct = p.direct;
-        ok = blockdev_common(bs, &p, errp) && block_file_open(bs, errp);
+        bs->locking = !p.locking || strcmp(p.locking, "off");
+        bs->force_share = p.force_share;
+        ok = blockdev_common(bs, &p, errp) && block_file_open(bs, errp) &&
+             block_file_lock(bs, false, false, errp);
     } else if (!strcmp(p.driver, "raw")) {
         bs = blockdev_open_format(&p, NULL, errp);
         ok = bs != NULL;
@@ -919,6 +980,9 @@ bool block_attach_shared(BlockNode *bs, DeviceState *dev, Object *user,
             error_setg(errp, "node '%s' is already in use by %s",
                        bs->node_name, other);
         }
+        return false;
+    }
+    if (!bs->read_only && !block_lock_for_device(bs, share_rw, errp)) {
         return false;
     }
     bs->dev = dev;

@@ -79,6 +79,9 @@ struct BlockNode {
     DeviceState *dev;
     Object *user;           /* query-block's "qdev" (dev or a child) */
     bool share_rw;          /* every device on it has share-rw=on */
+    bool locking;           /* file nodes: image locks taken (lock.c) */
+    bool force_share;
+    uint64_t lock_perm, lock_unshared;
     GSList *shared_users;   /* further devices (DeviceState, Object) */
     BlockNode *parent;      /* the node using this one (file or backing) */
     GMutex stats_lock;
@@ -105,6 +108,17 @@ struct BlockNode {
 #define BLOCK_IO_STATUS_OK 0
 #define BLOCK_IO_STATUS_FAILED 1
 #define BLOCK_IO_STATUS_NOSPACE 2
+
+/* Image locking (lock.c), QEMU's permission bits. */
+#define BLOCK_PERM_CONSISTENT_READ (1u << 0)
+#define BLOCK_PERM_WRITE (1u << 1)
+#define BLOCK_PERM_WRITE_UNCHANGED (1u << 2)
+#define BLOCK_PERM_RESIZE (1u << 3)
+#define BLOCK_PERM_BITS 4
+bool block_lock_apply(BlockNode *bs, uint64_t perm, uint64_t unshared,
+                      Error **errp);
+/* A device (or a snapshot overlay) writes through @bs: take write locks. */
+bool block_lock_for_device(BlockNode *bs, bool share_rw, Error **errp);
 
 /* The node that holds the data fd for a file-level access. */
 BlockNode *block_leaf(const BlockNode *bs);

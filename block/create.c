@@ -522,6 +522,11 @@ static bool snapshot_check(BlockNode *node, BlockNode *overlay,
         error_setg(errp, "The overlay '%s' is read-only", overlay->node_name);
         return false;
     }
+    /* The device will write to the overlay: its image locks first. */
+    if (node->dev && !overlay->read_only &&
+        !block_lock_for_device(overlay, node->share_rw, errp)) {
+        return false;
+    }
     return true;
 }
 

@@ -183,6 +183,21 @@ static JsonObject *block_stats_object(BlockNode *bs, BlockNodeInfo *info)
     return st;
 }
 
+/* The node below, as "parent": what domblkinfo reads (wr_highest). */
+static void block_stats_parent(BlockNode *bs, JsonObject *o)
+{
+    if (bs->file) {
+        BlockNodeInfo fi;
+        JsonObject *p = json_object_new();
+
+        block_node_info(bs->file, &fi);
+        json_object_set_string_member(p, "node-name", fi.node_name);
+        json_object_set_object_member(p, "stats",
+                                      block_stats_object(bs->file, &fi));
+        json_object_set_object_member(o, "parent", p);
+    }
+}
+
 static void qmp_query_blockstats_one(BlockNode *bs, void *opaque)
 {
     BlockNodeInfo info;
@@ -202,17 +217,7 @@ static void qmp_query_blockstats_one(BlockNode *bs, void *opaque)
         json_object_set_string_member(o, "qdev", path ? path : "");
     }
     json_object_set_object_member(o, "stats", block_stats_object(bs, &info));
-    /* The chain below: what libvirt's domblkinfo reads (wr_highest). */
-    if (bs->file) {
-        BlockNodeInfo fi;
-        JsonObject *p = json_object_new();
-
-        block_node_info(bs->file, &fi);
-        json_object_set_string_member(p, "node-name", fi.node_name);
-        json_object_set_object_member(p, "stats",
-                                      block_stats_object(bs->file, &fi));
-        json_object_set_object_member(o, "parent", p);
-    }
+    block_stats_parent(bs, o);
     json_array_add_object_element(opaque, o);
 }
 
@@ -225,16 +230,7 @@ static void qmp_query_blockstats_node(BlockNode *bs, void *opaque)
     block_node_info(bs, &info);
     json_object_set_string_member(o, "node-name", info.node_name);
     json_object_set_object_member(o, "stats", block_stats_object(bs, &info));
-    if (bs->file) {
-        BlockNodeInfo fi;
-        JsonObject *p = json_object_new();
-
-        block_node_info(bs->file, &fi);
-        json_object_set_string_member(p, "node-name", fi.node_name);
-        json_object_set_object_member(p, "stats",
-                                      block_stats_object(bs->file, &fi));
-        json_object_set_object_member(o, "parent", p);
-    }
+    block_stats_parent(bs, o);
     json_array_add_object_element(opaque, o);
 }
 

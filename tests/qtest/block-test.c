@@ -1098,6 +1098,52 @@ static void test_kill9(void)
     }
 }
 
+
+/*
+ * Image locks as QEMU takes them: while a VM writes an image, qemu-img
+ * info refuses it (unless -U), a second VM cannot open it; with
+ * share-rw=on on both devices two VMs share it.
+ */
+static void test_image_locking(void)
+{
+    g_autofree char *img = path("lock.qcow2");
+    g_autofree char *a = NULL, *b = NULL;
+    QTestState *q1, *q2;
+
+    g_assert_cmpint(run("qemu-img create -q -f qcow2 %s 1M", img), ==, 0);
+    a = g_strdup_printf("-M pc -m 64M -blockdev driver=qcow2,node-name=d,"
+                        "file.driver=file,file.filename=%s "
+                        "-device virtio-blk-pci,drive=d", img);
+    q1 = qtest_init(a);
+    g_assert_cmpint(run("qemu-img info %s 2>&1 | grep -q 'Failed to get "
+                        "shared \"write\" lock'", img), ==, 0);
+    g_assert_cmpint(run("qemu-img info -U %s >/dev/null", img), ==, 0);
+    b = g_strdup_printf("-M pc -accel qtest -blockdev driver=qcow2,"
+                        "node-name=d,file.driver=file,file.filename=%s "
+                        "-device virtio-blk-pci,drive=d", img);
+    qtest_assert_start_fails(b, "Failed to get \"write\" lock");
+    qtest_quit(q1);
+    g_assert_cmpint(run("qemu-img info %s >/dev/null", img), ==, 0);
+    /* share-rw=on on both: two writers */
+    g_free(a);
+    a = g_strdup_printf("-M pc -m 64M -blockdev driver=qcow2,node-name=d,"
+                        "file.driver=file,file.filename=%s "
+                        "-device virtio-blk-pci,drive=d,share-rw=on", img);
+    q1 = qtest_init(a);
+    q2 = qtest_init(a);
+    g_assert_true(qtest_probe_child(q2));
+    qtest_quit(q2);
+    qtest_quit(q1);
+    /* locking=off takes no locks */
+    g_free(a);
+    a = g_strdup_printf("-M pc -m 64M -blockdev driver=qcow2,node-name=d,"
+                        "file.driver=file,file.filename=%s,file.locking=off "
+                        "-device virtio-blk-pci,drive=d", img);
+    q1 = qtest_init(a);
+    g_assert_cmpint(run("qemu-img info %s >/dev/null", img), ==, 0);
+    qtest_quit(q1);
+}
+
 /* query-jobs with no job; the verbs on an unknown id. */
 static void test_jobs_empty(void)
 {
@@ -1139,6 +1185,7 @@ int main(int argc, char **argv)
     g_test_add_func("/block/detect-zeroes", test_detect_zeroes);
     g_test_add_func("/block/block-sizes-no-flush", test_block_sizes_no_flush);
     g_test_add_func("/block/qcow2/kill9", test_kill9);
+    g_test_add_func("/block/image-locking", test_image_locking);
     ret = g_test_run();
     run("rm -rf %s", tmpdir);
     return ret;
