@@ -205,6 +205,8 @@ int64_t throttle_schedule(ThrottleConfig *cfg, bool write, uint64_t bytes)
 }
 
 static GHashTable *throttle_groups;
+/* Groups no node uses any more (see throttle_group_unref). */
+static GSList *throttle_retired;
 
 ThrottleGroupState *throttle_group_get(const char *name)
 {
@@ -241,6 +243,7 @@ void throttle_group_unref(ThrottleGroupState *tg)
      * pointer changed under the BQL, the thread reads it without).  It is
      * small and replaced only by block_set_io_throttle.
      */
+    throttle_retired = g_slist_prepend(throttle_retired, tg);
 }
 
 int64_t throttle_group_schedule(ThrottleGroupState *tg, bool write,

@@ -688,15 +688,16 @@ static void test_open_errors(void)
     g_autofree char *img = path("bad.qcow2");
     g_autofree char *snap = path("snap.qcow2");
     g_autoptr(QemuOpts) opts = NULL;
+    g_autofree char *o1 = NULL, *o2 = NULL, *o3 = NULL;
     Error *err = NULL;
     int fd;
 
     /* Missing backing file: named in the error. */
     g_assert_cmpint(run("qemu-img create -q -f qcow2 -b nosuch.qcow2 -F "
                         "qcow2 -u %s 1M", img), ==, 0);
-    opts = qemu_opts_parse(g_strdup_printf("driver=qcow2,file.driver=file,"
-                                           "file.filename=%s", img), NULL,
-                           &error_abort);
+    o1 = g_strdup_printf("driver=qcow2,file.driver=file,file.filename=%s",
+                         img);
+    opts = qemu_opts_parse(o1, NULL, &error_abort);
     g_assert_null(blockdev_add(opts, &err));
     g_assert_nonnull(strstr(error_get_pretty(err), "backing file"));
     g_clear_pointer(&err, error_free);
@@ -711,18 +712,18 @@ static void test_open_errors(void)
     g_assert_cmpint(run("qemu-img create -q -f qcow2 %s 1M && qemu-img "
                         "snapshot -c s1 %s", snap, snap), ==, 0);
     qemu_opts_free(opts);
-    opts = qemu_opts_parse(g_strdup_printf("driver=qcow2,file.driver=file,"
-                                           "file.filename=%s", snap), NULL,
-                           &error_abort);
+    o2 = g_strdup_printf("driver=qcow2,file.driver=file,file.filename=%s",
+                         snap);
+    opts = qemu_opts_parse(o2, NULL, &error_abort);
     g_assert_null(blockdev_add(opts, &err));
     g_assert_nonnull(strstr(error_get_pretty(err), "snapshots"));
     g_clear_pointer(&err, error_free);
     close_node(open_qcow2(snap, true));
     /* Unknown option. */
     qemu_opts_free(opts);
-    opts = qemu_opts_parse(g_strdup_printf("driver=qcow2,file.driver=file,"
-                                           "file.filename=%s,bogus=1", snap),
-                           NULL, &error_abort);
+    o3 = g_strdup_printf("driver=qcow2,file.driver=file,file.filename=%s,"
+                         "bogus=1", snap);
+    opts = qemu_opts_parse(o3, NULL, &error_abort);
     g_assert_null(blockdev_add(opts, &err));
     g_assert_nonnull(strstr(error_get_pretty(err), "bogus"));
     g_clear_pointer(&err, error_free);
