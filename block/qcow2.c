@@ -222,6 +222,26 @@ void qcow2_signal_corruption(BDRVQcow2 *s, const char *fmt, ...)
     }
 }
 
+/*
+ * Writes bytes [off, off+len) of a cached metadata cluster at @host.
+ * With O_DIRECT the range grows to the alignment: the cache holds the
+ * whole cluster, so no read-modify-write of the file is needed.
+ */
+static int qcow2_write_cached(BDRVQcow2 *s, uint64_t host,
+                              const uint8_t *cluster, uint64_t off,
+                              uint64_t len)
+{
+    uint64_t a = s->leaf->direct ? s->leaf->alignment : 1;
+
+    if (a > 1 && a <= s->cs) {
+        uint64_t end = ROUND_UP(off + len, a);
+
+        off -= off % a;
+        len = MIN(end, s->cs) - off;
+    }
+    return block_file_pwrite(s->leaf, host + off, cluster + off, len);
+}
+
 /* ---- header updates ---- */
 
 static int qcow2_write_header_field(BDRVQcow2 *s, unsigned off, unsigned len)
@@ -329,7 +349,7 @@ static int qcow2_store_refcount(BDRVQcow2 *s, uint64_t idx, uint64_t value)
     }
     byte = (i << order) / 8;
     bytes = order >= 3 ? (1u << order) / 8 : 1;
-    return block_file_pwrite(s->leaf, rb_off + byte, block + byte, bytes);
+    return qcow2_write_cached(s, rb_off, block, byte, bytes);
 }
 
 static int qcow2_grow_reftable(BDRVQcow2 *s, uint64_t min_entries);
@@ -799,7 +819,7 @@ static int qcow2_write_l2_entries(BDRVQcow2 *s, uint64_t l2_off,
                                   uint64_t *table, uint64_t first,
                                   uint64_t n)
 {
-    return block_file_pwrite(s->leaf, l2_off + first * 8, &table[first],
+    return qcow2_write_cached(s, l2_off, (const uint8_t *)table, first * 8,
                              n * 8);
 }
 
