@@ -683,6 +683,38 @@ static void test_resize(void)
     check_and_compare(img, raw);
 }
 
+/*
+ * cache.direct=on (O_DIRECT, in the build directory: tmpfs has none):
+ * metadata updates go out as aligned blocks of the cached clusters, also
+ * with clusters smaller than the alignment.
+ */
+static void test_write_direct(void)
+{
+    const char *dir = g_getenv("G_TEST_BUILDDIR");
+
+    for (unsigned bits = 9; bits <= 16; bits += 7) {
+        g_autofree char *img = g_build_filename(dir ? dir : tmpdir,
+                                                "direct.qcow2", NULL);
+        g_autofree char *raw = path("direct.raw");
+        BlockNode *bs;
+        int fd;
+
+        g_assert_cmpint(run("qemu-img create -q -f qcow2 -o cluster_size=%u "
+                            "%s 8M", 1u << bits, img), ==, 0);
+        fd = open(raw, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+        g_assert_cmpint(ftruncate(fd, 8 << 20), ==, 0);
+        close(fd);
+        bs = open_node("driver=qcow2,file.driver=file,file.filename=%s,"
+                       "cache.direct=on", img);
+        g_assert_true(block_is_direct(bs));
+        random_writes(bs, raw, 60 + bits, 150, 32768);
+        assert_node_equals(bs, raw);
+        close_node(bs);
+        check_and_compare(img, raw);
+        unlink(img);
+    }
+}
+
 static void test_open_errors(void)
 {
     g_autofree char *img = path("bad.qcow2");
@@ -756,6 +788,7 @@ int main(int argc, char **argv)
     g_test_add_func("/qcow2/write/v2-and-lazy", test_write_v2_lazy);
     g_test_add_func("/qcow2/write/dirty-repair", test_dirty_repair);
     g_test_add_func("/qcow2/write/resize", test_resize);
+    g_test_add_func("/qcow2/write/direct", test_write_direct);
     g_test_add_func("/qcow2/open/errors", test_open_errors);
     ret = g_test_run();
     run("rm -rf %s", tmpdir);
