@@ -425,6 +425,28 @@ static void test_read_backing_chain(void)
     g_assert_cmpstr(bs->backing->backing->driver, ==, "raw");
     assert_node_equals(bs, raw);
     close_node(bs);
+    /* The chain given inline (backing.*) and by node-name (backing=). */
+    bs = open_node("driver=qcow2,file.driver=file,file.filename=%s,"
+                   "read-only=on,backing.driver=qcow2,"
+                   "backing.file.driver=file,backing.file.filename=%s",
+                   top, mid);
+    g_assert_nonnull(bs->backing);
+    g_assert_cmpstr(bs->backing->driver, ==, "qcow2");
+    assert_node_equals(bs, raw);
+    close_node(bs);
+    {
+        BlockNode *m = open_node("driver=qcow2,node-name=mid,read-only=on,"
+                                 "file.driver=file,file.filename=%s", mid);
+
+        bs = open_node("driver=qcow2,file.driver=file,file.filename=%s,"
+                       "read-only=on,backing=mid", top);
+        g_assert_true(bs->backing == m);
+        assert_node_equals(bs, raw);
+        /* the backing node is in use: blockdev-del refuses it */
+        g_assert_false(blockdev_del("mid", NULL));
+        close_node(bs);
+        g_assert_true(blockdev_del("mid", &error_abort));
+    }
     /* backing: null hides the chain: the overlay's data over zeroes. */
     g_assert_cmpint(run("qemu-img convert -O raw -B '' %s %s.nobacking "
                         ">/dev/null 2>&1 || true", top, raw), ==, 0);
