@@ -390,6 +390,68 @@ GByteArray *acpi_build_mcfg(const AcpiPlatform *p)
     return table_finish(b);
 }
 
+/* ---- SRAT and SLIT ---- */
+
+#define SRAT_CPU_APIC           0
+#define SRAT_MEMORY             1
+#define SRAT_CPU_X2APIC         2
+#define SRAT_ENABLED            (1u << 0)
+
+GByteArray *acpi_build_srat(const AcpiPlatform *p)
+{
+    GByteArray *b = table_start("SRAT", 3);
+
+    put_le(b, 1, 4);                /* reserved, 1 for compatibility */
+    put_le(b, 0, 8);
+    for (unsigned i = 0; i < p->max_cpus; i++) {
+        uint32_t node = p->cpu_node[i];
+        /* Absent ones too: a CPU plugged later has its node. */
+        uint32_t flags = SRAT_ENABLED;
+        if (p->apic_ids[i] < 0xff) {
+            put_le(b, SRAT_CPU_APIC, 1);
+            put_le(b, 16, 1);
+            put_le(b, node & 0xff, 1);
+            put_le(b, p->apic_ids[i], 1);
+            put_le(b, flags, 4);
+            put_le(b, 0, 1);        /* local SAPIC EID */
+            put_le(b, node >> 8, 3);
+            put_le(b, 0, 4);        /* clock domain */
+        } else {
+            put_le(b, SRAT_CPU_X2APIC, 1);
+            put_le(b, 24, 1);
+            put_le(b, 0, 2);
+            put_le(b, node, 4);
+            put_le(b, p->apic_ids[i], 4);
+            put_le(b, flags, 4);
+            put_le(b, 0, 4);
+            put_le(b, 0, 4);
+        }
+    }
+    for (unsigned i = 0; i < p->nr_numa_mem; i++) {
+        put_le(b, SRAT_MEMORY, 1);
+        put_le(b, 40, 1);
+        put_le(b, p->numa_mem[i].node, 4);
+        put_le(b, 0, 2);
+        put_le(b, p->numa_mem[i].base, 8);
+        put_le(b, p->numa_mem[i].size, 8);
+        put_le(b, 0, 4);
+        put_le(b, SRAT_ENABLED, 4);
+        put_le(b, 0, 8);
+    }
+    return table_finish(b);
+}
+
+GByteArray *acpi_build_slit(const AcpiPlatform *p)
+{
+    GByteArray *b = table_start("SLIT", 1);
+
+    put_le(b, p->numa_nodes, 8);
+    for (unsigned i = 0; i < p->numa_nodes * p->numa_nodes; i++) {
+        put_le(b, p->numa_distance[i], 1);
+    }
+    return table_finish(b);
+}
+
 /* ---- layout ---- */
 
 static size_t blob_add(GByteArray *blob, GByteArray *table, size_t align)
@@ -406,7 +468,8 @@ void acpi_build_tables(const AcpiPlatform *p, uint64_t base, AcpiTables *t)
 {
     GByteArray *blob = g_byte_array_new();
     GByteArray *xsdt, *rsdt;
-    size_t entries[3];
+    size_t entries[5];
+    size_t nr_entries = 3;
     uint8_t *r;
 
     g_assert(base % 16 == 0 && base < 0x100000000ULL);
@@ -423,10 +486,16 @@ void acpi_build_tables(const AcpiPlatform *p, uint64_t base, AcpiTables *t)
     entries[0] = t->fadt;
     entries[1] = t->madt;
     entries[2] = t->mcfg;
+    if (p->numa_nodes) {
+        t->srat = blob_add(blob, acpi_build_srat(p), 16);
+        t->slit = blob_add(blob, acpi_build_slit(p), 16);
+        entries[nr_entries++] = t->srat;
+        entries[nr_entries++] = t->slit;
+    }
 
     xsdt = table_start("XSDT", 1);
     rsdt = table_start("RSDT", 1);
-    for (size_t i = 0; i < G_N_ELEMENTS(entries); i++) {
+    for (size_t i = 0; i < nr_entries; i++) {
         put_le(xsdt, base + entries[i], 8);
         put_le(rsdt, base + entries[i], 4);
     }

@@ -22,6 +22,7 @@
 #include "qapi/error.h"
 #include "system/system.h"
 #include "system/kvm.h"
+#include "system/numa.h"
 #include "trace.h"
 
 static void pc_acpi_sci_handler(void *opaque, int n, int level)
@@ -62,6 +63,51 @@ static void pc_acpi_reset(void *opaque)
     }
     for (int i = 0; i < 4; i++) {
         p.serial[i] = serial_hd(i) != NULL;
+    }
+    g_autofree uint32_t *cpu_node = NULL;
+    g_autofree uint8_t *distance = NULL;
+    g_autofree AcpiNumaMem *numa_mem = NULL;
+    const NumaState *ns = numa_state();
+
+    if (ns) {
+        unsigned n = ns->num_nodes;
+        uint64_t off = 0;
+
+        cpu_node = g_new0(uint32_t, max_cpus);
+        for (unsigned i = 0; i < max_cpus && i < ns->nr_cpus; i++) {
+            cpu_node[i] = ns->cpu_node[i];
+        }
+        distance = g_new(uint8_t, n * n);
+        for (unsigned a = 0; a < n; a++) {
+            for (unsigned b = 0; b < n; b++) {
+                distance[a * n + b] = numa_distance(ns, a, b);
+            }
+        }
+        /* Each node's RAM offset range, split around the PCI hole. */
+        numa_mem = g_new0(AcpiNumaMem, 2 * n);
+        for (unsigned i = 0; i < n; i++) {
+            uint64_t start = off, end = off + ns->nodes[i].size;
+            uint64_t low = pcms->below_4g_mem_size;
+
+            if (end == start) {
+                continue;
+            }
+            if (start < low) {
+                numa_mem[p.nr_numa_mem++] = (AcpiNumaMem) {
+                    start, MIN(end, low) - start, i };
+            }
+            if (end > low) {
+                uint64_t s = MAX(start, low);
+
+                numa_mem[p.nr_numa_mem++] = (AcpiNumaMem) {
+                    PC_HIGHMEM_BASE + (s - low), end - s, i };
+            }
+            off = end;
+        }
+        p.numa_nodes = n;
+        p.cpu_node = cpu_node;
+        p.numa_distance = distance;
+        p.numa_mem = numa_mem;
     }
     if (pc_acpi_pm) {
         bool s3;

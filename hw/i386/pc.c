@@ -167,6 +167,7 @@ static void pc_machine_class_init(ObjectClass *oc, void *data)
     mc->init = pc_init;
     mc->is_default = true;
     mc->default_ram_size = 128 * 1024 * 1024;
+    mc->default_ram_id = "pc.ram";
     mc->max_cpus = 255;
     mc->smp_dies_supported = true;
     object_class_property_add_uint(oc, "below-4g-mem-size",

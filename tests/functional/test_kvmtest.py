@@ -228,6 +228,39 @@ class SharedL1Jobs(unittest.TestCase):
             self.assertEqual(names, ['test_kvm_a', 'test_kvm_linux'])
 
 
+class Retry(unittest.TestCase):
+    def test_a_hang_fails_one_test_and_reboots_for_the_rest(self):
+        jobs = [{'name': n} for n in ('a', 'b', 'c')]
+        with tempfile.TemporaryDirectory() as out:
+            console = os.path.join(out, 'l1-console.log')
+            with open(console, 'w') as f:
+                f.write('KVMTEST-JOB-START b\nsoft lockup\n')
+            with open(os.path.join(out, 'a.json'), 'w') as f:
+                json.dump({'name': 'a', 'rc': 0}, f)
+            first = {'console': console, 'jobs': ['a', 'b', 'c'],
+                     'running': 'b'}
+            booted = []
+
+            def boot(build, rest, outdir, attempt=1):
+                booted.append(([j['name'] for j in rest], attempt))
+                return {'console': console, 'finished': True}
+            with mock.patch.object(kvmtest, 'boot_shared_l1', boot), \
+                    contextlib.redirect_stdout(io.StringIO()):
+                summary = kvmtest._retry_after_a_stop('/b', jobs, out, first)
+            with open(os.path.join(out, 'b.json')) as f:
+                hung = json.load(f)
+        self.assertEqual(booted, [(['c'], 2)])
+        self.assertEqual(hung['rc'], 1)
+        self.assertIn('soft lockup', hung['output'])
+        self.assertEqual(summary['jobs'], ['a', 'b', 'c'])
+
+    def test_a_finished_boot_is_not_repeated(self):
+        with mock.patch.object(kvmtest, 'boot_shared_l1') as boot:
+            kvmtest._retry_after_a_stop('/b', [{'name': 'a'}], '/nowhere',
+                                        {'finished': True})
+        boot.assert_not_called()
+
+
 class CiSummary(unittest.TestCase):
     def test_lists_each_kvm_test_with_its_way(self):
         entries = [

@@ -49,6 +49,11 @@
 #define ACPI_IOAPIC_ADDR        0xfec00000u
 #define ACPI_LAPIC_ADDR         0xfee00000u
 
+typedef struct AcpiNumaMem {
+    uint64_t base, size;
+    uint32_t node;
+} AcpiNumaMem;
+
 typedef struct AcpiPlatform {
     unsigned nr_cpus;               /* enabled processors */
     unsigned max_cpus;              /* the rest are listed disabled */
@@ -62,6 +67,12 @@ typedef struct AcpiPlatform {
     const uint8_t *serial_irq;
     bool rtc;
     bool s4;                        /* \_S4 present (no disable_s4) */
+    /* NUMA (-numa): SRAT and SLIT when numa_nodes > 0. */
+    unsigned numa_nodes;
+    const uint32_t *cpu_node;       /* max_cpus entries */
+    const AcpiNumaMem *numa_mem;    /* guest-physical ranges of each node */
+    unsigned nr_numa_mem;
+    const uint8_t *numa_distance;   /* numa_nodes x numa_nodes, row-major */
 } AcpiPlatform;
 
 typedef struct AcpiTables {
@@ -69,6 +80,7 @@ typedef struct AcpiTables {
     uint64_t base;
     /* Offsets in blob. */
     size_t rsdp, facs, dsdt, fadt, madt, mcfg, xsdt, rsdt;
+    size_t srat, slit;          /* 0: not built */
 } AcpiTables;
 
 /* Sum of bytes is 0 mod 256 when the checksum byte is right. */
@@ -78,6 +90,9 @@ uint8_t acpi_checksum(const uint8_t *data, size_t len);
 GByteArray *acpi_build_dsdt(const AcpiPlatform *p);
 GByteArray *acpi_build_madt(const AcpiPlatform *p);
 GByteArray *acpi_build_mcfg(const AcpiPlatform *p);
+/* NUMA affinity (ACPI 6.5, 5.2.16) and distances (5.2.17). */
+GByteArray *acpi_build_srat(const AcpiPlatform *p);
+GByteArray *acpi_build_slit(const AcpiPlatform *p);
 /* FADT pointing at facs and dsdt. */
 GByteArray *acpi_build_fadt(uint64_t facs, uint64_t dsdt);
 
