@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * Asynchronous block I/O with libaio (block.h), in the device's I/O
  * thread.  A request on a raw or file node goes to the kernel as it is;
  * on a format node (qcow2) it is first mapped (block_int.h) into extents
@@ -86,6 +85,8 @@ struct BlockAIO {
     GQueue error_events;        /* JsonObject *, for the main loop */
     bool stop_requested;
 };
+
+static void block_aio_fail_held(BlockAIO *aio);
 
 static BlockNode *block_aio_node(BlockAIO *aio)
 {
@@ -195,6 +196,7 @@ void block_aio_free(BlockAIO *aio)
         return;
     }
     block_aio_drain(aio);
+    block_aio_fail_held(aio);
     if (!aio->sync) {
         io_destroy(aio->ctx);
     }
@@ -611,19 +613,26 @@ void block_aio_poll(BlockAIO *aio)
     block_aio_run_throttled(aio, false);
 }
 
-void block_aio_drain(BlockAIO *aio)
+/* Completes the requests an error policy holds, as errors (reset). */
+static void block_aio_fail_held(BlockAIO *aio)
 {
     BlockAIOReq *req;
 
-    /* Throttled requests start now; held failures complete as errors. */
-    block_aio_run_throttled(aio, true);
     while ((req = g_queue_pop_head(&aio->failed))) {
-        ssize_t err = req->err;
-
         aio->inflight--;
-        req->cb(req->opaque, err);
+        req->cb(req->opaque, req->err);
         g_free(req);
     }
+}
+
+/*
+ * Waits for everything in flight.  Requests held by werror/rerror=stop
+ * stay held: a VM stop drains, and cont submits them again.
+ */
+void block_aio_drain(BlockAIO *aio)
+{
+    /* Throttled requests start now. */
+    block_aio_run_throttled(aio, true);
     block_aio_complete_done(aio);
     while (aio->inflight > g_queue_get_length(&aio->failed)) {
         if (g_queue_is_empty(&aio->done)) {
@@ -633,11 +642,5 @@ void block_aio_drain(BlockAIO *aio)
         if (aio->sync && g_queue_is_empty(&aio->done)) {
             break;
         }
-    }
-    /* Anything that failed again while draining completes as an error. */
-    while ((req = g_queue_pop_head(&aio->failed))) {
-        aio->inflight--;
-        req->cb(req->opaque, req->err);
-        g_free(req);
     }
 }

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * Block nodes: -blockdev and -drive parsing, opening, lookup.
  */
 #include "qemu/osdep.h"
@@ -11,6 +10,7 @@
 #include "qemu/option.h"
 #include "hw/qdev-core.h"
 #include "block/block_int.h"
+#include "system/runstate.h"
 #include "trace.h"
 
 static GPtrArray *block_nodes;
@@ -956,6 +956,45 @@ static BlockNode *block_active(const BlockNode *bs)
     return (BlockNode *)bs;
 }
 
+static bool block_locks_deferred;
+static VMChangeStateEntry *block_lock_vmstate;
+
+/* Write locks of every node a device uses: take (running) or drop. */
+static void block_lock_devices(bool take)
+{
+    for (guint i = 0; block_nodes && i < block_nodes->len; i++) {
+        BlockNode *bs = g_ptr_array_index(block_nodes, i);
+        BlockNode *leaf = block_leaf(bs);
+        Error *err = NULL;
+
+        if (!bs->dev || bs->read_only || leaf->fd < 0 || !leaf->locking) {
+            continue;
+        }
+        if (take && !block_lock_for_device(bs, bs->share_rw, &err)) {
+            error_report_err(err);
+        } else if (!take) {
+            block_file_lock(leaf, false, false, NULL);
+        }
+    }
+}
+
+static void block_lock_vm_state(void *opaque, bool running, RunState state)
+{
+    if (running && block_locks_deferred) {
+        block_locks_deferred = false;
+        block_lock_devices(true);
+    } else if (!running && state == RUN_STATE_FINISH_MIGRATE) {
+        /* The destination takes over the images. */
+        block_lock_devices(false);
+        block_locks_deferred = true;
+    }
+}
+
+void block_defer_write_locks(void)
+{
+    block_locks_deferred = true;
+}
+
 bool block_attach_shared(BlockNode *bs, DeviceState *dev, Object *user,
                          bool share_rw, Error **errp)
 {
@@ -982,7 +1021,12 @@ bool block_attach_shared(BlockNode *bs, DeviceState *dev, Object *user,
         }
         return false;
     }
-    if (!bs->read_only && !block_lock_for_device(bs, share_rw, errp)) {
+    if (!block_lock_vmstate) {
+        block_lock_vmstate =
+            qemu_add_vm_change_state_handler(block_lock_vm_state, NULL);
+    }
+    if (!bs->read_only && !block_locks_deferred &&
+        !block_lock_for_device(bs, share_rw, errp)) {
         return false;
     }
     bs->dev = dev;

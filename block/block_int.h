@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * The block layer's inside (private to block/): the node structure, the
  * format-driver interface, and request mapping.
  *

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * Image creation and external snapshots, as libvirt's
  * snapshot-create-as --disk-only drives them: blockdev-create (a job;
  * driver file or qcow2), blockdev-add of the overlay with backing null,

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * Request mapping and synchronous I/O (block_int.h): iovec helpers, the
  * file-level pread/pwrite every format driver's metadata goes through
  * (with the bounce O_DIRECT needs), and mapped requests run without

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * Image locking as QEMU's file driver does it, so that Conduit, QEMU and
  * qemu-img see each other: open file description (OFD) read locks on
  * single bytes of the image, byte 100 + n meaning "this user holds

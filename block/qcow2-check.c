@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * Refcount repair for qcow2 images opened read-write with the dirty bit
  * set (lazy refcounts, or a crash while they were in use): the refcount
  * of every cluster is counted again from what references it -- the

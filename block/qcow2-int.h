@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * The qcow2 driver's state, shared by qcow2.c (I/O, allocation) and
  * qcow2-check.c (refcount repair of a dirty image).  Private to block/.
  */

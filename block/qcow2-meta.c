@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * qcow2 metadata parsing and encoding (qcow2.h): every byte comes from an
  * image file, which is user input, so every field is range-checked
  * before anything is derived from it.

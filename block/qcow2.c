@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * The qcow2 format driver: a format node over a protocol node, with an
  * optional backing node (block_int.h).  Versions 2 and 3, cluster sizes
  * 512 B - 2 MiB, refcounts of every width (refcount_order 0-6), zero

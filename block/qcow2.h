@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * qcow2 metadata, the pure part (private to block/): the header and its
  * extensions parsed and validated from hostile bytes, L1/L2 entry
  * decoding, refcount block entries of every width the format allows, and

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * I/O throttling: the leaky buckets (throttle.h) and the group registry.
  */
 #include "qemu/osdep.h"

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * I/O throttling (private to block/): QEMU's leaky-bucket model of
  * block_set_io_throttle and the throttling.* options.  Six buckets --
  * bytes and operations, each total, read and write -- leak at their

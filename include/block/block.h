@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * The block layer: named nodes opened from -blockdev / -drive, and
  * asynchronous I/O on them with libaio.
  *
@@ -35,6 +34,13 @@ typedef struct BlockStats {
 BlockNode *blockdev_add(QemuOpts *opts, Error **errp);
 /* -drive file=..,if=none,id=..,format=raw[,readonly=on][,cache=none] */
 BlockNode *drive_add(QemuOpts *opts, Error **errp);
+
+/*
+ * -incoming: the images are the source's until the migration ends, so
+ * devices take their write locks when this VM first runs (QEMU's
+ * inactive images); a source that completes a migration gives its up.
+ */
+void block_defer_write_locks(void);
 
 /* At exit (main loop done): format metadata written, images clean. */
 void block_exit(void);

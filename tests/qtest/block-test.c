@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * The block layer through the whole pc machine with the libqos virtio-blk
  * driver: a qcow2 overlay on a qcow2 backing file (the cloud-image
  * layout) read and written with many requests in flight, the data in the
