@@ -95,8 +95,13 @@ typedef struct Req {
     uint16_t head;
 } Req;
 
-/* Queues a request without kicking; the guest buffers are fresh. */
-static Req req_add(Ctx *c, uint32_t type, uint64_t sector, uint32_t len)
+/*
+ * Queues a request without kicking; the guest buffers are fresh.  A
+ * write's data (@out) is in guest memory before the request is made
+ * available: a running worker may pick it up at once.
+ */
+static Req req_add_data(Ctx *c, uint32_t type, uint64_t sector, uint32_t len,
+                        const void *out)
 {
     Req r;
     bool in = type == VIRTIO_BLK_T_IN;
@@ -108,6 +113,9 @@ static Req req_add(Ctx *c, uint32_t type, uint64_t sector, uint32_t len)
     r.data = len ? qguest_alloc(&c->alloc, len, 512) : 0;
     r.status = qguest_alloc(&c->alloc, 1, 1);
     qtest_writeb(c->qts, r.status, 0xaa);
+    if (out) {
+        qtest_memwrite(c->qts, r.data, out, len);
+    }
     r.head = qvirtqueue_add(c->vq, r.hdr, 16, false, true);
     if (len) {
         qvirtqueue_add(c->vq, r.data, len, in, true);
@@ -115,6 +123,11 @@ static Req req_add(Ctx *c, uint32_t type, uint64_t sector, uint32_t len)
     qvirtqueue_add(c->vq, r.status, 1, true, false);
     qvirtqueue_make_available(c->vq, r.head);
     return r;
+}
+
+static Req req_add(Ctx *c, uint32_t type, uint64_t sector, uint32_t len)
+{
+    return req_add_data(c, type, sector, len, NULL);
 }
 
 /* Waits for @n completions (any order). */
@@ -139,10 +152,8 @@ static uint8_t blk_rw(Ctx *c, uint32_t type, uint64_t sector, void *buf,
     Req r;
 
     alloc_reset(c);
-    r = req_add(c, type, sector, len);
-    if (type == VIRTIO_BLK_T_OUT) {
-        qtest_memwrite(c->qts, r.data, buf, len);
-    }
+    r = req_add_data(c, type, sector, len,
+                     type == VIRTIO_BLK_T_OUT ? buf : NULL);
     qvirtqueue_kick(c->vq);
     req_wait(c, 1);
     if (type == VIRTIO_BLK_T_IN) {
@@ -210,8 +221,8 @@ static void test_cloud_layout(void)
 
             bufs[i] = g_malloc(len);
             fill(bufs[i], len, round * 100 + i);
-            reqs[i] = req_add(&c, VIRTIO_BLK_T_OUT, sector, len);
-            qtest_memwrite(c.qts, reqs[i].data, bufs[i], len);
+            reqs[i] = req_add_data(&c, VIRTIO_BLK_T_OUT, sector, len,
+                                   bufs[i]);
             memcpy(img + sector * 512, bufs[i], len);
         }
         qvirtqueue_kick(c.vq);
@@ -1062,8 +1073,8 @@ static void test_kill9(void)
                 g_autofree uint8_t *buf = g_malloc(len);
 
                 fill(buf, len, round * 16 + i + 1000 * lazy);
-                reqs[i] = req_add(&c, VIRTIO_BLK_T_OUT, off / 512, len);
-                qtest_memwrite(c.qts, reqs[i].data, buf, len);
+                reqs[i] = req_add_data(&c, VIRTIO_BLK_T_OUT, off / 512, len,
+                                       buf);
                 if (!last) {
                     memcpy(want + off, buf, len);
                     memset(written + off / 4096, 1, len / 4096);
@@ -1093,7 +1104,11 @@ static void test_kill9(void)
         g_assert_cmpuint(glen, ==, size);
         /* every completed write is there (in-flight ones may or may not) */
         for (uint64_t b = 0; b < size / 4096; b++) {
-            if (written[b]) {
+            if (written[b] && memcmp(got + b * 4096, want + b * 4096,
+                                     4096)) {
+                g_test_message("lazy %d block %" PRIu64 " differs: got %02x "
+                               "want %02x", lazy, b, got[b * 4096],
+                               want[b * 4096]);
                 g_assert_cmpmem(got + b * 4096, 4096, want + b * 4096, 4096);
             }
         }
