@@ -34,6 +34,7 @@ static const char *const run_state_names[RUN_STATE__MAX] = {
     [RUN_STATE_FINISH_MIGRATE] = "finish-migrate",
     [RUN_STATE_SAVE_VM] = "save-vm",
     [RUN_STATE_RESTORE_VM] = "restore-vm",
+    [RUN_STATE_IO_ERROR] = "io-error",
 };
 
 static const char *const shutdown_cause_names[SHUTDOWN_CAUSE__MAX] = {

@@ -795,6 +795,7 @@ static void parse_one(VlConfig *cfg, const OptDef *def, const char *name,
         break;
     case OPT_INCOMING:
         cfg->incoming = arg;
+        block_defer_write_locks();
         break;
     case OPT_VERSION:
         print_version();
@@ -1287,6 +1288,7 @@ int qemu_main(int argc, char **argv)
      * the accelerator's host resources are what must be released.
      */
     accel_cleanup();
+    block_exit();
     monitor_cleanup();
     qemu_chr_cleanup_all();
     vl_config_free(&cfg);

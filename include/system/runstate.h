@@ -26,6 +26,7 @@ typedef enum RunState {
     RUN_STATE_FINISH_MIGRATE,   /* stopped for the migration's switchover */
     RUN_STATE_SAVE_VM,
     RUN_STATE_RESTORE_VM,
+    RUN_STATE_IO_ERROR,         /* werror/rerror=stop hit an I/O error */
     RUN_STATE__MAX,
 } RunState;
 
