@@ -24,6 +24,8 @@ bool vl_parse_overcommit(const char *arg, bool *mem_lock, Error **errp);
 bool vl_parse_uuid(const char *arg, Error **errp);
 bool vl_parse_rtc(const char *arg, Error **errp);
 bool vl_parse_boot(const char *arg, Error **errp);
+/* -action reboot=reset|shutdown,shutdown=poweroff|pause */
+bool vl_parse_action(const char *arg, Error **errp);
 bool vl_parse_audiodev(const char *arg, Error **errp);
 bool vl_parse_msg(const char *arg, Error **errp);
 /* "-cpu help" prints the models and exits 0. */

@@ -40,6 +40,15 @@ const X86BootEntry *x86_boot_get_entry(void)
     return &x86_boot_entry;
 }
 
+static uint64_t x86_ecam_base = PC_PCI_ECAM_BASE;
+static uint64_t x86_ecam_size = PC_PCI_ECAM_SIZE;
+
+void x86_set_ecam(uint64_t base, uint64_t size)
+{
+    x86_ecam_base = base;
+    x86_ecam_size = size;
+}
+
 uint64_t x86_acpi_rsdp_addr(MachineState *ms)
 {
     return ms->acpi ? X86_ACPI_RSDP_ADDR : 0;
@@ -60,7 +69,7 @@ size_t x86_build_memmap(uint64_t below_4g, uint64_t above_4g,
     if (below_4g > 0x100000) {
         X86_ADD(0x100000, below_4g - 0x100000, X86_E820_RAM);
     }
-    X86_ADD(PC_PCI_ECAM_BASE, PC_PCI_ECAM_SIZE, X86_E820_RESERVED);
+    X86_ADD(x86_ecam_base, x86_ecam_size, X86_E820_RESERVED);
     X86_ADD(PC_HIGHMEM_BASE, above_4g, X86_E820_RAM);
 #undef X86_ADD
     return n;

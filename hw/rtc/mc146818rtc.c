@@ -458,6 +458,14 @@ DeviceState *mc146818_rtc_create(MachineState *ms, qemu_irq irq,
     return dev;
 }
 
+void mc146818rtc_set_cmos_data(DeviceState *dev, unsigned addr, uint8_t val)
+{
+    RTCState *s = MC146818_RTC(dev);
+
+    g_assert(addr >= RTC_REG_D + 1 && addr < RTC_CMOS_SIZE);
+    s->cmos[addr] = val;
+}
+
 static void rtc_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);

@@ -4,6 +4,7 @@
 #define SYSTEM_SYSTEM_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include "qemu/typedefs.h"
 
 /* Parses the command line, builds the machine and runs the main loop. */
@@ -17,6 +18,11 @@ extern bool autostart;
 extern bool no_shutdown;
 /* -no-reboot: a guest reset request exits instead of resetting. */
 extern bool no_reboot;
+
+/* -boot reboot-timeout=MS: firmware reboots after a failed boot; -1 never. */
+extern int boot_reboot_timeout;
+/* -uuid as 16 bytes (all zero when none was given). */
+void qemu_uuid_bytes(uint8_t out[16]);
 
 /* Backend of the i-th serial port (-serial, or stdio for -nographic). */
 #define MAX_SERIAL_PORTS 4

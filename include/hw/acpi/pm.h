@@ -20,7 +20,14 @@
  * Creates /machine/acpi-pm on the system I/O space; its GPIO output 0 is
  * the SCI, connected to sci (may be NULL: qtest intercepts the line).
  */
-DeviceState *acpi_pm_create(MachineState *ms, qemu_irq sci, Error **errp);
+DeviceState *acpi_pm_create(MachineState *ms, qemu_irq sci, bool ich9,
+                            Error **errp);
+/*
+ * With ich9 the block is the ICH9's 128 bytes: GPE0 (status, enable) at
+ * +0x20, SMI_EN at +0x30.  A chipset register (the ICH9's PMBASE and
+ * ACPI_EN) moves it or turns it off.
+ */
+void acpi_pm_set_base(DeviceState *pm, bool enabled, uint16_t base);
 
 /*
  * The PM1 register logic as pure functions of the register values, for

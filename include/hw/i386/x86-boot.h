@@ -57,6 +57,9 @@ typedef struct X86MemMapEntry {
 /* The RSDP address to hand to the guest: 0 with -machine acpi=off. */
 uint64_t x86_acpi_rsdp_addr(MachineState *ms);
 
+/* Where the machine's ECAM is (reserved in the memory map). */
+void x86_set_ecam(uint64_t base, uint64_t size);
+
 /* The pc memory map for the given RAM split; returns the entry count. */
 size_t x86_build_memmap(uint64_t below_4g, uint64_t above_4g,
                         X86MemMapEntry *map, size_t max);
