@@ -97,7 +97,7 @@ static bool x86_map_pflash(MachineState *ms, PCMachineState *pcms,
 
     for (int unit = 0; unit < 2; unit++) {
         const char *node = pcms->pflash_node[unit];
-        g_autofree char *name = g_strdup_printf("pflash%d", unit);
+        g_autofree char *name = g_strdup_printf("system.flash%d", unit);
         BlockNode *bs;
         MemoryRegion *mr;
         uint64_t size;

@@ -100,6 +100,7 @@ PflashOp pflash_cmd_write(PflashCmdState *st, uint64_t size, uint64_t off,
         /* Program: this cycle carries the byte. */
         st->buf[0] = val;
         op = (PflashOp){ PFLASH_PROGRAM, off, st->buf, 1 };
+        st->status |= PFLASH_SR_READY;      /* done at once */
         st->mode = PFLASH_MODE_STATUS;
         return op;
     case 0x20:
@@ -107,6 +108,7 @@ PflashOp pflash_cmd_write(PflashCmdState *st, uint64_t size, uint64_t off,
             op = (PflashOp){ PFLASH_ERASE,
                              off & ~(uint64_t)(PFLASH_SECTOR_SIZE - 1),
                              NULL, PFLASH_SECTOR_SIZE };
+            st->status |= PFLASH_SR_READY;
         } else {
             st->status |= PFLASH_SR_ERASE_ERR | PFLASH_SR_PROGRAM_ERR;
         }
@@ -140,6 +142,7 @@ PflashOp pflash_cmd_write(PflashCmdState *st, uint64_t size, uint64_t off,
         if (val == 0xd0) {
             op = (PflashOp){ PFLASH_PROGRAM, st->buf_start, st->buf,
                              st->buf_len };
+            st->status |= PFLASH_SR_READY;
         } else {
             st->status |= PFLASH_SR_PROGRAM_ERR | PFLASH_SR_ERASE_ERR;
         }
@@ -164,7 +167,8 @@ PflashOp pflash_cmd_write(PflashCmdState *st, uint64_t size, uint64_t off,
         break;
     case 0xe8:
         st->cmd = val;
-        st->mode = PFLASH_MODE_STATUS;  /* extended status: ready */
+        st->status |= PFLASH_SR_READY;  /* a buffer is available */
+        st->mode = PFLASH_MODE_STATUS;
         break;
     case 0x50:
         st->status = 0;
