@@ -107,8 +107,9 @@ check-valgrind: all
 demo: all
 	python3 scripts/demo
 
-# Without /dev/kvm, both benchmarks run in one nested L1 guest (TCG) and
-# say so; BENCH_FLAGS=--nested=off|on overrides (scripts/bench/all).
+# Where the KVM probe (tests/functional/kvmtest.py) says this host's KVM
+# cannot run the guests, both benchmarks run in one nested L1 guest (TCG)
+# and say so; BENCH_FLAGS=--nested=off|on overrides (scripts/bench/all).
 bench: all
 	python3 scripts/bench/all --build-dir $(BUILD_DIR) $(BENCH_FLAGS)
 

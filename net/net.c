@@ -222,6 +222,7 @@ static bool netdev_open(NetBackend *nb, const NetdevParse *p, Error **errp)
             error_setg(errp, "fd=%d is not a datagram socket", fd);
             return false;
         }
+        nb->seqpacket = type == SOCK_SEQPACKET;
         if (p->vhost) {
             error_setg(errp, "vhost needs a tap backend");
             return false;

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Character devices: socket (UNIX, client or listening; or an inherited
- * fd), stdio, file and null back-ends, and the front-end API.
+ * Character devices: socket (UNIX or TCP, client or listening, raw or
+ * telnet; or an inherited fd), stdio, file, pty and null back-ends, and
+ * the front-end API.  Any back-end can also log what the front-end
+ * writes (logfile=, logappend=), whether or not a peer is connected.
  *
  * Input is read only while a front-end with a read handler is attached,
  * has seen CHR_EVENT_OPENED and accepts bytes (can_read > 0).  Teardown
@@ -20,7 +22,31 @@
 #include <termios.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include "trace.h"
+
+/* Telnet (RFC 854, 857, 858): the bytes a server needs. */
+#define TN_IAC  255
+#define TN_DONT 254
+#define TN_DO   253
+#define TN_WONT 252
+#define TN_WILL 251
+#define TN_SB   250
+#define TN_SE   240
+#define TN_OPT_ECHO 1
+#define TN_OPT_SGA  3
+#define TN_OPT_LINEMODE 34
+
+typedef enum TelnetState {
+    TELNET_DATA,
+    TELNET_IAC,         /* after IAC */
+    TELNET_OPTION,      /* after IAC WILL/WONT/DO/DONT */
+    TELNET_SB,          /* in a subnegotiation */
+    TELNET_SB_IAC,      /* IAC inside one */
+    TELNET_CR,          /* after CR: a NUL that follows is padding */
+} TelnetState;
 
 typedef enum ChardevKind {
     CHARDEV_KIND_SOCKET,
@@ -51,6 +77,10 @@ struct Chardev {
     int pty_fd;             /* pty master, -1 otherwise */
     QEMUTimer *pty_timer;   /* polls for a process opening the slave */
     GArray *msgfds;         /* SCM_RIGHTS fds of the last socket read */
+    int log_fd;             /* logfile=, -1 if none */
+    bool telnet;            /* telnet=on: negotiate, filter, escape */
+    TelnetState telnet_state;
+    bool nodelay;
 };
 
 /* At most this many fds ride along one read (more are closed). */
@@ -65,6 +95,10 @@ typedef struct ChardevConfig {
     bool wait_set;
     int fd;                 /* -1 if not given */
     bool append;
+    const char *host, *port;        /* TCP */
+    bool telnet, nodelay;
+    const char *logfile;
+    bool logappend;
 } ChardevConfig;
 
 /* A pty has no connect event: look for a slave user this often. */
@@ -102,6 +136,16 @@ const char *qemu_chr_get_filename(const Chardev *chr)
 bool qemu_chr_has_frontend(const Chardev *chr)
 {
     return chr->be != NULL;
+}
+
+bool qemu_chr_frontend_open(const Chardev *chr)
+{
+    return chr->be && !chr->be->fe_closed;
+}
+
+void qemu_chr_fe_set_open(CharBackend *be, bool open)
+{
+    be->fe_closed = !open;
 }
 
 static gint chr_compare_label(gconstpointer a, gconstpointer b)
@@ -231,6 +275,78 @@ static ssize_t chr_recv(Chardev *chr, uint8_t *buf, size_t len)
     return n;
 }
 
+/*
+ * Strips telnet commands from @buf in place (the state carries over
+ * between reads); returns how many data bytes are left.  An escaped IAC
+ * is one data byte; negotiations and subnegotiations are dropped, as is
+ * the NUL a client sends after CR.
+ */
+static size_t chr_telnet_filter(int *state, uint8_t *buf, size_t len)
+{
+    size_t out = 0;
+
+    for (size_t i = 0; i < len; i++) {
+        uint8_t c = buf[i];
+
+        switch ((TelnetState)*state) {
+        case TELNET_CR:
+            *state = TELNET_DATA;
+            if (c == 0) {
+                break;
+            }
+            /* fall through */
+        case TELNET_DATA:
+            if (c == TN_IAC) {
+                *state = TELNET_IAC;
+            } else {
+                buf[out++] = c;
+                if (c == '\r') {
+                    *state = TELNET_CR;
+                }
+            }
+            break;
+        case TELNET_IAC:
+            if (c == TN_IAC) {
+                buf[out++] = c;
+                *state = TELNET_DATA;
+            } else if (c >= TN_WILL && c <= TN_DONT) {
+                *state = TELNET_OPTION;
+            } else if (c == TN_SB) {
+                *state = TELNET_SB;
+            } else {
+                *state = TELNET_DATA;   /* a two-byte command */
+            }
+            break;
+        case TELNET_OPTION:
+            *state = TELNET_DATA;
+            break;
+        case TELNET_SB:
+            if (c == TN_IAC) {
+                *state = TELNET_SB_IAC;
+            }
+            break;
+        case TELNET_SB_IAC:
+            *state = c == TN_SE ? TELNET_DATA : TELNET_SB;
+            break;
+        }
+    }
+    return out;
+}
+
+/* The server's side of character mode: it echoes, no go-aheads. */
+static void chr_telnet_negotiate(Chardev *chr)
+{
+    static const uint8_t neg[] = {
+        TN_IAC, TN_WILL, TN_OPT_ECHO,
+        TN_IAC, TN_WILL, TN_OPT_SGA,
+        TN_IAC, TN_DONT, TN_OPT_LINEMODE,
+        TN_IAC, TN_DO, TN_OPT_SGA,
+    };
+
+    chr->telnet_state = TELNET_DATA;
+    g_string_append_len(chr->outbuf, (const char *)neg, sizeof(neg));
+}
+
 static void chr_read_ready(void *opaque)
 {
     Chardev *chr = opaque;
@@ -271,6 +387,15 @@ static void chr_read_ready(void *opaque)
     if (n <= 0) {
         chr_disconnect(chr);
         return;
+    }
+    if (chr->telnet) {
+        int state = chr->telnet_state;
+
+        n = chr_telnet_filter(&state, buf, n);
+        chr->telnet_state = state;
+        if (!n) {
+            return;
+        }
     }
     be->chr_read(be->opaque, buf, n);
 }
@@ -399,8 +524,17 @@ static void chr_accept(void *opaque)
         return;
     }
     trace_chardev_accept(chr->label, fd);
+    if (chr->nodelay) {
+        int one = 1;
+
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    }
     chr_set_listening(chr, false);
     chr_set_connected(chr, fd, fd);
+    if (chr->telnet) {
+        chr_telnet_negotiate(chr);
+        chr_flush(chr);
+    }
     chr_deliver_open(chr);
 }
 
@@ -423,12 +557,115 @@ static bool unix_addr(const char *path, struct sockaddr_un *addr,
     return true;
 }
 
+/* host=, port=: a TCP listener or client (IPv4 or IPv6). */
+static bool chr_tcp_open(Chardev *chr, const ChardevConfig *cfg,
+                         Error **errp)
+{
+    struct addrinfo hints = {
+        .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+        .ai_flags = cfg->server ? AI_PASSIVE : 0,
+    };
+    struct addrinfo *res = NULL, *ai;
+    const char *host = cfg->host && *cfg->host ? cfg->host : NULL;
+    int rc, fd = -1, saved = 0;
+
+    if (!cfg->port || !*cfg->port) {
+        error_setg(errp, "chardev: socket: 'port' is required with "
+                   "'host'");
+        return false;
+    }
+    if (!cfg->server && !host) {
+        host = "localhost";
+    }
+    rc = getaddrinfo(host, cfg->port, &hints, &res);
+    if (rc) {
+        error_setg(errp, "address resolution failed for %s:%s: %s",
+                   host ? host : "", cfg->port, gai_strerror(rc));
+        return false;
+    }
+    for (ai = res; ai; ai = ai->ai_next) {
+        int one = 1;
+
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
+                    ai->ai_protocol);
+        if (fd < 0) {
+            saved = errno;
+            continue;
+        }
+        if (cfg->server) {
+            setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+            if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 &&
+                listen(fd, 1) == 0) {
+                break;
+            }
+        } else if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
+            break;
+        }
+        saved = errno;
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(res);
+    if (fd < 0) {
+        error_setg_errno(errp, saved, "Failed to %s %s:%s",
+                         cfg->server ? "listen on" : "connect to",
+                         host ? host : "*", cfg->port);
+        return false;
+    }
+    chr->out_is_socket = true;
+    if (!cfg->server) {
+        if (cfg->nodelay) {
+            int one = 1;
+
+            setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        }
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+        chr_set_connected(chr, fd, fd);
+        return true;
+    }
+    chr->listen_fd = fd;
+    if (cfg->wait) {
+        int cfd;
+
+        info_report("waiting for connection on: %s%s:%s,server=on",
+                    cfg->telnet ? "telnet:" : "tcp:", host ? host : "",
+                    cfg->port);
+        do {
+            cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        } while (cfd < 0 && errno == EINTR);
+        if (cfd < 0) {
+            error_setg_errno(errp, errno, "Failed to accept on %s:%s",
+                             host ? host : "", cfg->port);
+            return false;
+        }
+        chr_set_connected(chr, cfd, cfd);
+        if (chr->telnet) {
+            chr_telnet_negotiate(chr);
+            chr_flush(chr);
+        }
+        return true;
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    chr_set_listening(chr, true);
+    return true;
+}
+
 static bool chr_socket_open(Chardev *chr, const ChardevConfig *cfg,
                             Error **errp)
 {
     struct sockaddr_un addr;
     int fd;
 
+    chr->telnet = cfg->telnet;
+    chr->nodelay = cfg->nodelay;
+    if (cfg->fd < 0 && (cfg->host || cfg->port)) {
+        return chr_tcp_open(chr, cfg, errp);
+    }
+    if (cfg->telnet) {
+        error_setg(errp, "chardev: telnet=on needs a TCP socket (host=, "
+                   "port=)");
+        return false;
+    }
     chr->out_is_socket = true;
     if (cfg->fd >= 0) {
         struct stat st;
@@ -597,10 +834,24 @@ static Chardev *chr_create(const char *label, const ChardevConfig *cfg,
     chr->out_fd = -1;
     chr->listen_fd = -1;
     chr->pty_fd = -1;
+    chr->log_fd = -1;
     chr->outbuf = g_string_new(NULL);
     chr->open_bh = qemu_bh_new(chr_open_bh, chr);
     chr->disconnect_bh = qemu_bh_new(chr_disconnect_bh, chr);
 
+    if (cfg->logfile) {
+        /* /dev/fdset/N: libvirt passes the log it opened with -add-fd. */
+        chr->log_fd = fdset_open(cfg->logfile, O_WRONLY | O_CREAT |
+                                 (cfg->logappend ? O_APPEND : O_TRUNC),
+                                 0666, errp);
+        if (chr->log_fd < 0) {
+            error_prepend(errp, "chardev '%s': logfile: ", label);
+            g_string_free(chr->outbuf, TRUE);
+            qemu_bh_delete(chr->open_bh);
+            qemu_bh_delete(chr->disconnect_bh);
+            return NULL;
+        }
+    }
     if (!strcmp(cfg->backend, "socket")) {
         chr->kind = CHARDEV_KIND_SOCKET;
         ok = chr_socket_open(chr, cfg, errp);
@@ -624,6 +875,9 @@ static Chardev *chr_create(const char *label, const ChardevConfig *cfg,
         ok = false;
     }
     if (!ok) {
+        if (chr->log_fd >= 0) {
+            close(chr->log_fd);
+        }
         g_string_free(chr->outbuf, TRUE);
         qemu_bh_delete(chr->open_bh);
         qemu_bh_delete(chr->disconnect_bh);
@@ -638,6 +892,12 @@ static Chardev *chr_create(const char *label, const ChardevConfig *cfg,
     if (!chr->filename) {
         if (chr->kind == CHARDEV_KIND_SOCKET && cfg->fd >= 0) {
             chr->filename = g_strdup_printf("fd:%d", cfg->fd);
+        } else if (chr->kind == CHARDEV_KIND_SOCKET && cfg->port) {
+            chr->filename = g_strdup_printf("%s:%s:%s%s",
+                                            cfg->telnet ? "telnet" : "tcp",
+                                            cfg->host ? cfg->host : "",
+                                            cfg->port,
+                                            cfg->server ? ",server=on" : "");
         } else if (chr->kind == CHARDEV_KIND_SOCKET) {
             chr->filename = g_strdup_printf("unix:%s%s", cfg->path,
                                             cfg->server ? ",server=on" : "");
@@ -674,7 +934,8 @@ static bool chr_check_opt(void *opaque, const char *key, const char *value,
 {
     static const char *const known[] = {
         "backend", "id", "path", "server", "wait", "fd", "append",
-        "nodelay", "telnet", "mux", "logfile", "signal",
+        "nodelay", "telnet", "mux", "logfile", "logappend", "signal",
+        "host", "port",
     };
     size_t i;
 
@@ -715,16 +976,52 @@ Chardev *qemu_chr_new_from_opts(QemuOpts *opts, Error **errp)
     if (!local_err) {
         cfg.append = qemu_opt_get_bool(opts, "append", false, &local_err);
     }
+    if (!local_err) {
+        cfg.telnet = qemu_opt_get_bool(opts, "telnet", false, &local_err);
+    }
+    if (!local_err) {
+        cfg.nodelay = qemu_opt_get_bool(opts, "nodelay", false, &local_err);
+    }
+    if (!local_err) {
+        cfg.logappend = qemu_opt_get_bool(opts, "logappend", false,
+                                          &local_err);
+    }
+    if (!local_err && qemu_opt_get_bool(opts, "mux", false, &local_err)) {
+        error_setg(errp, "chardev '%s': mux=on is not supported: a chardev "
+                   "has one front-end", id ? id : "");
+        return NULL;
+    }
     if (local_err) {
         error_propagate(errp, local_err);
+        return NULL;
+    }
+    cfg.host = qemu_opt_get(opts, "host");
+    cfg.port = qemu_opt_get(opts, "port");
+    cfg.logfile = qemu_opt_get(opts, "logfile");
+    if (cfg.logappend && !cfg.logfile) {
+        error_setg(errp, "chardev '%s': logappend needs logfile",
+                   id ? id : "");
+        return NULL;
+    }
+    if ((cfg.host || cfg.port || cfg.telnet) &&
+        strcmp(cfg.backend, "socket")) {
+        error_setg(errp, "chardev '%s': host=, port= and telnet= are for "
+                   "the socket back-end", id ? id : "");
+        return NULL;
+    }
+    if (cfg.path && (cfg.host || cfg.port)) {
+        error_setg(errp, "chardev '%s': give either path= (UNIX) or "
+                   "host=/port= (TCP)", id ? id : "");
         return NULL;
     }
     fd_str = qemu_opt_get(opts, "fd");
     if (fd_str && !chr_parse_fd(fd_str, &cfg.fd, errp)) {
         return NULL;
     }
-    if (!strcmp(cfg.backend, "socket") && cfg.fd < 0 && !cfg.path) {
-        error_setg(errp, "chardev: socket: 'path' or 'fd' is required");
+    if (!strcmp(cfg.backend, "socket") && cfg.fd < 0 && !cfg.path &&
+        !cfg.port && !cfg.host) {
+        error_setg(errp, "chardev: socket: 'path', 'port' or 'fd' is "
+                   "required");
         return NULL;
     }
     if (!cfg.server) {
@@ -848,6 +1145,9 @@ void qemu_chr_delete(Chardev *chr)
     if (chr->kind == CHARDEV_KIND_FILE && chr->out_fd >= 0) {
         close(chr->out_fd);
     }
+    if (chr->log_fd >= 0) {
+        close(chr->log_fd);
+    }
     timer_free(chr->pty_timer);
     if (chr->pty_fd >= 0) {
         close(chr->pty_fd);
@@ -964,12 +1264,48 @@ void qemu_chr_fe_accept_input(CharBackend *be)
     }
 }
 
+/* Everything the front-end writes, connected peer or not. */
+static void chr_write_log(Chardev *chr, const uint8_t *buf, int len)
+{
+    while (len > 0) {
+        ssize_t n = write(chr->log_fd, buf, len);
+
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            trace_chardev_log_error(chr->label, errno);
+            return;             /* a full disk loses log, not the guest */
+        }
+        buf += n;
+        len -= n;
+    }
+}
+
 int qemu_chr_fe_write_all(CharBackend *be, const uint8_t *buf, int len)
 {
     Chardev *chr = be->chr;
+    g_autofree uint8_t *escaped = NULL;
+    int in_len = len;
 
+    if (chr && chr->log_fd >= 0 && len > 0) {
+        chr_write_log(chr, buf, len);
+    }
     if (!chr || !chr->connected || len < 0) {
         return -1;
+    }
+    if (chr->telnet && memchr(buf, TN_IAC, len)) {
+        int n = 0;
+
+        escaped = g_malloc(len * 2);
+        for (int i = 0; i < len; i++) {
+            escaped[n++] = buf[i];
+            if (buf[i] == TN_IAC) {
+                escaped[n++] = TN_IAC;
+            }
+        }
+        buf = escaped;
+        len = n;
     }
     if (chr->kind == CHARDEV_KIND_NULL) {
         return len;
@@ -994,5 +1330,5 @@ int qemu_chr_fe_write_all(CharBackend *be, const uint8_t *buf, int len)
         return -1;
     }
     chr_update_watch(chr);
-    return len;
+    return in_len;
 }

@@ -16,6 +16,7 @@ static MemoryRegion system_io;
 static AddressSpace as_memory;
 static AddressSpace as_io;
 static bool physmem_ready;
+static int ram_discard_disablers;
 
 static void physmem_init_once(void)
 {
@@ -51,6 +52,20 @@ AddressSpace *address_space_io_get(void)
 {
     physmem_init_once();
     return &as_io;
+}
+
+void ram_block_discard_disable(bool disable)
+{
+    if (disable) {
+        __atomic_add_fetch(&ram_discard_disablers, 1, __ATOMIC_SEQ_CST);
+    } else {
+        __atomic_sub_fetch(&ram_discard_disablers, 1, __ATOMIC_SEQ_CST);
+    }
+}
+
+bool ram_block_discard_is_disabled(void)
+{
+    return __atomic_load_n(&ram_discard_disablers, __ATOMIC_SEQ_CST) > 0;
 }
 
 void cpu_outb(uint32_t addr, uint8_t val)

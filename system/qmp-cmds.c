@@ -235,7 +235,7 @@ static void qmp_query_chardev_one(Chardev *chr, void *opaque)
     json_object_set_string_member(o, "label", qemu_chr_get_label(chr));
     json_object_set_string_member(o, "filename", qemu_chr_get_filename(chr));
     json_object_set_boolean_member(o, "frontend-open",
-                                   qemu_chr_has_frontend(chr));
+                                   qemu_chr_frontend_open(chr));
     json_array_add_object_element(opaque, o);
 }
 

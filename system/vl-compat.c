@@ -13,6 +13,7 @@
 #include "system/target-info.h"
 #include "system/vl-compat.h"
 #include "system/system.h"
+#include "hw/firmware/smbios.h"
 #include <sys/wait.h>
 
 /* ---- -daemonize ---- */
@@ -149,19 +150,6 @@ bool vl_parse_overcommit(const char *arg, bool *mem_lock, Error **errp)
 static char *qemu_uuid;
 int boot_reboot_timeout = -1;
 
-void qemu_uuid_bytes(uint8_t out[16])
-{
-    memset(out, 0, 16);
-    for (int i = 0, n = 0; qemu_uuid && qemu_uuid[i] && n < 32; i++) {
-        int v = g_ascii_xdigit_value(qemu_uuid[i]);
-
-        if (v >= 0) {
-            out[n / 2] |= v << (n % 2 ? 0 : 4);
-            n++;
-        }
-    }
-}
-
 bool vl_parse_uuid(const char *arg, Error **errp)
 {
     static const int groups[] = { 8, 4, 4, 4, 12 };
@@ -188,41 +176,39 @@ bad:
     return false;
 }
 
+/* -smbios type=1,uuid= stands for -uuid when that is not given, as in QEMU. */
+static char *qemu_uuid_string(void)
+{
+    const SmbiosConfig *smbios = smbios_cmdline_config();
+    const uint8_t *u = smbios->t1.uuid;
+
+    if (qemu_uuid) {
+        return g_strdup(qemu_uuid);
+    }
+    if (!smbios->t1.has_uuid) {
+        return NULL;
+    }
+    return g_strdup_printf("%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+                           "%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2], u[3],
+                           u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11],
+                           u[12], u[13], u[14], u[15]);
+}
+
+bool qemu_uuid_get(uint8_t uuid[16])
+{
+    g_autofree char *str = qemu_uuid_string();
+
+    return str && smbios_parse_uuid(str, uuid);
+}
+
 static void qmp_query_uuid(JsonObject *args, JsonNode **ret, Error **errp)
 {
     JsonObject *o = json_object_new();
+    g_autofree char *uuid = qemu_uuid_string();
 
-    json_object_set_string_member(o, "UUID", qemu_uuid ? qemu_uuid :
+    json_object_set_string_member(o, "UUID", uuid ? uuid :
                                   "00000000-0000-0000-0000-000000000000");
     *ret = qmp_node_new_object(o);
-}
-
-/* Only what Conduit's RTC really does: the host's UTC, no drift fixing. */
-bool vl_parse_rtc(const char *arg, Error **errp)
-{
-    static const char *const keys[] = { "base", "clock", "driftfix", NULL };
-    static const struct {
-        const char *key, *value, *why;
-    } supported[] = {
-        { "base", "utc", "the RTC keeps UTC (no localtime or fixed date)" },
-        { "clock", "host", "the RTC follows the host clock" },
-        { "driftfix", "none", "there is no tick catch-up" },
-    };
-    g_autoptr(QemuOpts) opts = parse_keys(arg, "base", keys, errp);
-
-    if (!opts) {
-        return false;
-    }
-    for (size_t i = 0; i < ARRAY_SIZE(supported); i++) {
-        const char *v = qemu_opt_get(opts, supported[i].key);
-
-        if (v && strcmp(v, supported[i].value)) {
-            error_setg(errp, "%s=%s is not supported: %s", supported[i].key,
-                       v, supported[i].why);
-            return false;
-        }
-    }
-    return true;
 }
 
 bool vl_parse_boot(const char *arg, Error **errp)

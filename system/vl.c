@@ -28,6 +28,8 @@
 #include "system/fdset.h"
 #include "system/user-creatable.h"
 #include "system/vl-compat.h"
+#include "hw/firmware/smbios.h"
+#include "system/rtc.h"
 
 const char *qemu_name;
 bool no_shutdown;
@@ -57,7 +59,9 @@ typedef enum OptIndex {
     OPT_LOG, OPT_VERSION, OPT_HELP, OPT_H, OPT_PIDFILE, OPT_GLOBAL,
     OPT_OBJECT, OPT_OVERCOMMIT, OPT_UUID, OPT_RTC, OPT_BOOT, OPT_ADD_FD,
     OPT_AUDIODEV, OPT_MSG, OPT_CPU, OPT_SANDBOX,
+    OPT_SMBIOS, OPT_NO_HPET,
     OPT_NO_ACPI,
+    OPT_USB, OPT_USBDEVICE,
     OPT_BLOCKDEV, OPT_DRIVE, OPT_NETDEV,
     OPT_BIOS, OPT_DATADIR, OPT_ACTION,
 } OptIndex;
@@ -147,6 +151,8 @@ static const OptDef opt_defs[] = {
     { "no-reboot", OPT_NO_REBOOT, false, "", "exit instead of rebooting" },
     { "no-acpi", OPT_NO_ACPI, false, "",
       "no ACPI tables (same as -machine acpi=off)" },
+    { "no-hpet", OPT_NO_HPET, false, "",
+      "no HPET (same as -machine hpet=off; the pc machine has none)" },
     { "no-user-config", OPT_NO_USER_CONFIG, false, "",
       "accepted for compatibility (there are no config files)" },
     { "trace", OPT_TRACE, true, "[enable=]PATTERN|events=FILE|file=FILE",
@@ -161,8 +167,10 @@ static const OptDef opt_defs[] = {
       "mem-lock=on locks all of Conduit's memory (mlockall)",
       "mem-lock:boolean cpu-pm:boolean" },
     { "uuid", OPT_UUID, true, "UUID", "the guest's UUID (query-uuid)" },
-    { "rtc", OPT_RTC, true, "[base=utc][,clock=host][,driftfix=none]",
-      "real-time clock: the CMOS RTC keeps the host's UTC time",
+    { "rtc", OPT_RTC, true,
+      "[base=utc|localtime|DATE][,clock=host|rt|vm][,driftfix=none|slew]",
+      "real-time clock: where it starts, which host clock drives it, and "
+      "whether lost periodic ticks are caught up (slew)",
       "base:string clock:string driftfix:string" },
     { "boot", OPT_BOOT, true, "[strict=on|off][,menu=off]",
       "accepted for compatibility: Conduit boots only -kernel",
@@ -179,6 +187,14 @@ static const OptDef opt_defs[] = {
       "vCPU model (-cpu help lists them; no feature changes)" },
     { "sandbox", OPT_SANDBOX, true, "off",
       "only 'off': Conduit is built without a seccomp sandbox" },
+    { "smbios", OPT_SMBIOS, true,
+      "file=BINARY | type=0|1|2|3|4|11|17[,field=value...]",
+      "SMBIOS tables: load structures from a file, or set the fields of "
+      "one of Conduit's (type=1,serial=...,uuid=...)" },
+    { "usb", OPT_USB, false, "",
+      "the machine's USB controller (same as -machine usb=on)" },
+    { "usbdevice", OPT_USBDEVICE, true, "tablet|mouse|keyboard",
+      "a USB HID device (same as -usb -device usb-tablet, ...)" },
     { "version", OPT_VERSION, false, "", "print the version and exit" },
     { "help", OPT_HELP, false, "", "print this help and exit" },
     { "h", OPT_H, false, "", "same as -help" },
@@ -203,6 +219,7 @@ typedef struct VlConfig {
     bool nographic;
     bool nodefaults;
     bool no_acpi;
+    bool usb;                   /* -usb / -usbdevice */
     SmpConfig smp;
     const char *smp_arg;        /* the last -smp, for error locations */
     const char *kernel;
@@ -636,7 +653,7 @@ static void parse_one(VlConfig *cfg, const OptDef *def, const char *name,
         }
         break;
     case OPT_RTC:
-        if (!vl_parse_rtc(arg, &err)) {
+        if (!rtc_parse_option(arg, &err)) {
             fatal_err(err);
         }
         break;
@@ -667,6 +684,11 @@ static void parse_one(VlConfig *cfg, const OptDef *def, const char *name,
         break;
     case OPT_SANDBOX:
         if (!vl_parse_sandbox(arg, &err)) {
+            fatal_err(err);
+        }
+        break;
+    case OPT_SMBIOS:
+        if (!smbios_parse_option(smbios_cmdline_config(), arg, &err)) {
             fatal_err(err);
         }
         break;
@@ -712,7 +734,37 @@ static void parse_one(VlConfig *cfg, const OptDef *def, const char *name,
     case OPT_NO_ACPI:
         cfg->no_acpi = true;
         break;
+    case OPT_USB:
+        cfg->usb = true;
+        break;
+    case OPT_USBDEVICE: {
+        static const char *const names[][2] = {
+            { "tablet", "usb-tablet" }, { "mouse", "usb-mouse" },
+            { "keyboard", "usb-kbd" },
+        };
+        const char *driver = NULL;
+
+        for (unsigned i = 0; i < G_N_ELEMENTS(names); i++) {
+            if (!strcmp(arg, names[i][0])) {
+                driver = names[i][1];
+            }
+        }
+        if (!driver) {
+            loc_push_cmdline(name, arg);
+            error_report("could not add USB device '%s'", arg);
+            fprintf(stderr, "Conduit's -usbdevice knows tablet, mouse and "
+                         "keyboard; use -device for others.\n");
+            exit(1);
+        }
+        cfg->usb = true;
+        co.opts = qemu_opts_parse(driver, "driver", &error_fatal);
+        g_array_append_val(cfg->devices, co);
+        break;
+    }
     case OPT_NO_USER_CONFIG:
+        break;
+    case OPT_NO_HPET:
+        /* What the machine is anyway (pc's hpet property is off). */
         break;
     case OPT_TRACE:
         if (!strcmp(arg, "help") || !strcmp(arg, "?") ||
@@ -1197,6 +1249,9 @@ int qemu_main(int argc, char **argv)
         ms->acpi = false;
     }
     apply_machine_opts(&cfg, ms);
+    if (cfg.usb) {
+        ms->usb = true;
+    }
     if (cfg.kernel) {
         g_free(ms->kernel_filename);
         ms->kernel_filename = g_strdup(cfg.kernel);
@@ -1233,6 +1288,12 @@ int qemu_main(int argc, char **argv)
     create_backends(&cfg);
     if (mc->init && !mc->init(ms, &err)) {
         fatal_err(err);
+    }
+    if (ms->usb && !qbus_find_by_type("usb-bus")) {
+        error_report("-machine usb=on: the %s machine has no USB controller",
+                     object_class_get_name(OBJECT_CLASS(mc)));
+        fprintf(stderr, "Add one with -device qemu-xhci, or use usb=off.\n");
+        exit(1);
     }
     create_devices(&cfg);
     qdev_hotplug = true;

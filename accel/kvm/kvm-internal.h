@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * State shared by the KVM accelerator's files, and the pure memslot
- * planning function (unit-tested without /dev/kvm).
+ * State shared by the KVM accelerator's files, the per-architecture hooks
+ * (KVMArchOps, implemented by kvm-x86.c), and the pure memslot planning
+ * function (unit-tested without /dev/kvm).
  */
 #ifndef ACCEL_KVM_INTERNAL_H
 #define ACCEL_KVM_INTERNAL_H
@@ -32,6 +33,12 @@ typedef struct KVMSlotPlan {
 KVMSlotPlan kvm_plan_slot(uint64_t gpa, uint64_t size, uint64_t hva,
                           uint64_t page_size);
 
+struct CpuTopology;     /* hw/boards.h */
+
+/* Defined by the architecture's file (kvm-x86.c); opaque elsewhere. */
+typedef struct KVMArchState KVMArchState;
+typedef struct KVMArchVCPU KVMArchVCPU;
+
 /* One vCPU. */
 typedef struct KVMVCPU {
     int index;
@@ -42,7 +49,7 @@ typedef struct KVMVCPU {
     int host_tid;           /* Linux thread id, for query-cpus-fast */
     bool reset_pending;     /* BQL: load the boot state before running */
     bool parked;            /* BQL: cannot run until the next reset */
-    struct kvm_sregs *reset_sregs;  /* as KVM created it: the reset state */
+    KVMArchVCPU *arch;      /* registers, CPUID, MSRs: kvm_arch_ops */
 } KVMVCPU;
 
 typedef struct KVMState {
@@ -53,12 +60,37 @@ typedef struct KVMState {
     bool irqchip;
     KVMVCPU *vcpus;
     unsigned nr_vcpus;
-    /* -smp logical CPUs per core and per package; 0: not a power of 2 */
-    unsigned cpuid_threads, cpuid_pkg_cpus;
-    struct kvm_cpuid2 *cpuid;
+    KVMArchState *arch;     /* set by kvm_arch_ops.init_vm */
 } KVMState;
 
 extern KVMState *kvm_state;
+
+/*
+ * What kvm-all.c (VM and vCPU lifecycle, threads, exits) asks of the
+ * guest architecture.  One implementation, kvm_arch_ops in kvm-x86.c:
+ * Conduit's KVM targets are x86 only (accel/kvm/meson.build).  All run
+ * under the BQL; the vCPU hooks on any thread unless noted.
+ */
+typedef struct KVMArchOps {
+    /* After KVM_CREATE_VM: VM-wide set-up, including the irqchip. */
+    bool (*init_vm)(KVMState *s, Error **errp);
+    /* Undoes init_vm, also a partial one; s->arch may be NULL. */
+    void (*cleanup_vm)(KVMState *s);
+    /*
+     * After KVM_CREATE_VCPU and the kvm_run mmap, before the vCPU's
+     * thread starts; @smp is the machine's -smp topology.
+     */
+    bool (*init_vcpu)(KVMState *s, KVMVCPU *cpu,
+                      const struct CpuTopology *smp, Error **errp);
+    /* Undoes init_vcpu, also a partial one; cpu->arch may be NULL. */
+    void (*cleanup_vcpu)(KVMVCPU *cpu);
+    /* On the vCPU's thread: the architectural reset (boot) state. */
+    void (*reset_vcpu)(KVMState *s, KVMVCPU *cpu);
+    /* Reports @what with the registers: the VM cannot continue. */
+    void (*report_vcpu)(KVMVCPU *cpu, const char *what);
+} KVMArchOps;
+
+extern const KVMArchOps kvm_arch_ops;
 
 /* kvm-coalesced-ring.c: the coalesced MMIO ring, pure (unit-tested). */
 struct kvm_coalesced_mmio_ring;

@@ -265,6 +265,15 @@ GByteArray *acpi_build_dsdt(const AcpiPlatform *p)
     aml_append(s5, aml_int(0));
     aml_append(s5, aml_int(0));
     aml_append(body, aml_name_decl("\\_S5", s5));
+    if (p->s4) {
+        Aml *s4 = aml_package();
+
+        aml_append(s4, aml_int(ACPI_S4_SLP_TYP));
+        aml_append(s4, aml_int(ACPI_S4_SLP_TYP));
+        aml_append(s4, aml_int(0));
+        aml_append(s4, aml_int(0));
+        aml_append(body, aml_name_decl("\\_S4", s4));
+    }
 
     aml_append(sb, dsdt_pci0(p));
     for (int i = 0; i < 4; i++) {

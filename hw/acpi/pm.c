@@ -13,6 +13,7 @@
 #include "hw/boards.h"
 #include "hw/irq.h"
 #include "hw/qdev-core.h"
+#include "hw/qdev-properties.h"
 #include "system/memory.h"
 #include "system/address-spaces.h"
 #include "qapi/error.h"
@@ -105,7 +106,8 @@ AcpiPmAction acpi_pm1_write(AcpiPm1 *pm, unsigned off, uint64_t val,
             unsigned slp_typ = (pm->cnt & PM1_CNT_SLP_TYP_MASK) >>
                                ACPI_PM1_CNT_SLP_TYP_SHIFT;
 
-            if (slp_typ == ACPI_S5_SLP_TYP) {
+            if (slp_typ == ACPI_S5_SLP_TYP ||
+                (slp_typ == ACPI_S4_SLP_TYP && pm->s4_enabled)) {
                 action = ACPI_PM_POWER_OFF;
             }
         }
@@ -135,6 +137,8 @@ typedef struct AcpiPmState {
     uint8_t gpe0_sts[ICH9_GPE0_HALF];
     uint8_t gpe0_en[ICH9_GPE0_HALF];
     uint32_t smi_en;
+    /* QEMU's PIIX4_PM properties: 1 removes \_S3 / \_S4 from the DSDT. */
+    uint8_t disable_s3, disable_s4;
 } AcpiPmState;
 
 #define ACPI_PM(obj) OBJECT_CHECK(AcpiPmState, (obj), TYPE_ACPI_PM)
@@ -261,6 +265,7 @@ static void acpi_pm_reset(DeviceState *dev)
     memset(s->gpe0_sts, 0, sizeof(s->gpe0_sts));
     memset(s->gpe0_en, 0, sizeof(s->gpe0_en));
     s->smi_en = ICH9_SMI_EN_APMC_EN;
+    s->pm1.s4_enabled = !s->disable_s4;
     acpi_pm_update_sci(s);
 }
 
@@ -268,14 +273,62 @@ static bool acpi_pm_realize(DeviceState *dev, Error **errp)
 {
     AcpiPmState *s = ACPI_PM(dev);
 
+    if (s->disable_s3 > 1 || s->disable_s4 > 1) {
+        error_setg(errp, "%s: disable_s3 and disable_s4 are 0 or 1",
+                   object_get_typename(OBJECT(dev)));
+        return false;
+    }
+    /*
+     * Resuming from S3 starts at the firmware's reset vector, which finds
+     * the OS waking vector; a direct -kernel boot has no firmware for it.
+     */
+    if (!s->disable_s3) {
+        error_setg(errp, "%s.disable_s3=0: S3 (suspend to RAM) is not "
+                   "supported: resuming needs firmware, which Conduit's "
+                   "direct kernel boot does not run",
+                   object_get_typename(OBJECT(dev)));
+        error_append_hint(errp, "Use -global %s.disable_s3=1 (libvirt: "
+                          "<pm><suspend-to-mem enabled='no'/></pm>).\n",
+                          object_get_typename(OBJECT(dev)));
+        return false;
+    }
     memory_region_init_io(&s->io, OBJECT(s), &acpi_pm_ops, s, "acpi-pm",
                           s->ich9 ? ICH9_PM_SIZE : ACPI_PM_SIZE);
     memory_region_add_subregion(get_system_io(), ACPI_PM_BASE, &s->io);
     qdev_init_gpio_out(dev, &s->sci, 1);
     acpi_pm1_reset(&s->pm1);
+    s->pm1.s4_enabled = !s->disable_s4;
     qemu_register_powerdown_handler(acpi_pm_powerdown, s);
     return true;
 }
+
+void acpi_pm_set_sleep_states(DeviceState *pm, uint8_t disable_s3,
+                              uint8_t disable_s4)
+{
+    AcpiPmState *s = ACPI_PM(pm);
+
+    s->disable_s3 = disable_s3;
+    s->disable_s4 = disable_s4;
+    s->pm1.s4_enabled = !s->disable_s4;
+}
+
+void acpi_pm_sleep_states(DeviceState *pm, bool *s3, bool *s4)
+{
+    AcpiPmState *s = ACPI_PM(pm);
+
+    *s3 = !s->disable_s3;
+    *s4 = !s->disable_s4;
+}
+
+/*
+ * Defaults: S3 off (there is no resume path without firmware), S4 on as
+ * in QEMU (it powers off once the guest saved its image).
+ */
+static const Property acpi_pm_props[] = {
+    DEFINE_PROP_UINT8("disable_s3", AcpiPmState, disable_s3, 1),
+    DEFINE_PROP_UINT8("disable_s4", AcpiPmState, disable_s4, 0),
+    DEFINE_PROP_END_OF_LIST(),
+};
 
 static void acpi_pm_finalize(Object *obj)
 {
@@ -295,6 +348,14 @@ static void acpi_pm_class_init(ObjectClass *klass, void *data)
     dc->realize = acpi_pm_realize;
     dc->reset = acpi_pm_reset;
     dc->user_creatable = false;
+    device_class_set_props(dc, acpi_pm_props);
+}
+
+static void piix4_pm_class_init(ObjectClass *klass, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(klass);
+
+    dc->desc = "the pc machine's ACPI power management (PIIX4 PM's name)";
 }
 
 void acpi_pm_set_base(DeviceState *dev, bool enabled, uint16_t base)
@@ -310,7 +371,8 @@ void acpi_pm_set_base(DeviceState *dev, bool enabled, uint16_t base)
 DeviceState *acpi_pm_create(MachineState *ms, qemu_irq sci, bool ich9,
                             Error **errp)
 {
-    DeviceState *dev = qdev_new(TYPE_ACPI_PM);
+    /* On q35 the block is the ICH9 LPC's, which owns its properties. */
+    DeviceState *dev = qdev_new(ich9 ? TYPE_ACPI_PM : TYPE_PIIX4_PM);
 
     ACPI_PM(dev)->ich9 = ich9;
 
@@ -333,9 +395,17 @@ static const TypeInfo acpi_pm_type_info = {
     .instance_finalize = acpi_pm_finalize,
 };
 
+static const TypeInfo piix4_pm_type_info = {
+    .name = TYPE_PIIX4_PM,
+    .parent = TYPE_ACPI_PM,
+    .instance_size = sizeof(AcpiPmState),
+    .class_init = piix4_pm_class_init,
+};
+
 static void acpi_pm_register_types(void)
 {
     type_register_static(&acpi_pm_type_info);
+    type_register_static(&piix4_pm_type_info);
 }
 
 type_init(acpi_pm_register_types)

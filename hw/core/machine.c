@@ -203,18 +203,13 @@ MACHINE_STR_PROP(firmware, "firmware")
 
 static bool machine_get_usb(Object *obj, Error **errp)
 {
-    return false;
+    return MACHINE(obj)->usb;
 }
 
-/* There is no USB controller to create: only "off" is true. */
+/* The machine creates its USB controller (pc: piix3-usb-uhci at 1.2). */
 static bool machine_set_usb(Object *obj, bool value, Error **errp)
 {
-    if (value) {
-        error_setg(errp, "Conduit machines have no USB controller");
-        error_append_hint(errp, "Use usb=off (libvirt: <controller "
-                          "type='usb' model='none'/>)\n");
-        return false;
-    }
+    MACHINE(obj)->usb = value;
     return true;
 }
 

@@ -428,6 +428,10 @@ static bool parse_hex_part(const char *s, const char *end, int max_digits,
 {
     unsigned v = 0;
 
+    /* libvirt writes each part with 0x: addr=0x1.0x2. */
+    if (end - s > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        s += 2;
+    }
     if (end == s || end - s > max_digits) {
         return false;
     }

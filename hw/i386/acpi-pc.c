@@ -67,6 +67,11 @@ static void pc_acpi_platform(MachineState *ms, AcpiPlatform *p,
     for (int i = 0; i < 4; i++) {
         p->serial[i] = serial_hd(i) != NULL;
     }
+    if (PC_MACHINE(ms)->acpi_pm) {
+        bool s3;
+
+        acpi_pm_sleep_states(PC_MACHINE(ms)->acpi_pm, &s3, &p->s4);
+    }
 }
 
 static void pc_acpi_reset(void *opaque)

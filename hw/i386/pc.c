@@ -23,9 +23,11 @@
 #include "hw/i386/x86-fw.h"
 #include "hw/i386/pc-isa.h"
 #include "hw/i386/acpi-pc.h"
+#include "hw/i386/smbios-pc.h"
 #include "hw/acpi/acpi-tables.h"
 #include "hw/irq.h"
 #include "hw/qdev-core.h"
+#include "hw/qdev-properties.h"
 #include "system/kvm.h"
 #include "trace.h"
 
@@ -93,6 +95,32 @@ static bool pc_create_lpc(PCMachineState *pcms, Error **errp)
     return true;
 }
 
+/*
+ * Slot 1 as on QEMU's pc: the PIIX3 function 0, and with -usb (machine
+ * usb=on) the UHCI at 1.2, where libvirt puts it too.
+ */
+static bool pc_slot1_init(MachineState *ms, Error **errp)
+{
+    BusState *bus = qbus_find("pci.0", errp);
+    DeviceState *dev;
+
+    if (!bus) {
+        return false;
+    }
+    dev = qdev_new(TYPE_PIIX3_PCI_DEVICE);
+    qdev_prop_set_int32(dev, "addr", PC_PIIX3_DEVFN);
+    qdev_prop_set_bool(dev, "multifunction", true);
+    if (!qdev_realize_and_unref(dev, bus, errp)) {
+        return false;
+    }
+    if (!ms->usb) {
+        return true;
+    }
+    dev = qdev_new("piix3-usb-uhci");
+    qdev_prop_set_int32(dev, "addr", PC_PIIX3_DEVFN + 2);
+    return qdev_realize_and_unref(dev, bus, errp);
+}
+
 static bool pc_init(MachineState *ms, Error **errp)
 {
     PCMachineState *pcms = PC_MACHINE(ms);
@@ -149,7 +177,7 @@ static bool pc_init(MachineState *ms, Error **errp)
         return false;
     }
     pc_pci_connect_intx();
-    if (q35 && !pc_create_lpc(pcms, errp)) {
+    if (q35 ? !pc_create_lpc(pcms, errp) : !pc_slot1_init(ms, errp)) {
         return false;
     }
     if (!pc_isa_init(ms, errp)) {
@@ -168,6 +196,11 @@ static bool pc_init(MachineState *ms, Error **errp)
         pc_pci_host_set_assign_bars(pcms->pci_bus, false);
     }
     qemu_register_reset(pc_firmware_role_reset, pcms);
+    /* With firmware, the firmware places the tables (fw_cfg). */
+    if (pcms->has_firmware ? !pc_smbios_fw_cfg(ms, pcms->fw_cfg, errp)
+                           : !pc_smbios_init(ms, errp)) {
+        return false;
+    }
     if (ms->kernel_filename &&
         !x86_load_kernel(ms, pcms->below_4g_mem_size,
                          pcms->above_4g_mem_size, errp)) {
@@ -204,6 +237,27 @@ static void pc_machine_finalize(Object *obj)
 PC_PFLASH_PROP(0)
 PC_PFLASH_PROP(1)
 
+/*
+ * hpet=off (and -no-hpet) describe this machine as it is: it has no
+ * HPET, so guests use the PIT, the local APIC timer and kvm-clock.
+ */
+static bool pc_machine_get_hpet(Object *obj, Error **errp)
+{
+    return false;
+}
+
+static bool pc_machine_set_hpet(Object *obj, bool value, Error **errp)
+{
+    if (value) {
+        error_setg(errp, "hpet=on is not supported: Conduit's pc machine "
+                   "has no HPET");
+        error_append_hint(errp, "Leave it out or use hpet=off (libvirt: "
+                          "<timer name='hpet' present='no'/>).\n");
+        return false;
+    }
+    return true;
+}
+
 static void pc_machine_class_init(ObjectClass *oc, void *data)
 {
     MachineClass *mc = MACHINE_CLASS(oc);
@@ -222,6 +276,8 @@ static void pc_machine_class_init(ObjectClass *oc, void *data)
                                   pc_set_pflash0);
     object_class_property_add_str(oc, "pflash1", pc_get_pflash1,
                                   pc_set_pflash1);
+    object_class_property_add_bool(oc, "hpet", pc_machine_get_hpet,
+                                   pc_machine_set_hpet);
 }
 
 /* ---- the versioned machine names ---- */

@@ -20,6 +20,8 @@
 #include "hw/nvram/pflash.h"
 #include "hw/acpi/table-loader.h"
 #include "hw/rtc/mc146818rtc.h"
+#include "hw/firmware/smbios.h"
+#include "hw/i386/smbios-pc.h"
 #include "hw/char/serial.h"
 #include "block/block.h"
 #include "system/memory.h"
@@ -319,6 +321,37 @@ void x86_fw_cfg_set_smbios(FWCfgState *fw, void *anchor, size_t anchor_len,
     }
 }
 
+bool pc_smbios_fw_cfg(MachineState *ms, FWCfgState *fw, Error **errp)
+{
+    SmbiosMachine m;
+    SmbiosTables t;
+    uint8_t ep[MAX(SMBIOS_EP21_SIZE, SMBIOS_EP30_SIZE)];
+    size_t ep_len;
+    guint len;
+
+    pc_smbios_describe(ms, &m);
+    if (!smbios_build_tables(smbios_cmdline_config(), &m, &t, errp)) {
+        return false;
+    }
+    /*
+     * The firmware places the table and fills in its address: the
+     * anchor's address field stays 0.  2.1 when the table fits its
+     * 16-bit length (SeaBIOS reads both), else 3.0.
+     */
+    if (smbios_build_entry_point_21(&t, 0, ep)) {
+        ep_len = SMBIOS_EP21_SIZE;
+    } else {
+        smbios_build_entry_point_30(&t, 0, ep);
+        ep_len = SMBIOS_EP30_SIZE;
+    }
+    len = t.table->len;
+    x86_fw_cfg_set_smbios(fw, g_memdup2(ep, ep_len), ep_len,
+                          g_byte_array_free(t.table, false), len);
+    t.table = NULL;
+    smbios_tables_free(&t);
+    return true;
+}
+
 /* Once every device exists: boot order and the ACPI tables. */
 static void x86_fw_cfg_init_done(void *opaque)
 {
@@ -364,7 +397,9 @@ static void x86_fw_cfg_init(MachineState *ms, PCMachineState *pcms)
     /* There is no display: the serial port is the console. */
     fw_cfg_add_i16(fw, FW_CFG_NOGRAPHIC, 1);
     fw_cfg_add_i16(fw, FW_CFG_BOOT_MENU, 0);
-    qemu_uuid_bytes(uuid);
+    if (!qemu_uuid_get(uuid)) {
+        memset(uuid, 0, sizeof(uuid));
+    }
     fw_cfg_add_bytes(fw, FW_CFG_UUID, g_memdup2(uuid, 16), 16);
     fw_cfg_add_i32(fw, FW_CFG_IRQ0_OVERRIDE, 1);
     fw_cfg_add_bytes(fw, FW_CFG_NUMA, numa, 8 + 8 * max_cpus);

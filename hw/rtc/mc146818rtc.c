@@ -4,19 +4,25 @@
  * (bit 7, the NMI mask on PCs, is ignored), port 0x71 reads or writes it.
  *
  * The clock is not ticked: registers 0-9 and the century byte (0x32) are
- * computed on each read from the host's wall clock plus an offset that
- * the guest moves by writing them.  Every read is a consistent snapshot,
- * so the update-in-progress bit never needs to be set.  SET (status B
- * bit 7) freezes the registers the guest sees until it is cleared, as on
- * the chip, so the usual "set SET, write the date, clear SET" sequence
- * lands exactly.
+ * computed on each read from the host time -rtc chose (system/rtc.c: the
+ * wall clock, monotonic time or the VM clock, from base= utc, localtime
+ * or a date) plus an offset that the guest moves by writing them.  Every
+ * read is a consistent snapshot, so the update-in-progress bit never
+ * needs to be set.  SET (status B bit 7) freezes the registers the guest
+ * sees until it is cleared, as on the chip, so the usual "set SET, write
+ * the date, clear SET" sequence lands exactly.
  *
  * Interrupts: update-ended and alarm flags come from a timer on the
  * virtual clock (so a paused VM gets none) armed only while UIE or AIE is
  * enabled; IRQF and the IRQ line follow the enabled flags until status C
- * is read.  The periodic interrupt (PIE, rate in status A) is not
- * modelled: PF never sets.  The day of week is always derived from the
- * date; a write to it is dropped.
+ * is read.  The periodic interrupt (PIE, at the rate status A selects)
+ * runs on the virtual clock too.  A tick is lost when the guest has not
+ * yet read status C for the previous one, or when the host ran the timer
+ * late; with lost_tick_policy=slew (-rtc driftfix=slew, libvirt's
+ * tickpolicy='catchup') each lost tick is counted and delivered later,
+ * between the regular ones, so a guest that counts ticks keeps time.
+ * The day of week is always derived from the date; a write to it is
+ * dropped.
  */
 #include "qemu/osdep.h"
 #include "hw/rtc/mc146818rtc.h"
@@ -27,6 +33,9 @@
 #include "qemu/timer.h"
 #include "qapi/error.h"
 #include "qemu/error-report.h"
+#include "hw/qdev-properties.h"
+#include "monitor/monitor.h"
+#include "system/rtc.h"
 #include "qom/object.h"
 #include "trace.h"
 
@@ -38,6 +47,20 @@
 /* Century and year registers hold two digits each. */
 #define RTC_YEAR_MIN 0
 #define RTC_YEAR_MAX 9999
+/* The time base: 32.768 kHz. */
+#define RTC_BASE_HZ 32768
+/* Bounds what a guest that never acknowledges can make us owe it. */
+#define RTC_MAX_COALESCED (1u << 16)
+
+typedef enum RtcLostTickPolicy {
+    RTC_LOST_TICK_DISCARD,
+    RTC_LOST_TICK_DELAY,
+    RTC_LOST_TICK_SLEW,
+} RtcLostTickPolicy;
+
+static const char *const rtc_lost_tick_policy_names[] = {
+    "discard", "delay", "slew", NULL,
+};
 
 typedef struct RTCState {
     DeviceState parent_obj;
@@ -50,7 +73,17 @@ typedef struct RTCState {
     uint8_t cmos[RTC_CMOS_SIZE];
     int64_t offset_s;           /* guest clock minus host wall clock */
     struct tm frozen;           /* what the guest sees while SET is set */
+    /* The periodic interrupt. */
+    int lost_tick_policy;       /* RtcLostTickPolicy */
+    QEMUTimer *periodic_timer;
+    QEMUTimer *catchup_timer;
+    int64_t period_ns;          /* 0: not running */
+    int64_t next_periodic_ns;
+    uint32_t coalesced;         /* lost ticks still owed (slew) */
+    uint64_t ticks_lost, ticks_reinjected;      /* for x-query / traces */
 } RTCState;
+
+static GSList *rtc_devices;     /* RTCState *: for rtc-reset-reinjection */
 
 #define MC146818_RTC(obj) OBJECT_CHECK(RTCState, (obj), TYPE_MC146818_RTC)
 
@@ -114,7 +147,7 @@ static void rtc_get_tm(RTCState *s, struct tm *tm)
         *tm = s->frozen;
         return;
     }
-    rtc_guest_tm_at(s, g_get_real_time() / G_USEC_PER_SEC, tm);
+    rtc_guest_tm_at(s, rtc_now_us() / G_USEC_PER_SEC, tm);
 }
 
 static void rtc_set_tm(RTCState *s, const struct tm *tm)
@@ -132,7 +165,7 @@ static void rtc_set_tm(RTCState *s, const struct tm *tm)
                              "ignored\n", RTC_YEAR_MIN, RTC_YEAR_MAX);
         return;
     }
-    s->offset_s = (int64_t)t - g_get_real_time() / G_USEC_PER_SEC;
+    s->offset_s = (int64_t)t - rtc_now_us() / G_USEC_PER_SEC;
     trace_mc146818_rtc_set_time(s->offset_s);
 }
 
@@ -248,7 +281,7 @@ static void rtc_arm_update_timer(RTCState *s)
         timer_del(s->update_timer);
         return;
     }
-    to_next_ns = (G_USEC_PER_SEC - g_get_real_time() % G_USEC_PER_SEC) *
+    to_next_ns = (G_USEC_PER_SEC - rtc_now_us() % G_USEC_PER_SEC) *
                  SCALE_US;
     /* Fired a little early for this second: aim at the next one. */
     if (to_next_ns < 100 * SCALE_MS) {
@@ -272,7 +305,7 @@ static void rtc_update_timer_cb(void *opaque)
 
     if (!(s->cmos[RTC_REG_B] & RTC_REG_B_SET)) {
         /* Rounded: the timer may run a little either side of the tick. */
-        rtc_guest_tm_at(s, (g_get_real_time() + G_USEC_PER_SEC / 2) /
+        rtc_guest_tm_at(s, (rtc_now_us() + G_USEC_PER_SEC / 2) /
                            G_USEC_PER_SEC, &tm);
         s->cmos[RTC_REG_C] |= RTC_REG_C_UF;
         if (rtc_alarm_matches(s->cmos[RTC_SECONDS_ALARM],
@@ -287,6 +320,102 @@ static void rtc_update_timer_cb(void *opaque)
         trace_mc146818_rtc_irq(s->cmos[RTC_REG_C]);
     }
     rtc_arm_update_timer(s);
+}
+
+/* Status A's rate select: none, or 2^(RS-1) cycles of 32.768 kHz. */
+static int64_t rtc_periodic_period_ns(uint8_t reg_a)
+{
+    unsigned rs = reg_a & 0x0f;
+
+    if (!rs) {
+        return 0;
+    }
+    if (rs <= 2) {
+        rs += 7;                /* 256 and 128 Hz, as the chip does */
+    }
+    return (int64_t)(1u << (rs - 1)) * NANOSECONDS_PER_SECOND / RTC_BASE_HZ;
+}
+
+/* Status A or B changed: start, retune or stop the periodic timer. */
+static void rtc_periodic_update(RTCState *s)
+{
+    int64_t period = (s->cmos[RTC_REG_B] & RTC_REG_B_PIE)
+                     ? rtc_periodic_period_ns(s->cmos[RTC_REG_A]) : 0;
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+
+    if (period == s->period_ns) {
+        return;
+    }
+    trace_mc146818_rtc_periodic(s->period_ns, period);
+    s->period_ns = period;
+    if (!period) {
+        timer_del(s->periodic_timer);
+        timer_del(s->catchup_timer);
+        s->coalesced = 0;
+        return;
+    }
+    s->next_periodic_ns = now + period;
+    timer_mod_ns(s->periodic_timer, s->next_periodic_ns);
+}
+
+static void rtc_periodic_cb(void *opaque)
+{
+    RTCState *s = opaque;
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    uint64_t due, lost;
+
+    if (!s->period_ns) {
+        return;
+    }
+    /* Every period that has passed since the last tick is due now. */
+    due = 1 + (now > s->next_periodic_ns
+               ? (uint64_t)(now - s->next_periodic_ns) / s->period_ns : 0);
+    s->next_periodic_ns += due * s->period_ns;
+    lost = due - 1;
+    if (s->cmos[RTC_REG_C] & RTC_REG_C_PF) {
+        lost++;                 /* the previous one was never taken */
+    }
+    s->cmos[RTC_REG_C] |= RTC_REG_C_PF;
+    rtc_update_irq(s);
+    if (lost) {
+        s->ticks_lost += lost;
+        if (s->lost_tick_policy == RTC_LOST_TICK_SLEW) {
+            s->coalesced = MIN((uint64_t)s->coalesced + lost,
+                               RTC_MAX_COALESCED);
+        }
+        trace_mc146818_rtc_lost_ticks(lost, s->coalesced);
+    }
+    timer_mod_ns(s->periodic_timer, s->next_periodic_ns);
+}
+
+/*
+ * Re-injection of a lost tick: a quarter period after the guest took the
+ * last one, so owed ticks go out four times faster than the rate.
+ */
+static void rtc_catchup_arm(RTCState *s)
+{
+    if (s->coalesced && s->period_ns &&
+        !(s->cmos[RTC_REG_C] & RTC_REG_C_PF)) {
+        timer_mod_ns(s->catchup_timer,
+                     qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+                     MAX(s->period_ns / 4, 10 * SCALE_US));
+    }
+}
+
+static void rtc_catchup_cb(void *opaque)
+{
+    RTCState *s = opaque;
+
+    /* Not taken yet (a regular tick came first): wait for the ack. */
+    if (!s->coalesced || !s->period_ns ||
+        (s->cmos[RTC_REG_C] & RTC_REG_C_PF)) {
+        return;
+    }
+    s->coalesced--;
+    s->ticks_reinjected++;
+    s->cmos[RTC_REG_C] |= RTC_REG_C_PF;
+    rtc_update_irq(s);
+    trace_mc146818_rtc_reinject(s->coalesced);
 }
 
 static void rtc_write_reg_b(RTCState *s, uint8_t val)
@@ -308,6 +437,7 @@ static void rtc_write_reg_b(RTCState *s, uint8_t val)
     }
     rtc_update_irq(s);
     rtc_arm_update_timer(s);
+    rtc_periodic_update(s);
 }
 
 static uint8_t rtc_read_data(RTCState *s)
@@ -325,6 +455,9 @@ static uint8_t rtc_read_data(RTCState *s)
         val = s->cmos[RTC_REG_C];
         s->cmos[RTC_REG_C] = 0;
         rtc_update_irq(s);
+        if (val & RTC_REG_C_PF) {
+            rtc_catchup_arm(s);
+        }
         return val;
     case RTC_REG_D:
         return RTC_REG_D_VRT;   /* the battery is always good */
@@ -344,6 +477,7 @@ static void rtc_write_data(RTCState *s, uint8_t val)
     switch (index) {
     case RTC_REG_A:
         s->cmos[RTC_REG_A] = val & ~RTC_REG_A_UIP;
+        rtc_periodic_update(s);
         break;
     case RTC_REG_B:
         rtc_write_reg_b(s, val);
@@ -402,6 +536,8 @@ static void rtc_reset(DeviceState *dev)
     s->cmos[RTC_REG_C] = 0;
     rtc_update_irq(s);
     timer_del(s->update_timer);
+    rtc_periodic_update(s);
+    s->coalesced = 0;
 }
 
 static int rtc_find_other(Object *obj, void *opaque)
@@ -426,9 +562,19 @@ static bool rtc_realize(DeviceState *dev, Error **errp)
     memset(s->cmos, 0, sizeof(s->cmos));
     s->cmos[RTC_REG_A] = RTC_REG_A_PC_DEFAULT;
     s->cmos[RTC_REG_B] = RTC_REG_B_24H;
-    s->offset_s = 0;
+    if (s->lost_tick_policy == RTC_LOST_TICK_DELAY) {
+        error_setg(errp, "mc146818rtc: lost_tick_policy=delay is not "
+                   "supported");
+        error_append_hint(errp, "Use discard or slew (-rtc driftfix=slew).\n");
+        return false;
+    }
+    s->offset_s = rtc_base_offset_s();
     s->update_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rtc_update_timer_cb,
                                    s);
+    s->periodic_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rtc_periodic_cb, s);
+    s->catchup_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rtc_catchup_cb, s);
+    s->period_ns = 0;
+    rtc_devices = g_slist_prepend(rtc_devices, s);
     memory_region_init_io(&s->io, OBJECT(dev), &rtc_io_ops, s, "rtc", 2);
     memory_region_add_subregion(get_system_io(), RTC_ISA_BASE, &s->io);
     return true;
@@ -440,6 +586,11 @@ static void rtc_unrealize(DeviceState *dev)
 
     timer_free(s->update_timer);
     s->update_timer = NULL;
+    timer_free(s->periodic_timer);
+    s->periodic_timer = NULL;
+    timer_free(s->catchup_timer);
+    s->catchup_timer = NULL;
+    rtc_devices = g_slist_remove(rtc_devices, s);
     memory_region_del_subregion(get_system_io(), &s->io);
     memory_region_finalize(&s->io);
 }
@@ -466,6 +617,24 @@ void mc146818rtc_set_cmos_data(DeviceState *dev, unsigned addr, uint8_t val)
     s->cmos[addr] = val;
 }
 
+static const Property rtc_props[] = {
+    DEFINE_PROP_ENUM("lost_tick_policy", RTCState, lost_tick_policy,
+                     RTC_LOST_TICK_DISCARD, rtc_lost_tick_policy_names),
+    DEFINE_PROP_END_OF_LIST(),
+};
+
+/* After the guest's clock was set: forget the ticks still owed. */
+static void qmp_rtc_reset_reinjection(JsonObject *args, JsonNode **ret,
+                                      Error **errp)
+{
+    for (GSList *l = rtc_devices; l; l = l->next) {
+        RTCState *s = l->data;
+
+        s->coalesced = 0;
+        timer_del(s->catchup_timer);
+    }
+}
+
 static void rtc_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
@@ -476,6 +645,7 @@ static void rtc_class_init(ObjectClass *klass, void *data)
     dc->realize = rtc_realize;
     dc->unrealize = rtc_unrealize;
     dc->reset = rtc_reset;
+    device_class_set_props(dc, rtc_props);
 }
 
 static const TypeInfo rtc_type = {
@@ -488,6 +658,8 @@ static const TypeInfo rtc_type = {
 static void rtc_register_types(void)
 {
     type_register_static(&rtc_type);
+    qmp_register_command_args("rtc-reset-reinjection",
+                              qmp_rtc_reset_reinjection, "", 0);
 }
 
 type_init(rtc_register_types)

@@ -229,6 +229,19 @@ static void plan_compute_views(VFIOBarPlan *plan)
     plan_select_view(plan);
 }
 
+/* x-coalesce-trapped-writes, as bar-plan.h states it. */
+static bool coalesce_trapped_writes(const VFIOBarPlanInput *in)
+{
+    switch (in->coalesce) {
+    case VFIO_COALESCE_ON:
+        return true;
+    case VFIO_COALESCE_OFF:
+        return false;
+    default:
+        return in->online_cpus >= VFIO_BAR_PLAN_COALESCE_MIN_CPUS;
+    }
+}
+
 VFIOBarPlan *vfio_bar_plan(const VFIOBarPlanInput *in, Error **errp)
 {
     g_autoptr(VFIOBarPlan) plan = NULL;
@@ -244,6 +257,8 @@ VFIOBarPlan *vfio_bar_plan(const VFIOBarPlanInput *in, Error **errp)
     plan->size = in->size;
     plan->page_size = in->page_size_override ? in->page_size_override
                                              : in->host_page_size;
+    plan->coalesce_served = coalesce_trapped_writes(in);
+    plan->coalesce_forward = plan->coalesce_served && in->posts_writes;
     if (in->table.present) {
         plan->overlays[plan->nr_overlays++] = (VFIOBarOverlay) {
             .kind = VFIO_BAR_OVERLAY_MSIX_TABLE,

@@ -202,7 +202,7 @@ static void vfio_bar_add_part(VFIOBar *bar, uint64_t offset, uint64_t size,
         memory_region_init_io(&part->mr, bar->owner, &vfio_bar_served_ops,
                               part, name, size);
         /* Writes need no exit; the MSI-X overlays above stay exact. */
-        if (bar->coalesce_served) {
+        if (bar->plan->coalesce_served) {
             memory_region_add_coalescing(&part->mr, 0, size);
         }
     } else {
@@ -342,7 +342,7 @@ static bool vfio_bar_mmap_areas(VFIOBar *bar, Error **errp)
 }
 
 /* The region forwarding trapped accesses to the backend, below the rest. */
-static void vfio_bar_init_forward(VFIOBar *bar)
+static void vfio_bar_init_forward(VFIOBar *bar, bool coalesce)
 {
     g_autofree char *name = g_strdup_printf("%s BAR%u",
                                             bar->vbasedev->name, bar->nr);
@@ -357,7 +357,7 @@ static void vfio_bar_init_forward(VFIOBar *bar)
      * backend's pwrite is synchronous either way).  The view clips this
      * to what shows the forward region, never the MSI-X overlays.
      */
-    if (bar->coalesce_forward) {
+    if (coalesce) {
         memory_region_add_coalescing(&bar->forward, 0, bar->region.size);
     }
     bar->forward_init = true;
@@ -578,7 +578,6 @@ bool vfio_bar_realize(VFIOBar *bar, const VFIOBarPlanInput *in,
     if (!bar->region.size) {
         return true;    /* a new BAR holding only the relocated MSI-X */
     }
-    vfio_bar_init_forward(bar);
     bar->plan_in = *in;
     bar->plan_in.bar = bar->nr;
     bar->plan_in.size = bar->region.size;
@@ -589,11 +588,13 @@ bool vfio_bar_realize(VFIOBar *bar, const VFIOBarPlanInput *in,
         bar->plan_in.flags &= ~VFIO_REGION_INFO_FLAG_MMAP;
     }
     bar->plan_in.caps = &bar->caps;
+    bar->plan_in.posts_writes = bar->vbasedev->ops->posts_writes;
     bar->plan_in.name = bar->vbasedev->name;
     plan = vfio_bar_plan(&bar->plan_in, errp);
     if (!plan) {
         error_prepend(errp, "vfio %s: ", bar->vbasedev->name);
         return false;
     }
+    vfio_bar_init_forward(bar, plan->coalesce_forward);
     return vfio_bar_render(bar, plan, errp);
 }

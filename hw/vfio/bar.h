@@ -65,13 +65,6 @@ struct VFIOBar {
     bool mem64;
     /* As the guest sees it (>= region.size); x-msix-relocation grows it. */
     uint64_t bar_size;
-    /*
-     * x-coalesce-trapped-writes, set by the owner before realize: writes
-     * to trapped mapped pages (served) and to unmappable pages (forward,
-     * posted) go through KVM's coalesced ring.
-     */
-    bool coalesce_served;
-    bool coalesce_forward;
 
     /* Rendered by vfio_bar_realize(). */
     MemoryRegion container;     /* what the PCI core maps */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * vfio-pci-base and vfio-pci: the device model, and its kernel driver.
- * vfio-user-pci is a subclass in hw/vfio-user/pci.c.
+ * vfio-pci-base: the device model.  Its two drivers are subclasses:
+ * vfio-pci (kernel VFIO) in hw/vfio/pci-kernel.c, vfio-user-pci in
+ * hw/vfio-user/pci.c.
  *
  * Config space is read from the device with the bits Conduit emulates
  * (BARs, ROM BAR, interrupt line, MSI and MSI-X capabilities, memory and
@@ -19,7 +20,6 @@
 #include "hw/pci/msi.h"
 #include "hw/pci/msix.h"
 #include "hw/vfio/pci.h"
-#include "hw/vfio/vfio-kernel.h"
 #include "trace.h"
 
 #define VFIO_CAP_TTL 48
@@ -734,6 +734,10 @@ static VFIOBarPlanInput vfio_pci_bar_plan_input(VFIOPCIDevice *vdev,
         .msix_mappable = vdev->msix_mappable,
         .no_msix_emulation = vdev->no_msix_emulation,
         .lazy_pba = vdev->lazy_pba,
+        .coalesce = vdev->coalesce_prop == ON_OFF_AUTO_ON ? VFIO_COALESCE_ON
+                    : vdev->coalesce_prop == ON_OFF_AUTO_OFF
+                    ? VFIO_COALESCE_OFF : VFIO_COALESCE_AUTO,
+        .online_cpus = sysconf(_SC_NPROCESSORS_ONLN),
         /* Why the default could not move the table, for the hint. */
         .relocation_refusal = vdev->msix.relocation_impossible ?
                               vdev->msix.decision : NULL,
@@ -910,25 +914,7 @@ static bool vfio_pci_build_bar(VFIOPCIDevice *vdev, VFIOBar *bar,
             .enabled = !vdev->lazy_pba,
         };
     }
-    bar->coalesce_served = vdev->coalesce_trapped_writes;
-    bar->coalesce_forward = vdev->coalesce_trapped_writes &&
-                            vdev->vbasedev.ops->posts_writes;
     return vfio_bar_realize(bar, &in, errp);
-}
-
-/*
- * x-coalesce-trapped-writes=auto.  Coalescing saves the exit of each
- * write to a trapped page but makes the device see the write only when
- * a vCPU exits or the drainer thread looks, and the drainer is one more
- * busy thread while the guest writes.  See docs/system/vfio.rst for the
- * measurements behind the choice.
- */
-static bool vfio_coalesce_trapped_writes(OnOffAuto prop)
-{
-    if (prop != ON_OFF_AUTO_AUTO) {
-        return prop == ON_OFF_AUTO_ON;
-    }
-    return vfio_coalesce_auto_policy(sysconf(_SC_NPROCESSORS_ONLN));
 }
 
 /* ---- realize / exit ---- */
@@ -959,7 +945,13 @@ static bool vfio_pci_setup_caps(VFIOPCIDevice *vdev, const uint8_t *phys,
         vfio_pci_fix_cap_link(pdev, phys, m->cap);
         vfio_pci_emulate(pdev, m->cap, VFIO_MSIX_CAP_SIZE);
         msix_set_pba_notifier(pdev, vfio_msix_pba_changed);
-        msix_set_lazy_pba(pdev, vdev->lazy_pba);
+        /*
+         * A lazy PBA lets the device's page show through while nothing
+         * is pending.  A relocated PBA has no device page below it, only
+         * unassigned space that reads all-ones: it stays emulated (its
+         * page traps nothing else, so that costs no exit).
+         */
+        msix_set_lazy_pba(pdev, vdev->lazy_pba && !m->relocated);
         if (vdev->no_msix_emulation) {
             msix_set_table_emulated(pdev, false);
         }
@@ -1037,8 +1029,6 @@ static bool vfio_pci_realize_common(VFIOPCIDevice *vdev, Error **errp)
     if (!vfio_msix_parse(vdev, errp) || !vfio_msix_relocate(vdev, errp)) {
         return false;
     }
-    vdev->coalesce_trapped_writes =
-        vfio_coalesce_trapped_writes(vdev->coalesce_prop);
     for (i = 0; i < PCI_ROM_SLOT; i++) {
         if (!vfio_pci_build_bar(vdev, &vdev->bars[i], errp)) {
             return false;
@@ -1109,34 +1099,6 @@ bool vfio_pci_realize_device(VFIOPCIDevice *vdev, Error **errp)
     return true;
 }
 
-static bool vfio_kernel_pci_realize(PCIDevice *pdev, Error **errp)
-{
-    VFIOPCIDevice *vdev = VFIO_PCI(pdev);
-    g_autofree char *sysfsdev = NULL;
-
-    if (vdev->sysfsdev && vdev->sysfsdev[0]) {
-        sysfsdev = g_strdup(vdev->sysfsdev);
-    } else if (vdev->host.domain != ~0u) {
-        g_autofree char *host = g_strdup_printf("%04x:%02x:%02x.%x",
-                                                vdev->host.domain,
-                                                vdev->host.bus,
-                                                vdev->host.slot,
-                                                vdev->host.function);
-
-        sysfsdev = vfio_kernel_host_to_sysfsdev(host, errp);
-        if (!sysfsdev) {
-            return false;
-        }
-    } else {
-        error_setg(errp, "vfio-pci: 'host' or 'sysfsdev' is required");
-        return false;
-    }
-    if (!vfio_kernel_device_attach(&vdev->vbasedev, sysfsdev, errp)) {
-        return false;
-    }
-    return vfio_pci_realize_device(vdev, errp);
-}
-
 static void vfio_pci_exit(PCIDevice *pdev)
 {
     vfio_pci_teardown(VFIO_PCI(pdev));
@@ -1172,7 +1134,6 @@ static void vfio_pci_instance_init(Object *obj)
     VFIOPCIDevice *vdev = VFIO_PCI(obj);
 
     vdev->vbasedev.fd = -1;
-    vdev->host.domain = ~0u;
     /* Teardown closes what a failed realize may not have reached. */
     for (int i = 0; i < PCI_ROM_SLOT; i++) {
         vdev->bars[i].region.mmap_fd = -1;
@@ -1235,14 +1196,6 @@ static const Property vfio_pci_common_props[] = {
     DEFINE_PROP_END_OF_LIST(),
 };
 
-static const Property vfio_kernel_pci_props[] = {
-    DEFINE_PROP_PCI_HOST_DEVADDR("host", VFIOPCIDevice, host,
-                                 .description = "host device DDDD:BB:DD.F"),
-    DEFINE_PROP_STRING("sysfsdev", VFIOPCIDevice, sysfsdev,
-                       .description = "host device sysfs path"),
-    DEFINE_PROP_END_OF_LIST(),
-};
-
 static void vfio_pci_base_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
@@ -1255,18 +1208,6 @@ static void vfio_pci_base_class_init(ObjectClass *klass, void *data)
     pc->config_write = vfio_pci_write_config;
 }
 
-static void vfio_kernel_pci_class_init(ObjectClass *klass, void *data)
-{
-    DeviceClass *dc = DEVICE_CLASS(klass);
-    PCIDeviceClass *pc = PCI_DEVICE_CLASS(klass);
-
-    dc->desc = "VFIO-based PCI device assignment";
-    dc->user_creatable = true;
-    dc->hotpluggable = true;
-    device_class_set_props(dc, vfio_kernel_pci_props);
-    pc->realize = vfio_kernel_pci_realize;
-}
-
 static const TypeInfo vfio_pci_types[] = {
     {
         .name = TYPE_VFIO_PCI_BASE,
@@ -1276,10 +1217,6 @@ static const TypeInfo vfio_pci_types[] = {
         .instance_finalize = vfio_pci_instance_finalize,
         .class_init = vfio_pci_base_class_init,
         .abstract = true,
-    }, {
-        .name = TYPE_VFIO_PCI,
-        .parent = TYPE_VFIO_PCI_BASE,
-        .class_init = vfio_kernel_pci_class_init,
     },
 };
 

@@ -4,14 +4,15 @@
  * hw/vfio and the drivers that subclass it.
  *
  * One device model, two drivers differing only in how the VFIODevice is
- * opened: vfio-pci (kernel VFIO, hw/vfio/pci.c, properties host and
- * sysfsdev) and vfio-user-pci (hw/vfio-user/pci.c, its own instance
- * struct with socket and x-msg-timeout).  Files, one concern each:
+ * opened, each a subclass with its own instance struct: vfio-pci
+ * (kernel VFIO, hw/vfio/pci-kernel.c, properties host and sysfsdev) and
+ * vfio-user-pci (hw/vfio-user/pci.c, socket and x-msg-timeout).  Files,
+ * one concern each:
  *   hw/vfio/bar.c     BAR mechanism (hw/vfio/bar.h): executes
  *                     vfio_bar_plan() with MemoryRegions and keeps the
  *                     trap telemetry; tells the device through hooks
  *   hw/vfio/dma.c     DMA listener (hw/vfio/dma.h): guest RAM -> backend
- *   hw/vfio/pci.c     config space, MSI-X/MSI/INTx, reset, vfio-pci
+ *   hw/vfio/pci.c     config space, MSI-X/MSI/INTx, reset
  *   hw/vfio/query.c   QMP x-query-vfio
  */
 #ifndef HW_VFIO_PCI_H
@@ -32,7 +33,6 @@
 #include "hw/vfio/irq-bypass.h"
 
 #define TYPE_VFIO_PCI_BASE "vfio-pci-base"
-#define TYPE_VFIO_PCI "vfio-pci"
 
 #define VFIO_PCI(obj) OBJECT_CHECK(VFIOPCIDevice, (obj), TYPE_VFIO_PCI_BASE)
 
@@ -95,12 +95,8 @@ struct VFIOPCIDevice {
 
     bool broken_reported;
     struct QEMUBH *mmap_bh;     /* re-evaluates hidden mappings */
-    bool coalesce_trapped_writes;   /* x-coalesce-trapped-writes resolved */
     bool realized;
 
-    /* Properties of vfio-pci (the kernel driver) */
-    PCIHostDeviceAddress host;
-    char *sysfsdev;
     /* Properties of every driver */
     bool no_mmap;
     int msix_mappable;          /* VFIOMsixMappableMode */
@@ -170,11 +166,5 @@ bool vfio_msix_relocation_plan(const VFIOMsixRelocSlot slots[PCI_ROM_SLOT],
 uint64_t vfio_msix_relocation_untrapped(const VFIOBarPlan *now,
                                         const VFIOBarPlan *moved,
                                         uint64_t *first_page);
-
-/* ---- x-coalesce-trapped-writes=auto (pure, unit-tested) ---- */
-
-/* Enough cores for the vCPU, the device's poller and the drainer. */
-#define VFIO_COALESCE_AUTO_MIN_CPUS 4
-bool vfio_coalesce_auto_policy(long online_cpus);
 
 #endif

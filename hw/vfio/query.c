@@ -187,6 +187,17 @@ static JsonObject *msix_to_json(VFIOPCIDevice *vdev)
     return o;
 }
 
+/* x-coalesce-trapped-writes as the BAR plans resolved it. */
+static bool coalesces(VFIOPCIDevice *vdev)
+{
+    for (int i = 0; i < PCI_ROM_SLOT; i++) {
+        if (vdev->bars[i].plan && vdev->bars[i].plan->coalesce_served) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static JsonObject *device_to_json(VFIOPCIDevice *vdev)
 {
     JsonObject *o = json_object_new();
@@ -204,7 +215,7 @@ static JsonObject *device_to_json(VFIOPCIDevice *vdev)
                                : vdev->host_page_size);
     json_object_set_boolean_member(o, "broken", vdev->vbasedev.broken);
     json_object_set_boolean_member(o, "coalesce-trapped-writes",
-                                   vdev->coalesce_trapped_writes);
+                                   coalesces(vdev));
     for (i = 0; i < PCI_ROM_SLOT; i++) {
         if (vdev->bars[i].bar_size) {
             json_array_add_object_element(bars, bar_to_json(&vdev->bars[i]));

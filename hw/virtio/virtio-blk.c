@@ -187,6 +187,13 @@ static void virtio_blk_handle_one(VirtIOBlkPCI *s, GuestMemMap *map,
                              req->sector, req->data_len, p);
     switch (p) {
     case VIRTIO_BLK_PARSE_NO_STATUS:
+        /* Nowhere to put a status: as a chain without an end. */
+        qemu_log_guest_error("virtio-blk %s: request %u: %s\n",
+                             virtio_pci_name(proxy), r->head, why);
+        g_free(r);
+        proxy->vqs[0].vq.broken = true;
+        virtio_pci_set_needs_reset(proxy, "request without a status byte");
+        return;
     case VIRTIO_BLK_PARSE_IOERR:
     case VIRTIO_BLK_PARSE_UNSUPP:
         qemu_log_guest_error("virtio-blk %s: request %u: %s\n",
@@ -266,22 +273,25 @@ static void virtio_blk_handle_queue(VirtIOPCIProxy *proxy, unsigned q,
             g_free(r);
             virtio_pci_set_needs_reset(proxy, why);
             return;
-        case VIRTQUEUE_BAD_CHAIN: {
-            uint8_t *status = NULL;
-            unsigned n = r->elem.out_num + r->elem.in_num;
-
+        case VIRTQUEUE_BAD_CHAIN:
             qemu_log_guest_error("virtio-blk %s: request %u: %s\n",
                                  virtio_pci_name(proxy), r->elem.index, why);
-            /* The last writable byte mapped so far, if any. */
-            if (r->elem.in_num && r->elem.sg[n - 1].iov_len) {
-                status = (uint8_t *)r->elem.sg[n - 1].iov_base +
-                         r->elem.sg[n - 1].iov_len - 1;
+            /*
+             * The status byte is the last byte of the chain (5.2.6).  A
+             * chain without a usable end cannot get one, and no other
+             * byte may stand in for it: the device needs a reset.
+             */
+            if (!r->elem.tail) {
+                g_free(r);
+                vq->broken = true;
+                virtio_pci_set_needs_reset(proxy, "request without a "
+                                           "status byte");
+                return;
             }
-            virtio_blk_complete(s, map, r->elem.index, status,
-                                VIRTIO_BLK_S_IOERR, status ? 1 : 0);
+            virtio_blk_complete(s, map, r->elem.index, r->elem.tail,
+                                VIRTIO_BLK_S_IOERR, 1);
             g_free(r);
             continue;
-        }
         case VIRTQUEUE_OK:
             r->head = r->elem.index;
             virtio_blk_handle_one(s, map, r);

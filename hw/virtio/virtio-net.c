@@ -219,11 +219,28 @@ static bool virtio_net_rx_deliver(VirtIONetPCI *n, GuestMemMap *map)
     return true;
 }
 
+/*
+ * The peer of a socket backend went away (EOF, a hang-up, a reset): the
+ * fd would poll readable forever, so it is not watched again; said once.
+ */
+static void virtio_net_backend_closed(VirtIONetPCI *n, const char *how)
+{
+    virtio_net_rx_watch(n, false);
+    if (!__atomic_exchange_n(&n->nb->peer_closed, true, __ATOMIC_SEQ_CST)) {
+        warn_report("netdev %s: the peer closed the socket (%s); "
+                    "virtio-net %s receives nothing more from it",
+                    n->nb->id, how, virtio_pci_name(VIRTIO_PCI(n)));
+    }
+}
+
 /* Reads frames while the guest has room. */
 static void virtio_net_rx(VirtIONetPCI *n, GuestMemMap *map)
 {
     size_t hdr_room = n->nb->vnet_hdr ? 0 : NET_HDR_LEN;
 
+    if (__atomic_load_n(&n->nb->peer_closed, __ATOMIC_SEQ_CST)) {
+        return;
+    }
     for (unsigned i = 0; i < TX_BATCH; i++) {
         ssize_t r;
 
@@ -233,10 +250,19 @@ static void virtio_net_rx(VirtIONetPCI *n, GuestMemMap *map)
                 if (errno == EINTR) {
                     continue;
                 }
+                if (errno != EAGAIN && n->nb->seqpacket) {
+                    virtio_net_backend_closed(n, g_strerror(errno));
+                    return;
+                }
                 virtio_net_rx_watch(n, true);
                 return;
             }
+            if (r == 0 && n->nb->seqpacket) {
+                virtio_net_backend_closed(n, "end of file");
+                return;
+            }
             if (r == 0) {
+                /* An empty datagram. */
                 virtio_net_rx_watch(n, true);
                 return;
             }
@@ -264,8 +290,14 @@ static gboolean virtio_net_backend_readable(gint fd, GIOCondition cond,
                                             gpointer opaque)
 {
     VirtIONetPCI *n = opaque;
-    GuestMemMap *map = virtio_pci_get_mem(VIRTIO_PCI(n));
+    GuestMemMap *map;
 
+    if ((cond & (G_IO_HUP | G_IO_ERR | G_IO_NVAL)) && !(cond & G_IO_IN)) {
+        virtio_net_backend_closed(n, cond & G_IO_NVAL ? "fd closed"
+                                                      : "hang-up");
+        return G_SOURCE_CONTINUE;
+    }
+    map = virtio_pci_get_mem(VIRTIO_PCI(n));
     virtio_net_rx(n, map);
     guest_mem_map_unref(map);
     return G_SOURCE_CONTINUE;
@@ -276,7 +308,8 @@ static void virtio_net_rx_watch(VirtIONetPCI *n, bool on)
     VirtIOPCIProxy *proxy = VIRTIO_PCI(n);
 
     if (on && !n->rx_source) {
-        n->rx_source = g_unix_fd_source_new(n->nb->fd, G_IO_IN);
+        n->rx_source = g_unix_fd_source_new(n->nb->fd,
+                                            G_IO_IN | G_IO_HUP | G_IO_ERR);
         g_source_set_callback(n->rx_source, (GSourceFunc)(void (*)(void))
                               virtio_net_backend_readable, n, NULL);
         g_source_attach(n->rx_source, proxy->ctx);

@@ -20,6 +20,7 @@
 #include "qom/object.h"
 #include "hw/virtio/guest-mem.h"
 #include "hw/virtio/virtio-pci.h"
+#include "hw/virtio/virtio-status.h"
 #include "trace.h"
 
 /* Realized proxies, for x-query-virtio (BQL). */
@@ -71,6 +72,35 @@ void virtio_pci_notify_queue(VirtIOPCIProxy *proxy, unsigned q,
         __atomic_fetch_add(&proxy->interrupts, 1, __ATOMIC_RELAXED);
         event_notifier_set(n);
     }
+}
+
+/*
+ * Any thread: a configuration change notification (4.1.4.5): ISR bit 1
+ * and the config vector's MSI-X message, or INTx.  Before DRIVER_OK only
+ * the generation moves: a driver reading the config twice sees it changed.
+ */
+void virtio_pci_notify_config(VirtIOPCIProxy *proxy)
+{
+    uint16_t v = __atomic_load_n(&proxy->config_vector, __ATOMIC_RELAXED);
+    EventNotifier *n = NULL;
+
+    __atomic_fetch_add(&proxy->config_generation, 1, __ATOMIC_SEQ_CST);
+    if (!(__atomic_load_n(&proxy->status, __ATOMIC_SEQ_CST) &
+          VIRTIO_CONFIG_S_DRIVER_OK)) {
+        return;
+    }
+    __atomic_fetch_or(&proxy->isr, VIRTIO_PCI_ISR_CONFIG, __ATOMIC_SEQ_CST);
+    if (!msix_enabled(PCI_DEVICE(proxy))) {
+        n = &proxy->intx_notifier;
+    } else if (v < proxy->nvectors) {
+        n = &proxy->vectors[v].notifier;
+    }
+    if (n) {
+        __atomic_fetch_add(&proxy->interrupts, 1, __ATOMIC_RELAXED);
+        event_notifier_set(n);
+    }
+    trace_virtio_pci_notify_config(virtio_pci_name(proxy),
+                                   proxy->config_generation);
 }
 
 static void virtio_pci_vector_handler(EventNotifier *n)
@@ -256,52 +286,66 @@ static gboolean virtio_pci_stop_requested(gint fd, GIOCondition cond,
 {
     VirtIOPCIProxy *proxy = opaque;
 
+    /* Only wakes the loop up: the flag is what ends it. */
     event_notifier_test_and_clear(&proxy->stop_notifier);
-    proxy->stopping = true;
     return G_SOURCE_CONTINUE;
 }
 
+/*
+ * The worker holds its own reference to its context, so the context
+ * outlives every iteration whatever the main thread does; it runs until
+ * the main thread sets @stopping, and is joined exactly once.
+ */
 static gpointer virtio_pci_worker(gpointer opaque)
 {
     VirtIOPCIProxy *proxy = opaque;
     VirtIOPCIClass *vc = VIRTIO_PCI_GET_CLASS(proxy);
+    GMainContext *ctx = proxy->worker_ctx;
 
-    g_main_context_push_thread_default(proxy->ctx);
+    g_main_context_push_thread_default(ctx);
     /* Buffers made available before DRIVER_OK, or kicks we missed. */
     for (unsigned q = 0; q < proxy->nvqs; q++) {
         if (proxy->vqs[q].enabled && !proxy->vqs[q].external) {
             virtio_pci_run_queue(proxy, q);
         }
     }
-    while (!proxy->stopping) {
-        g_main_context_iteration(proxy->ctx, TRUE);
+    while (!__atomic_load_n(&proxy->stopping, __ATOMIC_ACQUIRE)) {
+        g_main_context_iteration(ctx, TRUE);
     }
     if (vc->drain) {
         vc->drain(proxy);
     }
-    g_main_context_pop_thread_default(proxy->ctx);
+    g_main_context_pop_thread_default(ctx);
+    g_main_context_unref(ctx);
     return NULL;
 }
 
+static void virtio_pci_drop_watches(VirtIOPCIProxy *proxy)
+{
+    for (GSList *l = proxy->watches; l; l = l->next) {
+        g_source_destroy(l->data);
+        g_source_unref(l->data);
+    }
+    g_slist_free(proxy->watches);
+    proxy->watches = NULL;
+}
+
+/* Idempotent: stops and joins the worker if there is one. */
 static void virtio_pci_stop(VirtIOPCIProxy *proxy)
 {
     if (!proxy->running) {
         return;
     }
+    assert(proxy->thread && proxy->ctx);
+    __atomic_store_n(&proxy->stopping, true, __ATOMIC_RELEASE);
     event_notifier_set(&proxy->stop_notifier);
+    g_main_context_wakeup(proxy->ctx);
     g_thread_join(proxy->thread);
     proxy->thread = NULL;
-    for (GSList *l = proxy->watches; l; l = l->next) {
-        GSource *src = l->data;
-
-        if (l->data != NULL) {
-            g_source_destroy(src);
-            g_source_unref(src);
-        }
-    }
-    g_slist_free(proxy->watches);
-    proxy->watches = NULL;
-    /* Destroying the sources freed the QueueWatch allocations too. */
+    proxy->worker_ctx = NULL;
+    /* Destroying the sources frees the QueueWatch allocations too. */
+    virtio_pci_drop_watches(proxy);
+    event_notifier_test_and_clear(&proxy->stop_notifier);
     g_main_context_unref(proxy->ctx);
     proxy->ctx = NULL;
     proxy->running = false;
@@ -333,15 +377,12 @@ static bool virtio_pci_start(VirtIOPCIProxy *proxy, Error **errp)
         }
     }
     guest_mem_map_unref(map);
+    /* The state machine starts a device at most once per reset. */
+    assert(!proxy->running && !proxy->thread && !proxy->ctx);
     proxy->ctx = g_main_context_new();
-    proxy->stopping = false;
+    __atomic_store_n(&proxy->stopping, false, __ATOMIC_RELEASE);
     if (vc->start && !vc->start(proxy, errp)) {
-        for (GSList *l = proxy->watches; l; l = l->next) {
-            g_source_destroy(l->data);
-            g_source_unref(l->data);
-        }
-        g_slist_free(proxy->watches);
-        proxy->watches = NULL;
+        virtio_pci_drop_watches(proxy);
         g_main_context_unref(proxy->ctx);
         proxy->ctx = NULL;
         return false;
@@ -368,6 +409,7 @@ static bool virtio_pci_start(VirtIOPCIProxy *proxy, Error **errp)
     }
     proxy->running = true;
     virtio_pci_update_ioeventfds(proxy);
+    proxy->worker_ctx = g_main_context_ref(proxy->ctx);
     proxy->thread = g_thread_new(virtio_pci_name(proxy), virtio_pci_worker,
                                  proxy);
     trace_virtio_pci_worker(virtio_pci_name(proxy), true);
@@ -376,10 +418,17 @@ static bool virtio_pci_start(VirtIOPCIProxy *proxy, Error **errp)
 
 void virtio_pci_set_needs_reset(VirtIOPCIProxy *proxy, const char *why)
 {
+    uint8_t old;
+
     qemu_log_guest_error("virtio-pci %s: %s; device needs reset\n",
                          virtio_pci_name(proxy), why);
-    __atomic_fetch_or(&proxy->status, VIRTIO_CONFIG_S_NEEDS_RESET,
-                      __ATOMIC_SEQ_CST);
+    old = __atomic_fetch_or(&proxy->status, VIRTIO_CONFIG_S_NEEDS_RESET,
+                            __ATOMIC_SEQ_CST);
+    /* 2.1.2: once DRIVER_OK is set, the driver must be told. */
+    if ((old & VIRTIO_CONFIG_S_DRIVER_OK) &&
+        !(old & VIRTIO_CONFIG_S_NEEDS_RESET)) {
+        virtio_pci_notify_config(proxy);
+    }
 }
 
 /* ---- reset ------------------------------------------------------------- */
@@ -420,40 +469,51 @@ static void virtio_pci_pci_reset(PCIDevice *dev)
 
 /* ---- common configuration ---------------------------------------------- */
 
+/* May the driver's features be accepted with FEATURES_OK? */
+static bool virtio_pci_features_ok(VirtIOPCIProxy *proxy, const char **why)
+{
+    uint64_t unknown = proxy->guest_features & ~proxy->host_features;
+
+    *why = unknown ? "not offered" : "no VERSION_1";
+    return !unknown && virtio_pci_has_feature(proxy, VIRTIO_F_VERSION_1);
+}
+
 static void virtio_pci_set_status(VirtIOPCIProxy *proxy, uint8_t val)
 {
-    uint8_t old = proxy->status;
+    uint8_t old = __atomic_load_n(&proxy->status, __ATOMIC_SEQ_CST);
+    const char *why;
+    bool features_ok = virtio_pci_features_ok(proxy, &why);
+    VirtIOStatusPlan p = virtio_status_plan(old, val, features_ok);
     Error *err = NULL;
 
-    if (val == 0) {
+    if (p.reset) {
         virtio_pci_virtio_reset(proxy);
         return;
     }
-    if ((val & VIRTIO_CONFIG_S_FEATURES_OK) &&
-        !(old & VIRTIO_CONFIG_S_FEATURES_OK)) {
-        uint64_t unknown = proxy->guest_features & ~proxy->host_features;
-
-        if (unknown || !virtio_pci_has_feature(proxy, VIRTIO_F_VERSION_1)) {
-            qemu_log_guest_error("virtio-pci %s: features 0x%" PRIx64
-                                 " refused (%s)\n", virtio_pci_name(proxy),
-                                 proxy->guest_features,
-                                 unknown ? "not offered" : "no VERSION_1");
-            val &= ~VIRTIO_CONFIG_S_FEATURES_OK;
-        }
+    if (p.ignored) {
+        qemu_log_guest_error("virtio-pci %s: status bits 0x%x ignored "
+                             "(undefined, the device's, or already set)\n",
+                             virtio_pci_name(proxy), p.ignored);
     }
-    if ((val & VIRTIO_CONFIG_S_DRIVER_OK) &&
-        !(old & VIRTIO_CONFIG_S_DRIVER_OK)) {
-        if (!(val & VIRTIO_CONFIG_S_FEATURES_OK)) {
-            qemu_log_guest_error("virtio-pci %s: DRIVER_OK without "
-                                 "FEATURES_OK\n", virtio_pci_name(proxy));
-            val |= VIRTIO_CONFIG_S_NEEDS_RESET;
-        } else if (!virtio_pci_start(proxy, &err)) {
-            qemu_log_guest_error("%s\n", error_get_pretty(err));
-            error_free(err);
-            val |= VIRTIO_CONFIG_S_NEEDS_RESET;
-        }
+    if (p.features_refused) {
+        qemu_log_guest_error("virtio-pci %s: features 0x%" PRIx64
+                             " refused (%s)\n", virtio_pci_name(proxy),
+                             proxy->guest_features, why);
     }
-    proxy->status = val | (old & VIRTIO_CONFIG_S_NEEDS_RESET);
+    if (p.stop) {
+        virtio_pci_stop(proxy);
+    }
+    /* Only bits are added: the worker may be setting NEEDS_RESET. */
+    __atomic_fetch_or(&proxy->status,
+                      p.status & ~(p.needs_reset ? VIRTIO_CONFIG_S_NEEDS_RESET
+                                                 : 0), __ATOMIC_SEQ_CST);
+    if (p.needs_reset) {
+        virtio_pci_set_needs_reset(proxy, "DRIVER_OK without FEATURES_OK");
+    }
+    if (p.start && !virtio_pci_start(proxy, &err)) {
+        virtio_pci_set_needs_reset(proxy, error_get_pretty(err));
+        error_free(err);
+    }
     trace_virtio_pci_status(virtio_pci_name(proxy), old, proxy->status);
 }
 
@@ -771,16 +831,15 @@ static const MemoryRegionOps virtio_pci_notify_ops = {
 
 /* ---- capabilities, realize --------------------------------------------- */
 
-static bool virtio_pci_add_cap(PCIDevice *dev, uint8_t type, uint32_t off,
-                               uint32_t len, uint32_t mult, Error **errp)
+static int virtio_pci_add_cap(PCIDevice *dev, uint8_t type, uint8_t size,
+                              uint32_t off, uint32_t len, uint32_t mult,
+                              Error **errp)
 {
-    uint8_t size = mult ? sizeof(struct virtio_pci_notify_cap)
-                        : sizeof(struct virtio_pci_cap);
     int pos = pci_add_capability(dev, PCI_CAP_ID_VNDR, 0, size, errp);
     uint8_t *c;
 
     if (pos < 0) {
-        return false;
+        return pos;
     }
     c = dev->config + pos;
     c[VIRTIO_PCI_CAP_LEN] = size;
@@ -791,7 +850,70 @@ static bool virtio_pci_add_cap(PCIDevice *dev, uint8_t type, uint32_t off,
     if (mult) {
         pci_set_long(c + VIRTIO_PCI_NOTIFY_CAP_MULT, mult);
     }
-    return true;
+    return pos;
+}
+
+/*
+ * The PCI configuration access capability (virtio 1.2, 4.1.4.9): the
+ * driver writes bar, offset and length, then reads or writes
+ * pci_cfg_data, and the device makes that access to the BAR.  BAR4 (the
+ * virtio registers) is reachable; an access the specification does not
+ * allow (length not 1, 2 or 4, offset not a multiple of it, past the
+ * BAR, another BAR) is dropped and reads 0.
+ */
+#define VIRTIO_PCI_CFG_DATA offsetof(struct virtio_pci_cfg_cap, pci_cfg_data)
+
+static MemoryRegion *virtio_pci_cfg_target(VirtIOPCIProxy *proxy,
+                                           hwaddr *addr, unsigned *len)
+{
+    uint8_t *c = PCI_DEVICE(proxy)->config + proxy->pci_cfg_cap;
+    uint8_t bar = c[VIRTIO_PCI_CAP_BAR];
+    uint32_t off = pci_get_long(c + VIRTIO_PCI_CAP_OFFSET);
+    uint32_t l = pci_get_long(c + VIRTIO_PCI_CAP_LENGTH);
+    MemoryRegion *regions[] = {
+        &proxy->common, &proxy->isr_region, &proxy->device_region,
+        &proxy->notify,
+    };
+
+    if (bar != VIRTIO_PCI_BAR || (l != 1 && l != 2 && l != 4) || off % l ||
+        off >= VIRTIO_PCI_BAR_SIZE) {
+        qemu_log_guest_error("virtio-pci %s: pci_cfg access to bar %u "
+                             "offset 0x%x length %u dropped\n",
+                             virtio_pci_name(proxy), bar, off, l);
+        return NULL;
+    }
+    *addr = off % VIRTIO_PCI_REGION_SIZE;
+    *len = l;
+    return regions[off / VIRTIO_PCI_REGION_SIZE];
+}
+
+static bool virtio_pci_cfg_touched(VirtIOPCIProxy *proxy, uint32_t addr,
+                                   int len)
+{
+    uint32_t data = proxy->pci_cfg_cap + VIRTIO_PCI_CFG_DATA;
+
+    return proxy->pci_cfg_cap && addr < data + 4 && data < addr + len;
+}
+
+static uint32_t virtio_pci_config_read(PCIDevice *dev, uint32_t addr,
+                                       int len)
+{
+    VirtIOPCIProxy *proxy = VIRTIO_PCI(dev);
+
+    if (virtio_pci_cfg_touched(proxy, addr, len)) {
+        uint8_t *data = dev->config + proxy->pci_cfg_cap +
+                        VIRTIO_PCI_CFG_DATA;
+        uint64_t val = 0;
+        unsigned l;
+        hwaddr off;
+        MemoryRegion *mr = virtio_pci_cfg_target(proxy, &off, &l);
+
+        if (mr) {
+            memory_region_dispatch_read(mr, off, &val, l);
+        }
+        pci_set_long(data, val);
+    }
+    return pci_default_read_config(dev, addr, len);
 }
 
 static void virtio_pci_config_write(PCIDevice *dev, uint32_t addr,
@@ -800,6 +922,17 @@ static void virtio_pci_config_write(PCIDevice *dev, uint32_t addr,
     VirtIOPCIProxy *proxy = VIRTIO_PCI(dev);
 
     pci_default_write_config(dev, addr, val, len);
+    if (virtio_pci_cfg_touched(proxy, addr, len)) {
+        uint8_t *data = dev->config + proxy->pci_cfg_cap +
+                        VIRTIO_PCI_CFG_DATA;
+        unsigned l;
+        hwaddr off;
+        MemoryRegion *mr = virtio_pci_cfg_target(proxy, &off, &l);
+
+        if (mr) {
+            memory_region_dispatch_write(mr, off, ldn_le_p(data, l), l);
+        }
+    }
     /* A moved BAR takes the ioeventfds with it. */
     if (proxy->running) {
         virtio_pci_update_ioeventfds(proxy);
@@ -823,6 +956,7 @@ static bool virtio_pci_realize(PCIDevice *dev, Error **errp)
     VirtIOPCIClass *vc = VIRTIO_PCI_GET_CLASS(dev);
     const char *name = virtio_pci_name(proxy);
     uint32_t nvec;
+    int pos;
 
     proxy->host_features |= (1ull << VIRTIO_F_VERSION_1) |
                             (1ull << VIRTIO_RING_F_INDIRECT_DESC) |
@@ -877,20 +1011,36 @@ static bool virtio_pci_realize(PCIDevice *dev, Error **errp)
     }
     dev->config[PCI_INTERRUPT_PIN] = 1;
 
-    if (!virtio_pci_add_cap(dev, VIRTIO_PCI_CAP_COMMON_CFG,
-                            VIRTIO_PCI_COMMON_OFF,
-                            sizeof(struct virtio_pci_common_cfg), 0, errp) ||
-        !virtio_pci_add_cap(dev, VIRTIO_PCI_CAP_ISR_CFG, VIRTIO_PCI_ISR_OFF,
-                            1, 0, errp) ||
-        !virtio_pci_add_cap(dev, VIRTIO_PCI_CAP_DEVICE_CFG,
-                            VIRTIO_PCI_DEVICE_OFF,
-                            MAX(proxy->config_len, 4), 0, errp) ||
-        !virtio_pci_add_cap(dev, VIRTIO_PCI_CAP_NOTIFY_CFG,
-                            VIRTIO_PCI_NOTIFY_OFF,
-                            proxy->nvqs * VIRTIO_PCI_NOTIFY_MULT,
-                            VIRTIO_PCI_NOTIFY_MULT, errp)) {
+    if (virtio_pci_add_cap(dev, VIRTIO_PCI_CAP_COMMON_CFG,
+                           sizeof(struct virtio_pci_cap),
+                           VIRTIO_PCI_COMMON_OFF,
+                           sizeof(struct virtio_pci_common_cfg), 0, errp) < 0 ||
+        virtio_pci_add_cap(dev, VIRTIO_PCI_CAP_ISR_CFG,
+                           sizeof(struct virtio_pci_cap), VIRTIO_PCI_ISR_OFF,
+                           1, 0, errp) < 0 ||
+        virtio_pci_add_cap(dev, VIRTIO_PCI_CAP_DEVICE_CFG,
+                           sizeof(struct virtio_pci_cap),
+                           VIRTIO_PCI_DEVICE_OFF,
+                           MAX(proxy->config_len, 4), 0, errp) < 0 ||
+        virtio_pci_add_cap(dev, VIRTIO_PCI_CAP_NOTIFY_CFG,
+                           sizeof(struct virtio_pci_notify_cap),
+                           VIRTIO_PCI_NOTIFY_OFF,
+                           proxy->nvqs * VIRTIO_PCI_NOTIFY_MULT,
+                           VIRTIO_PCI_NOTIFY_MULT, errp) < 0) {
         goto fail_msix;
     }
+    /* 4.1.4.9: required; bar, offset, length and the data are the driver's. */
+    pos = virtio_pci_add_cap(dev, VIRTIO_PCI_CAP_PCI_CFG,
+                             sizeof(struct virtio_pci_cfg_cap), 0, 0, 0, errp);
+    if (pos < 0) {
+        goto fail_msix;
+    }
+    proxy->pci_cfg_cap = pos;
+    dev->config[pos + VIRTIO_PCI_CAP_BAR] = 0;
+    dev->wmask[pos + VIRTIO_PCI_CAP_BAR] = 0xff;
+    pci_set_long(dev->wmask + pos + VIRTIO_PCI_CAP_OFFSET, 0xffffffff);
+    pci_set_long(dev->wmask + pos + VIRTIO_PCI_CAP_LENGTH, 0xffffffff);
+    pci_set_long(dev->wmask + pos + VIRTIO_PCI_CFG_DATA, 0xffffffff);
 
     proxy->vectors = g_new0(VirtIOPCIVector, nvec);
     for (unsigned i = 0; i < nvec; i++) {
@@ -944,7 +1094,11 @@ static void virtio_pci_exit(PCIDevice *dev)
     VirtIOPCIClass *vc = VIRTIO_PCI_GET_CLASS(dev);
 
     virtio_pci_devices = g_slist_remove(virtio_pci_devices, proxy);
+    /* What a started device holds (AIO context, vhost) goes as at reset. */
     virtio_pci_stop(proxy);
+    if (vc->reset) {
+        vc->reset(proxy);
+    }
     if (msix_present(dev)) {
         msix_unset_vector_notifiers(dev);
     }
@@ -1066,6 +1220,7 @@ static void virtio_pci_class_init(ObjectClass *klass, void *data)
     pc->realize = virtio_pci_realize;
     pc->exit = virtio_pci_exit;
     pc->reset = virtio_pci_pci_reset;
+    pc->config_read = virtio_pci_config_read;
     pc->config_write = virtio_pci_config_write;
     pc->vendor_id = VIRTIO_PCI_VENDOR_ID;
     pc->subsystem_vendor_id = VIRTIO_PCI_VENDOR_ID;

@@ -16,8 +16,11 @@
  * write signals) plus any fd the device adds.  The worker never takes the
  * BQL: it reaches guest RAM through a GuestMemMap and raises interrupts
  * by signalling the vector's eventfd, which is a KVM irqfd on the fast
- * path, or a main-loop handler calling msix_notify() otherwise.  Reset
- * (and FEATURES/DRIVER_OK changes) stop and join the worker first.
+ * path, or a main-loop handler calling msix_notify() otherwise.
+ *
+ * The device status follows virtio-status.h: DRIVER_OK starts the worker
+ * at most once between resets, FAILED stops it, and reset (or unplug)
+ * stops and joins it exactly once before anything it used is freed.
  */
 #ifndef HW_VIRTIO_VIRTIO_PCI_H
 #define HW_VIRTIO_VIRTIO_PCI_H
@@ -39,7 +42,7 @@
 
 #define VIRTIO_PCI_VENDOR_ID 0x1af4
 #define VIRTIO_PCI_DEVICE_ID_BASE 0x1040
-#define VIRTIO_PCI_MAX_QUEUES 8
+#define VIRTIO_PCI_MAX_QUEUES 64
 
 /* BAR4 layout. */
 #define VIRTIO_PCI_BAR 4
@@ -97,6 +100,7 @@ struct VirtIOPCIProxy {
     uint8_t config_generation;
     uint16_t queue_sel;
     uint32_t isr;               /* atomic: the worker sets bits */
+    uint8_t pci_cfg_cap;        /* config offset of VIRTIO_PCI_CAP_PCI_CFG */
 
     VirtIOPCIQueue vqs[VIRTIO_PCI_MAX_QUEUES];
     unsigned nvectors;
@@ -106,9 +110,10 @@ struct VirtIOPCIProxy {
 
     /* The worker. */
     GThread *thread;
-    GMainContext *ctx;
+    GMainContext *ctx;          /* main thread's reference */
+    GMainContext *worker_ctx;   /* the worker's own reference */
     EventNotifier stop_notifier;
-    bool stopping;
+    bool stopping;              /* atomic: set by the main thread */
     GSList *watches;
     bool running;
 
@@ -158,6 +163,11 @@ void virtio_pci_worker_watch(VirtIOPCIProxy *proxy, int fd,
 /* Worker thread: raise the queue's interrupt if the driver wants it. */
 void virtio_pci_notify_queue(VirtIOPCIProxy *proxy, unsigned q,
                              GuestMemMap *map);
+/*
+ * The device configuration changed (BQL): bumps the generation and
+ * raises the configuration change interrupt once the driver is running.
+ */
+void virtio_pci_notify_config(VirtIOPCIProxy *proxy);
 /* Worker thread: the queue is unusable; ask the driver for a reset. */
 void virtio_pci_set_needs_reset(VirtIOPCIProxy *proxy, const char *why);
 bool virtio_pci_has_feature(VirtIOPCIProxy *proxy, unsigned bit);

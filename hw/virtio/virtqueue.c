@@ -191,6 +191,47 @@ static const char *walk_table(VirtQueue *vq, const GuestMemMap *map,
     }
 }
 
+/*
+ * A chain that could not be mapped: find its last descriptor by its
+ * structure alone (bounded like walk_table, same indirect rules) and, if
+ * that is a device-writable buffer whose last byte is guest RAM, where
+ * a status byte would be.  NULL if the chain has no such end.
+ */
+static uint8_t *chain_tail_byte(VirtQueue *vq, const GuestMemMap *map,
+                                const uint8_t *table, unsigned max,
+                                unsigned i, bool in_indirect)
+{
+    for (unsigned count = 0;; count++) {
+        Desc d;
+
+        if (i >= max || count >= max) {
+            return NULL;
+        }
+        desc_load(&d, table + (size_t)i * DESC_SIZE);
+        if (d.flags & VRING_DESC_F_INDIRECT) {
+            const uint8_t *itable;
+
+            if (in_indirect || !vq->indirect ||
+                (d.flags & VRING_DESC_F_NEXT) || !d.len ||
+                d.len % DESC_SIZE || d.len / DESC_SIZE > VIRTQUEUE_MAX_SG) {
+                return NULL;
+            }
+            itable = guest_mem_translate(map, d.addr, d.len);
+            return itable ? chain_tail_byte(vq, map, itable,
+                                            d.len / DESC_SIZE, 0, true)
+                          : NULL;
+        }
+        if (!(d.flags & VRING_DESC_F_NEXT)) {
+            if (!(d.flags & VRING_DESC_F_WRITE) || !d.len ||
+                d.addr + d.len < d.addr) {
+                return NULL;
+            }
+            return guest_mem_translate(map, d.addr + d.len - 1, 1);
+        }
+        i = d.next;
+    }
+}
+
 VirtQueuePop virtqueue_pop(VirtQueue *vq, const GuestMemMap *map,
                            VirtQueueElement *elem, const char **why)
 {
@@ -231,9 +272,11 @@ VirtQueuePop virtqueue_pop(VirtQueue *vq, const GuestMemMap *map,
     elem->index = head;
     elem->out_num = elem->in_num = 0;
     elem->out_len = elem->in_len = 0;
+    elem->tail = NULL;
     err = walk_table(vq, map, elem, desc, vq->num, head, false);
     if (err) {
         *why = err;
+        elem->tail = chain_tail_byte(vq, map, desc, vq->num, head, false);
         return VIRTQUEUE_BAD_CHAIN;
     }
     return VIRTQUEUE_OK;

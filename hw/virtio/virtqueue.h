@@ -15,7 +15,8 @@
  *     feature, a readable descriptor after a writable one, a buffer that
  *     is not guest RAM, or more than VIRTQUEUE_MAX_SG pieces make the
  *     chain BAD: the element carries the head (to be returned to the
- *     driver with an error) and whatever could be mapped.
+ *     driver with an error), whatever could be mapped, and where the
+ *     chain's last byte is if its structure has an end (elem->tail).
  * The caller owns the element until virtqueue_push().  Functions need no
  * lock but must be called from one thread at a time per queue.
  */
@@ -54,6 +55,13 @@ typedef struct VirtQueueElement {
     unsigned in_num;        /* device-writable pieces, after them */
     size_t out_len;
     size_t in_len;
+    /*
+     * BAD_CHAIN only: the last byte of the chain's last descriptor, if
+     * the chain has one (no loop, indices in range) that is writable and
+     * in RAM: where the device may put a status.  Otherwise NULL, and the
+     * device cannot report the error in the chain (NEEDS_RESET).
+     */
+    uint8_t *tail;
     struct iovec sg[VIRTQUEUE_MAX_SG];
 } VirtQueueElement;
 

@@ -38,6 +38,8 @@ typedef struct CharBackend {
     IOReadHandler *chr_read;
     IOEventHandler *chr_event;
     void *opaque;
+    /* The guest side is closed (a virtio-serial port nobody opened). */
+    bool fe_closed;
 } CharBackend;
 
 /*
@@ -60,6 +62,8 @@ const char *qemu_chr_get_label(const Chardev *chr);
 /* "unix:PATH,server=on", "pty:/dev/pts/N", "stdio", ... (query-chardev) */
 const char *qemu_chr_get_filename(const Chardev *chr);
 bool qemu_chr_has_frontend(const Chardev *chr);
+/* A front-end is attached and open (query-chardev's "frontend-open"). */
+bool qemu_chr_frontend_open(const Chardev *chr);
 /* Calls @fn for every chardev, sorted by label. */
 void qemu_chr_foreach(void (*fn)(Chardev *chr, void *opaque), void *opaque);
 /* Detaches from any front-end, closes the fds and frees. */
@@ -90,6 +94,12 @@ void qemu_chr_fe_set_handlers(CharBackend *be,
  */
 int qemu_chr_fe_write_all(CharBackend *be, const uint8_t *buf, int len);
 bool qemu_chr_fe_backend_connected(CharBackend *be);
+/*
+ * Whether the guest has the front-end open.  A front-end is open from
+ * qemu_chr_fe_init() on unless it says otherwise (a virtio-serial port
+ * opens when a guest program opens it).
+ */
+void qemu_chr_fe_set_open(CharBackend *be, bool open);
 /* The front-end can take input again (after can_read returned 0). */
 void qemu_chr_fe_accept_input(CharBackend *be);
 /*

@@ -82,6 +82,7 @@ struct MachineState {
     bool acpi;
     AccelState *accelerator;
     bool dump_guest_core;       /* -machine dump-guest-core (default on) */
+    bool usb;                   /* -machine usb=on / -usb */
 };
 
 #define MACHINE(obj) OBJECT_CHECK(MachineState, (obj), TYPE_MACHINE)

@@ -17,6 +17,8 @@ typedef struct NetBackend {
     char *ifname;               /* tap only */
     int fd;                     /* non-blocking */
     bool is_tap;
+    bool seqpacket;             /* a 0-byte read is the peer's close */
+    bool peer_closed;           /* atomic: EOF or HUP seen, fd not polled */
     bool vnet_hdr;              /* frames carry a 12-byte virtio-net header */
     bool vhost;                 /* vhost=on: use /dev/vhost-net */
     bool vhost_force;

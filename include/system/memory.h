@@ -236,6 +236,14 @@ void memory_region_init_alias(MemoryRegion *mr, Object *owner,
  */
 void memory_region_finalize(MemoryRegion *mr);
 
+/*
+ * Discarding guest RAM (a balloon giving pages back to the host) is
+ * unsafe while a device has it pinned for DMA (kernel VFIO): each such
+ * device disables it while it exists.  Counted; BQL.
+ */
+void ram_block_discard_disable(bool disable);
+bool ram_block_discard_is_disabled(void);
+
 /* ---- Topology --------------------------------------------------------- */
 
 /* Priority 0.  Where siblings of equal priority overlap, the newest wins. */

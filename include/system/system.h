@@ -21,11 +21,12 @@ extern bool no_reboot;
 
 /* -boot reboot-timeout=MS: firmware reboots after a failed boot; -1 never. */
 extern int boot_reboot_timeout;
-/* -uuid as 16 bytes (all zero when none was given). */
-void qemu_uuid_bytes(uint8_t out[16]);
 
 /* Backend of the i-th serial port (-serial, or stdio for -nographic). */
 #define MAX_SERIAL_PORTS 4
 Chardev *serial_hd(int i);
+
+/* -uuid (or -smbios type=1,uuid=): false when none was given. */
+bool qemu_uuid_get(uint8_t uuid[16]);
 
 #endif

@@ -27,8 +27,9 @@ below a host's and swing with the host's load; the counts per I/O (exits,
 trapped and coalesced accesses) are exact.
 
 --nested=auto (the default, or CONDUIT_BENCH_NESTED) runs directly where
-/dev/kvm works and nested otherwise; on forces the L1 guest, off never
-boots it.
+the KVM probe of the tests (tests/functional/kvmtest.py: it boots the
+hello guest) says this host's KVM runs the guests, and nested otherwise;
+on forces the L1 guest, off never boots it.
 """
 import os
 import re
@@ -44,6 +45,7 @@ SRC = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(SRC, 'tests', 'functional'))
 import guestboot  # noqa: E402
 import kvfio_image  # noqa: E402
+import kvmtest  # noqa: E402
 
 LABEL_NESTED = 'nested: L1 = QEMU TCG'
 LABEL_HOST = 'host KVM'
@@ -105,17 +107,39 @@ def unavailable():
     return None
 
 
-def decide(mode):
-    """'direct', 'nested', or a sentence saying why nothing can run."""
-    if mode == 'off' or (mode == 'auto' and kvm_usable()):
+def direct_verdict(build):
+    """(ok, why): whether this host's KVM runs the tests/guest images,
+    from the probe every KVM test uses (tests/functional/kvmtest.py):
+    it boots the hello guest, it does not look for /dev/kvm."""
+    conduit = os.path.join(build, 'conduit-system-x86_64') if build else None
+    v = kvmtest.probe(conduit=conduit,
+                      guest_dir=os.path.join(build, 'tests', 'guest')
+                      if build else None)
+    return v['pvh'], v['why']['pvh']
+
+
+def decide(mode, build=None):
+    """'direct', 'nested', or a sentence saying why nothing can run.
+    auto: direct where the kvmtest probe says the host's KVM runs the
+    guests, else nested; off never boots L1 (and does not probe)."""
+    if mode == 'off':
         if kvm_usable():
             return 'direct'
         return ('/dev/kvm is not available and --nested=off: the benchmark '
                 'needs KVM (the qtest path has no vCPUs to time)')
-    why = unavailable()
-    if why:
-        return ('/dev/kvm is not available and no nested L1 guest can be '
-                'booted (%s)' % why)
+    if mode == 'auto':
+        ok, why = direct_verdict(build)
+        if ok:
+            print('%s: direct (kvm-probe: %s)' % (LABEL_HOST, why),
+                  flush=True)
+            return 'direct'
+    else:
+        why = '--nested=on'
+    l1_why = unavailable()
+    if l1_why:
+        return ('this host\'s KVM cannot run the guests (%s) and no nested '
+                'L1 guest can be booted (%s)' % (why, l1_why))
+    print('%s: nested (host: %s)' % (LABEL_NESTED, why), flush=True)
     return 'nested'
 
 
@@ -292,7 +316,7 @@ def stream(argv, log_path, ncommands, start):
 def dispatch(args, build, script, outdir):
     """For a bench script's main(): None to run the benchmark here, or
     the exit status after it ran nested (or was impossible)."""
-    how = decide(args.nested)
+    how = decide(args.nested, build)
     if how == 'direct':
         return None
     if how != 'nested':

@@ -392,7 +392,8 @@ def check_l1(test, run):
     """Skips @test when L1 had no /dev/kvm; fails it unless L1 booted
     and ran its script to the end (NESTED-BOOTED ... NESTED-END)."""
     if 'NESTED-NO-KVM' in run.output:
-        test.skipTest('no /dev/kvm inside the L1 guest (no nested SVM)')
+        import kvmtest
+        kvmtest.require_l1_kvm(test)
     test.assertIn('NESTED-BOOTED', run.output, run.describe())
     test.assertIn('NESTED-END', run.output, run.describe())
 

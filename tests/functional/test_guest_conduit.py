@@ -10,6 +10,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import guestboot  # noqa: E402
+import kvmtest  # noqa: E402
 
 
 def conduit_binary():
@@ -90,4 +91,4 @@ class ConduitGuestTest(guestboot.GuestTestCase):
 
 
 if __name__ == '__main__':
-    sys.exit(guestboot.main())
+    sys.exit(kvmtest.main('pvh'))

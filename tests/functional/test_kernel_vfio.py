@@ -31,6 +31,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import guestboot  # noqa: E402
 import kvfio_image  # noqa: E402
+import kvmtest  # noqa: E402
 
 CONDUIT = os.environ.get('CONDUIT_BINARY', '')
 DRIVER = os.environ.get('KVFIO_DRIVER', '')
@@ -137,7 +138,8 @@ class KernelVfioTest(unittest.TestCase):
         self.assertIn('KVFIO-DRIVER vfio-pci', out, run.describe())
         self.assertNotIn('KVFIO-ERROR', out, run.describe())
         if 'KVFIO-NO-KVM' in out:
-            self.skipTest('no /dev/kvm inside the guest (no nested SVM)')
+            kvmtest.require_l1_kvm(self)
+        print('KVM-WAY: test_kernel_vfio.test_nvme_guest_under_kvm nested')
         self.assertIn('KVFIO-KVM-EXIT %d' % guestboot.EXIT_PASS, out,
                       run.describe())
         summary = guestboot.SUMMARY_RE.findall(out)

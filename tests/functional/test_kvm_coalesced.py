@@ -20,15 +20,11 @@ exiting and nothing registered.  With MSIX_MAPPABLE withheld the page is
 not mapped at all: its doorbell writes go through the ring too and reach
 the server as posted REGION_WRITE messages, sent in a batch per drain.
 
-Where this host has no /dev/kvm, both runs happen nested, in one boot of
-Debian's kernel under Debian's QEMU (TCG, -cpu max offers SVM) that loads
-kvm-amd, as test_linux_nvme.py does; QMP then goes through stdio.
+Where this host's KVM cannot run the guest, kvmtest.py runs the script
+inside the run's shared L1 guest (Debian's QEMU under TCG, kvm-amd).
 Environment (set by meson): CONDUIT_BINARY (vfio-user-nvme from the same
-build directory), GUEST_DIR.  Skips without /dev/kvm and without the
-packages for the nested run (qemu-system-x86, linux-image-amd64,
-busybox-static), or when the nested guest gets no /dev/kvm.
+build directory), GUEST_DIR.
 """
-import json
 import os
 import re
 import subprocess
@@ -41,7 +37,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, '..', '..', 'scripts', 'bench'))
 import guestboot  # noqa: E402
-import kvfio_image  # noqa: E402
+import kvmtest  # noqa: E402
 import nvmebench  # noqa: E402
 
 CONDUIT = os.environ.get('CONDUIT_BINARY', '')
@@ -49,8 +45,6 @@ BUILD = os.path.dirname(CONDUIT)
 SERVER = os.path.join(BUILD, 'vfio-user-nvme')
 # Guards against a hung guest only; nothing asserts on time.
 TIMEOUT = 300
-# The whole nested boot, inside meson's 900 s for the test.
-NESTED_TIMEOUT = 840
 NWRITES = 100       # fewer than the ring's ~170 slots: none may exit
 TAIL = 50
 APPEND = 'nwrites=%d tail=%d' % (NWRITES, TAIL)
@@ -63,124 +57,6 @@ CASES = {
     'withheld': (nvmebench.TABLE_ON_DOORBELL_PAGE + ['--no-msix-mappable'],
                  'on'),
 }
-
-# L1 (nested only): KVM, then one Conduit run per setting.  The host-side
-# logic of run_direct() in shell: wait for the guest to go idle, query
-# KVM's counters, then query until the ring is empty (or give up).
-L1_INIT = kvfio_image.L1_KVM_PROLOGUE + r'''run_case() {
-    name=$1 srvargs=$2 coalesce=$3
-    rm -f /tmp/nvme.sock /tmp/qmp.in /tmp/qmp.out /tmp/g.log
-    /conduit/vfio-user-nvme --socket /tmp/nvme.sock --backend null \
-        --queues 4 $srvargs 2>/tmp/server.err &
-    srv=$!
-    for i in $(seq 100); do [ -S /tmp/nvme.sock ] && break; usleep 100000; done
-    mkfifo /tmp/qmp.in
-    /conduit/conduit-system-x86_64 -accel kvm -m 256 -nodefaults \
-        -display none -serial file:/tmp/g.log -qmp stdio \
-        -kernel /conduit/coalesce.elf -append "@APPEND@" \
-        -device isa-debug-exit,iobase=0xf4,iosize=4 \
-        -device vfio-user-pci,socket=/tmp/nvme.sock,id=nvme0@DEVICE_OPTS@$coalesce \
-        </tmp/qmp.in >/tmp/qmp.out 2>/tmp/conduit.err &
-    vm=$!
-    exec 3>/tmp/qmp.in
-    echo '{"execute":"qmp_capabilities"}' >&3
-    for i in $(seq 240); do
-        grep -q "COALESCE-IDLE" /tmp/g.log 2>/dev/null && break
-        kill -0 $vm 2>/dev/null || break
-        sleep 1
-    done
-    echo '{"execute":"x-query-kvm"}' >&3
-    for i in $(seq 60); do
-        sleep 1
-        echo '{"execute":"x-query-kvm"}' >&3
-        usleep 200000
-        tail -n 1 /tmp/qmp.out | grep -q '"coalesced-pending": *0[,}]' && break
-    done
-    echo '{"execute":"x-query-vfio"}' >&3
-    echo '{"execute":"quit"}' >&3
-    exec 3>&-
-    wait $vm
-    echo "NESTED-CONDUIT-EXIT $name $?"
-    kill $srv
-    wait $srv
-    sed "s/^/NESTED-G $name /" /tmp/g.log
-    sed "s/^/NESTED-QMP $name /" /tmp/qmp.out
-    sed "s/^/NESTED-STDERR $name /" /tmp/conduit.err /tmp/server.err
-}
-@CASES@
-echo "NESTED-END"
-poweroff -f
-'''
-
-
-def nested_results():
-    """Both runs in one nested boot: {'on': res, 'off': res}.  Cached."""
-    if not hasattr(nested_results, 'cache'):
-        try:
-            nested_results.cache = boot_nested()
-        except unittest.SkipTest as e:
-            nested_results.cache = e
-    if isinstance(nested_results.cache, Exception):
-        raise nested_results.cache
-    return nested_results.cache
-
-
-def boot_nested():
-    qemu = guestboot.require_qemu_and([(CONDUIT, 'CONDUIT_BINARY'),
-                                       (SERVER, 'vfio-user-nvme')])
-    if not os.access('/bin/busybox', os.X_OK):
-        raise unittest.SkipTest('no /dev/kvm, and busybox-static is not '
-                                'installed for a nested run')
-    image = guestboot.guest_image('coalesce')
-    if not os.path.exists(image):
-        raise unittest.SkipTest('coalesce guest not built')
-    try:
-        l1 = kvfio_image.NestedL1('conduit-coalesce-l1-')
-    except kvfio_image.Unavailable as e:
-        raise unittest.SkipTest(str(e))
-    init = L1_INIT.replace('@CASES@', '\n'.join(
-        "run_case %s '%s' %s" % (name, ' '.join(srv), coalesce)
-        for name, (srv, coalesce) in CASES.items()))
-    init = init.replace('@APPEND@', APPEND)
-    init = init.replace('@DEVICE_OPTS@', DEVICE_OPTS)
-    initrd = kvfio_image.kvm_l1_initrd(l1.mods, init, (CONDUIT, SERVER),
-                                       [('coalesce.elf', image)])
-    try:
-        run = l1.boot(qemu, initrd, NESTED_TIMEOUT,
-                      log_env='COALESCE_NESTED_LOG')
-    finally:
-        l1.cleanup()
-    out = run.output
-    if 'NESTED-NO-KVM' in out:
-        raise unittest.SkipTest('no /dev/kvm here nor inside the nested '
-                                'guest (no nested SVM)')
-    results = {}
-    for name in CASES:
-        res = {'out': '\n'.join(
-            line[len('NESTED-G %s ' % name):] for line in out.splitlines()
-            if line.startswith('NESTED-G %s ' % name)),
-            'err': '\n'.join(line for line in out.splitlines()
-                             if line.startswith('NESTED-STDERR %s ' % name))}
-        kvms = []
-        for line in out.splitlines():
-            if not line.startswith('NESTED-QMP %s ' % name):
-                continue
-            try:
-                ret = json.loads(line[len('NESTED-QMP %s ' % name):])
-            except ValueError:
-                continue
-            ret = ret.get('return')
-            if isinstance(ret, dict) and 'coalesced-pending' in ret:
-                kvms.append(ret)
-            elif isinstance(ret, list) and ret:
-                res['vfio'] = ret[0]
-        if kvms:
-            res['kvm_idle'], res['kvm'] = kvms[0], kvms[-1]
-        if 'NESTED-END' not in out:
-            res['err'] += '\nL1 did not finish:\n' + out[-3000:]
-        results[name] = res
-    return results
-
 
 class CoalescedTrappedWrites(unittest.TestCase):
     def setUp(self):
@@ -203,11 +79,8 @@ class CoalescedTrappedWrites(unittest.TestCase):
         return out
 
     def run_guest(self, case):
-        if guestboot.kvm_usable():
-            with tempfile.TemporaryDirectory(prefix='conduit-coalesce-') as t:
-                res = self.run_direct(t, *CASES[case])
-        else:
-            res = nested_results()[case]
+        with tempfile.TemporaryDirectory(prefix='conduit-coalesce-') as t:
+            res = self.run_direct(t, *CASES[case])
         self.assertIn('COALESCE-IDLE', res['out'],
                       res['out'] + res.get('err', ''))
         self.assertRegex(res['out'],
@@ -243,7 +116,14 @@ class CoalescedTrappedWrites(unittest.TestCase):
                 deadline = time.time() + TIMEOUT
                 while True:
                     kvm = qmp.cmd('x-query-kvm')
-                    if (kvm['coalesced-writes'] >= want and
+                    bar0 = [b for b in qmp.cmd('x-query-vfio')[0]['bars']
+                            if b['bar'] == 0][0]
+                    # Every write arrived, through the ring or (a full
+                    # ring, withheld) as an exit the server was sent.
+                    arrived = max(kvm['coalesced-writes'],
+                                  bar0['coalesced-writes'] +
+                                  bar0['forwarded-writes'])
+                    if (arrived >= want and
                             not kvm['coalesced-pending']) or \
                             time.time() > deadline:
                         break
@@ -333,4 +213,4 @@ class CoalescedTrappedWrites(unittest.TestCase):
 
 
 if __name__ == '__main__':
-    sys.exit(guestboot.main())
+    sys.exit(kvmtest.main('pvh'))

@@ -18,6 +18,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import guestboot  # noqa: E402
+import kvmtest  # noqa: E402
 from test_kvm_vmm import pvh_elf  # noqa: E402
 
 CONDUIT = os.environ.get('CONDUIT_BINARY', '')
@@ -76,4 +77,4 @@ class KvmCpuid(unittest.TestCase):
 
 
 if __name__ == '__main__':
-    sys.exit(guestboot.main())
+    sys.exit(kvmtest.main('pvh'))

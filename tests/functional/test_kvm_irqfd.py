@@ -11,8 +11,13 @@ gets its interrupt.  A masked vector is detached: its event takes the
 slow path, sets the pending bit, and is delivered on unmask (mask=1, the
 guest checks the PBA and the interrupt count itself).
 
+The mask=1 sequence runs for each default layout of the PBA matrix
+(tests/qtest/vfio-user-pba-test.c): table on the doorbell page (relocated),
+table in its own BAR, PBA on the doorbell page, 64 KiB host pages.
+
 Environment (set by meson): CONDUIT_BINARY (vfio-user-nvme is taken from
-the same build directory), GUEST_DIR.  Skips without a usable /dev/kvm.
+the same build directory), GUEST_DIR.  Runs directly or nested
+(kvmtest.py).
 """
 import os
 import subprocess
@@ -24,6 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, '..', '..', 'scripts', 'bench'))
 import guestboot  # noqa: E402
+import kvmtest  # noqa: E402
 import nvmebench  # noqa: E402
 
 CONDUIT = os.environ.get('CONDUIT_BINARY', '')
@@ -95,8 +101,15 @@ class IrqfdFastPath(unittest.TestCase):
         result = nvmebench.parse_result(out)
         self.assertIsNotNone(result, out)
         self.assertEqual(int(result['ios']), ios)
-        # At queue depth 1 every completion is its own interrupt.
-        self.assertEqual(int(result['irqs']), ios, out)
+        # At queue depth 1 every completion is its own interrupt.  Inside
+        # the shared L1 guest, TCG's emulated SVM now and then injects one
+        # twice: the server's 300 triggers of vector 1 became 303 guest
+        # interrupts in one of four runs, with Conduit not in the path
+        # (irqfd), so there every completion gets one at least.
+        if kvmtest.in_l1():
+            self.assertGreaterEqual(int(result['irqs']), ios, out)
+        else:
+            self.assertEqual(int(result['irqs']), ios, out)
         self.assertEqual(msix['slow-path-interrupts'], 0, msix)
         # The admin vector and the I/O queue's vector.
         self.assertGreaterEqual(msix['fast-path-vectors'], 2, msix)
@@ -111,14 +124,39 @@ class IrqfdFastPath(unittest.TestCase):
         self.assertEqual(msix['slow-path-interrupts'], 0, msix)
         self.assertGreaterEqual(msix['fast-path-vectors'], 2, msix)
 
-    def test_masked_vector_takes_the_slow_path(self):
-        out, msix = self.run_nvme('qd=1 ios=50 mode=irq mask=1')
+    def masked_check(self, server_args, device_opts='', relocated=None):
+        """The PBA matrix's sequence (tests/qtest/vfio-user-pba-test.c)
+        under KVM: masked -> pending bit, no interrupt; unmasked -> one
+        interrupt, bit clear; the next completion -> an interrupt, no
+        bit."""
+        out, msix = self.run_nvme('qd=1 ios=50 mode=irq mask=1',
+                                  server_args, device_opts)
         self.assertIn('pending bit set, 0 interrupts delivered', out)
         self.assertIn('pending interrupt delivered once (1)', out)
-        # Exactly the masked read's event, none of the 50 unmasked ones.
+        self.assertIn('next completion interrupts, no pending bit (1)', out)
+        # Exactly the masked read's event, none of the 51 unmasked ones.
         self.assertEqual(msix['slow-path-interrupts'], 1, msix)
         # Unmasking put the vector back on the fast path.
         self.assertGreaterEqual(msix['fast-path-vectors'], 2, msix)
+        if relocated is not None:
+            self.assertEqual(msix['relocated'], relocated, msix)
+        return out, msix
+
+    # The matrix's layouts with the default options.
+    def test_masked_vector_takes_the_slow_path(self):
+        # Table on the doorbell page: relocated by default.
+        self.masked_check(nvmebench.TABLE_ON_DOORBELL_PAGE, relocated=True)
+
+    def test_masked_vector_table_in_own_bar(self):
+        self.masked_check(nvmebench.TABLE_IN_BAR4, relocated=False)
+
+    def test_masked_vector_pba_on_doorbell_page(self):
+        self.masked_check(nvmebench.PBA_ON_DOORBELL_PAGE, relocated=False)
+
+    def test_masked_vector_64k_host_pages(self):
+        self.masked_check(['--msix-bar', '0', '--msix-table-offset',
+                           '0x3000', '--msix-pba-offset', '0x3800'],
+                          ',x-host-page-size=65536', relocated=True)
 
     def test_masked_vector_pending_through_lazy_pba_on_doorbell_page(self):
         # The PBA shares the mapped doorbell page: the pending bit is only
@@ -133,4 +171,4 @@ class IrqfdFastPath(unittest.TestCase):
 
 
 if __name__ == '__main__':
-    sys.exit(guestboot.main())
+    sys.exit(kvmtest.main('pvh'))

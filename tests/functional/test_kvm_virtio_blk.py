@@ -22,6 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, '..', '..', 'scripts', 'bench'))
 import guestboot  # noqa: E402
+import kvmtest  # noqa: E402
 import virtioblkbench as vb  # noqa: E402
 
 CONDUIT = os.environ.get('CONDUIT_BINARY', '')
@@ -88,4 +89,4 @@ class VirtioBlkKvm(unittest.TestCase):
 
 
 if __name__ == '__main__':
-    sys.exit(guestboot.main())
+    sys.exit(kvmtest.main('pvh'))

@@ -8,10 +8,10 @@ byte): the PVH entry ABI, isa-debug-exit statuses, serial backends, triple
 fault -> reset or exit (-no-reboot), fatal KVM exits reported with
 registers, bad -kernel files, and -smp.
 
-Environment (set by meson): CONDUIT_BINARY, GUEST_DIR.  Exits 77 (skipped)
-without a usable /dev/kvm.  CONDUIT_TEST_LINUX=1 also boots a Linux bzImage
-(CONDUIT_LINUX_KERNEL, default the host's newest /boot/vmlinuz-*), which
-takes many minutes on hosts whose KVM emulates CPL0 code.
+Environment (set by meson): CONDUIT_BINARY, GUEST_DIR.  Runs directly or
+nested (kvmtest.py).  CONDUIT_TEST_LINUX=1 also boots a Linux bzImage
+(CONDUIT_LINUX_KERNEL, default the host's newest /boot/vmlinuz-*) where
+the probe says this KVM can run Linux.
 """
 import glob
 import os
@@ -25,6 +25,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import guestboot  # noqa: E402
+import kvmtest  # noqa: E402
 
 CONDUIT = os.environ.get("CONDUIT_BINARY", "")
 GUEST_DIR = guestboot.guest_dir()
@@ -340,6 +341,8 @@ class SmpGuests(ConduitTest):
                      "set CONDUIT_TEST_LINUX=1 to boot Linux (minutes)")
 class LinuxBoot(ConduitTest):
     def test_bzimage_reaches_the_kernel(self):
+        # Only where the probe says this KVM runs Linux (not CPL0-emulated).
+        kvmtest.require(self, "linux")
         kernel = os.environ.get("CONDUIT_LINUX_KERNEL")
         if not kernel:
             found = sorted(glob.glob("/boot/vmlinuz-*"))
@@ -360,4 +363,4 @@ class LinuxBoot(ConduitTest):
 
 
 if __name__ == "__main__":
-    sys.exit(guestboot.main())
+    sys.exit(kvmtest.main('pvh'))

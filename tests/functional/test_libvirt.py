@@ -58,6 +58,7 @@ import xml.etree.ElementTree as ET
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import guestboot  # noqa: E402
+import kvmtest  # noqa: E402
 import kvfio_image  # noqa: E402
 import libvirt_env  # noqa: E402
 
@@ -351,9 +352,22 @@ class LibvirtTest(unittest.TestCase):
 
     # ---- helpers ----
 
-    def need_kvm(self):
-        if not guestboot.kvm_usable():
-            self.skipTest('no usable /dev/kvm')
+    def need_kvm(self, needs='pvh'):
+        """Runs the case where the host's KVM can run its guest (the
+        kvmtest probe decides); elsewhere test_libvirt_nested runs it
+        inside its L1 guest, and this run says so instead."""
+        how, why = kvmtest.way(needs)
+        if how == 'direct':
+            print('%s: test_libvirt.%s direct' % (
+                'KVM-WAY-IN-L1' if kvmtest.in_l1() else 'KVM-WAY',
+                self._testMethodName))
+            return
+        if how == 'nested':
+            print('kvm-way: test_libvirt.%s runs nested, in '
+                  'test_libvirt_nested (%s)' % (self._testMethodName, why))
+            self.skipTest('nested: test_libvirt_nested runs this case in '
+                          'its L1 guest (%s)' % why)
+        kvmtest.require(self, needs)
 
     def guest(self, name):
         path = guestboot.guest_image(name)
@@ -447,7 +461,7 @@ class LibvirtTest(unittest.TestCase):
         self.assertIn('pseries', {m.get('name') for m in caps.iter('machine')})
 
     def test_probe_kvm_hostdev(self):
-        self.need_kvm()
+        self.need_kvm('api')
         r = self.domcaps(CONDUIT, 'x86_64', 'pc', 'kvm')
         self.assertEqual(r.returncode, 0, r.stderr)
         root = ET.fromstring(r.stdout)
@@ -681,7 +695,7 @@ class LibvirtTest(unittest.TestCase):
             print('libvirt qmp: ' + m.group(1)[:300])
 
     def test_disk_bridge_hostdev(self):
-        self.need_kvm()
+        self.need_kvm('linux')
         if not os.access('/bin/busybox', os.X_OK):
             self.skipTest('busybox-static is not installed')
         if not shutil.which('ip'):

@@ -29,6 +29,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import guestboot  # noqa: E402
 import kvfio_image  # noqa: E402
+import kvmtest  # noqa: E402
 import libvirt_env  # noqa: E402
 import test_libvirt  # noqa: E402
 
@@ -83,6 +84,7 @@ echo "LVN-CHROOT"
 chroot /host /usr/bin/env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin \
     LIBVIRT_HOSTDEV_BDF=$bdf LIBVIRT_IMAGE_DIR=$imgdir \
     LIBVIRT_L2_INITRD=@L2INITRD@ \
+    CONDUIT_KVM_IN_L1=1 CONDUIT_KVM_RUN_ID=l1 CONDUIT_KVM_STATE_DIR=/tmp/kvm-state \
     CONDUIT_BINARY=@CONDUIT@ \
     CONDUIT_PPC64_BINARY=@PPC64@ VFIO_USER_NVME=@NVME@ GUEST_DIR=@GUEST@ \
     /usr/bin/python3 @TEST@ @ONLY@ 2>&1
@@ -129,6 +131,9 @@ class LibvirtNestedTest(unittest.TestCase):
             raise unittest.SkipTest(str(e))
         cls.kernel = kvfio_image.cached_vmlinux(cache, ver, bzimage)
         cls.tmp = tempfile.TemporaryDirectory(prefix='libvirt-nested-')
+        # The KVM probe test_libvirt runs inside finds its guest ready.
+        kvmtest.linux_probe_elf(cls.tmp.name, os.path.dirname(
+            os.path.abspath(CONDUIT)))
 
     @classmethod
     def tearDownClass(cls):
@@ -177,7 +182,7 @@ class LibvirtNestedTest(unittest.TestCase):
         self.assertNotIn('KVFIO-ERROR', out, run.describe())
         self.assertIn('LVN-HOST-DRIVER nvme', out, run.describe())
         if 'LVN-NO-KVM' in out:
-            self.skipTest('no /dev/kvm inside the guest (no nested SVM)')
+            kvmtest.require_l1_kvm(self)
         results = case_results(out)
         for case in ONLY or CASES:
             self.assertEqual(results.get(case), 'ok',
@@ -186,6 +191,7 @@ class LibvirtNestedTest(unittest.TestCase):
         self.assertIn('LVN-RESULT 0', out, run.describe())
         for case in ONLY or CASES:
             print('inside the guest: %s ... %s' % (case, results[case]))
+            print('KVM-WAY: test_libvirt.%s nested' % case)
         for line in out.splitlines():
             if line.startswith(('hostdev ', 'libvirt ')):
                 print(line)

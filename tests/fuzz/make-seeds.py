@@ -400,8 +400,46 @@ def blk_req():
           struct.pack("<IIQ", 13, 0, 0) + struct.pack("<QII", 4, 8, 1))
 
 
+def virtio_pci():
+    """fuzz-virtio-pci: a device byte, then ops (see do_op())."""
+    t = "fuzz-virtio-pci"
+
+    def ram(off, data):
+        return bytes([3]) + struct.pack("<HB", off, len(data)) + data
+
+    def up(features, qlog=2, vec=0):
+        return bytes([7]) + struct.pack("<IIBB", features, 0, qlog, vec)
+
+    def desc(i, addr, length, flags, nxt):
+        return ram(i * 16, struct.pack("<QIHH", 0x100000 + addr, length,
+                                       flags, nxt))
+
+    avail = ram(0x1000, struct.pack("<HHH", 0, 1, 0))
+    notify0, loop = bytes([2, 0]), bytes([11, 0])
+    # virtio-blk: FLUSH, a read of sector 0 (header, 512 bytes, status).
+    blk_read = (desc(0, 0x8000, 16, 1, 1) + desc(1, 0x9000, 512, 3, 2) +
+                desc(2, 0xa000, 1, 2, 0) + avail + notify0 + loop)
+    write(t, "blk-bring-up", bytes([0]) + up(1 << 9))
+    write(t, "blk-read", bytes([0]) + up(1 << 9) + blk_read)
+    write(t, "blk-read-msix", bytes([0]) + up(1 << 9, 3, 0x80) + blk_read)
+    write(t, "blk-driver-ok-twice", bytes([0]) + up(1 << 9) +
+          bytes([0, 0x14, 1, 0x0b, 0, 0x14, 1, 0x0f]) + blk_read +
+          bytes([0, 0x14, 1, 0]))
+    # the PCI_CFG window: bar 4, offset 0x14 (status), length 1, data.
+    write(t, "blk-pci-cfg", bytes([0]) + up(1 << 9) +
+          bytes([8, 0x40 - 0x34 + 4, 0, 4]) + bytes([9, 0x40 - 0x34, 2]))
+    # virtio-net: MAC, a frame on TX (queue 1 at 0x4000 in the window).
+    tx_desc = ram(0x4000, struct.pack("<QIHH", 0x10c000, 72, 0, 0))
+    tx_avail = ram(0x5000, struct.pack("<HHH", 0, 1, 0))
+    write(t, "net-tx", bytes([1]) + up(1 << 5) + tx_desc + tx_avail +
+          bytes([2, 1]) + loop)
+    write(t, "net-rx", bytes([1]) + up(1 << 5) +
+          desc(0, 0xc000, 1526, 2, 0) + avail + notify0 +
+          bytes([11, 60]) + bytes(range(60)) + loop)
+
+
 TARGETS = [codec, plan, client, libvfu, nvme, qtest, qmp, options,
-           virtqueue, blk_req]
+           virtqueue, blk_req, virtio_pci]
 
 if __name__ == "__main__":
     for fn in TARGETS:

@@ -9,7 +9,8 @@
  * Command line: qd=32 ios=10000 mode=poll|irq queues=1 verify=0|1 mask=0|1
  * (verify=1: LBA 0 must start with "CONDUIT-NVMETEST"; mask=1 with
  * mode=irq: after the run, one read with the first queue's vector masked
- * must set its pending bit and interrupt only once unmasked).
+ * must set its pending bit and interrupt only once unmasked, and the
+ * next read, unmasked, must interrupt and leave no pending bit).
  *
  * Latency of one read = TSC when its completion entry is seen minus TSC
  * when its submission entry was written (the doorbell write follows in
@@ -471,6 +472,16 @@ static void masked_vector_check(Nvme *n, unsigned iv)
     report(*count == before + 1 && !pci_msix_pending(&n->msix, iv),
            "unmasked vector %u: pending interrupt delivered once (%lu)",
            iv, *count - before);
+    /* Unmasked, the next completion interrupts and leaves no bit. */
+    before = *count;
+    ok = buf && nvme_read_sync(n, &n->io[0], 0, buf);
+    t0 = rdtsc();
+    while (*count == before && wait_ms(t0, IO_BENCH_STALL_MS)) {
+        cpu_relax();
+    }
+    report(ok && *count == before + 1 && !pci_msix_pending(&n->msix, iv),
+           "unmasked vector %u: next completion interrupts, no pending "
+           "bit (%lu)", iv, *count - before);
 }
 
 int main(void)

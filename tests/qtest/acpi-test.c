@@ -21,6 +21,7 @@
 #define PWRBTN (1 << 8)
 #define SLP_EN (1 << 13)
 #define S5_SLP_TYP 5
+#define S4_SLP_TYP 4
 
 static uint8_t sum(const uint8_t *p, size_t len)
 {
@@ -302,6 +303,102 @@ static void test_pm_timer(void)
     qtest_quit(qts);
 }
 
+static bool dsdt_has(QTestState *qts, const char *name)
+{
+    Tables t;
+    bool found;
+
+    parse_tables(qts, &t);
+    found = memmem(t.dsdt, ldl_le_p(t.dsdt + 4), name, 4) != NULL;
+    tables_free(&t);
+    return found;
+}
+
+/*
+ * libvirt's <pm> becomes -global PIIX4_PM.disable_s3/disable_s4: the
+ * DSDT offers \_S4 unless disabled, and entering S4 powers off; S3 is
+ * never offered (there is no firmware to resume through), and asking for
+ * it is an error at start.
+ */
+static void test_sleep_states(void)
+{
+    QTestState *qts = qtest_init("-no-shutdown");
+    JsonObject *ev;
+
+    g_assert_true(dsdt_has(qts, "_S5_"));
+    g_assert_true(dsdt_has(qts, "_S4_"));
+    g_assert_false(dsdt_has(qts, "_S3_"));
+    qtest_outw(qts, PM1_CNT, S4_SLP_TYP << 10 | SLP_EN);
+    ev = qtest_qmp_eventwait(qts, "SHUTDOWN");
+    json_object_unref(ev);
+    qtest_quit(qts);
+
+    /* What virt-install's <pm> gives. */
+    qts = qtest_init("-no-shutdown -global PIIX4_PM.disable_s3=1 "
+                     "-global PIIX4_PM.disable_s4=1");
+    g_assert_true(dsdt_has(qts, "_S5_"));
+    g_assert_false(dsdt_has(qts, "_S4_"));
+    g_assert_false(dsdt_has(qts, "_S3_"));
+    /* Not offered: the write is no sleep request. */
+    qtest_outw(qts, PM1_CNT, S4_SLP_TYP << 10 | SLP_EN);
+    {
+        JsonNode *ret = qtest_qmp_assert_success(
+            qts, "{'execute': 'query-status'}");
+
+        g_assert_cmpstr(json_object_get_string_member(
+                            json_node_get_object(ret), "status"), ==,
+                        "running");
+        json_node_unref(ret);
+    }
+    qtest_quit(qts);
+
+    qtest_assert_start_fails("-accel qtest -display none "
+                             "-global PIIX4_PM.disable_s3=0",
+                             "S3 (suspend to RAM) is not supported");
+    qtest_assert_start_fails("-accel qtest -display none "
+                             "-global PIIX4_PM.disable_s4=2",
+                             "disable_s3 and disable_s4 are 0 or 1");
+}
+
+/* libvirt asks for both properties before it writes them. */
+static void test_piix4_pm_properties(void)
+{
+    QTestState *qts = qtest_init("");
+    JsonNode *ret = qtest_qmp_assert_success(
+        qts, "{'execute': 'device-list-properties', "
+             "'arguments': {'typename': 'PIIX4_PM'}}");
+    JsonArray *props = json_node_get_array(ret);
+    bool s3 = false, s4 = false;
+
+    for (guint i = 0; i < json_array_get_length(props); i++) {
+        const char *n = json_object_get_string_member(
+            json_array_get_object_element(props, i), "name");
+
+        s3 |= !strcmp(n, "disable_s3");
+        s4 |= !strcmp(n, "disable_s4");
+    }
+    g_assert_true(s3 && s4);
+    json_node_unref(ret);
+    qtest_quit(qts);
+}
+
+/* The pc machine has no HPET: -no-hpet and hpet=off say so, hpet=on fails. */
+static void test_no_hpet(void)
+{
+    QTestState *qts = qtest_init("-no-hpet");
+    JsonNode *ret = qtest_qmp_assert_success(
+        qts, "{'execute': 'qom-get', 'arguments': "
+             "{'path': '/machine', 'property': 'hpet'}}");
+
+    g_assert_false(json_node_get_boolean(ret));
+    json_node_unref(ret);
+    qtest_quit(qts);
+    qts = qtest_init("-machine pc,hpet=off");
+    qtest_quit(qts);
+    qtest_assert_start_fails("-accel qtest -display none -machine hpet=on",
+                             "hpet=on is not supported");
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -315,5 +412,8 @@ int main(int argc, char **argv)
                    test_powerdown_raises_sci);
     g_test_add_func("/acpi/pm/s5-shuts-down", test_s5_shuts_down);
     g_test_add_func("/acpi/pm/timer", test_pm_timer);
+    g_test_add_func("/acpi/pm/sleep-states", test_sleep_states);
+    g_test_add_func("/acpi/pm/piix4-pm-properties", test_piix4_pm_properties);
+    g_test_add_func("/acpi/no-hpet", test_no_hpet);
     return g_test_run();
 }

@@ -923,6 +923,49 @@ JsonObject *qtest_qmp(QTestState *s, const char *fmt, ...)
     return r;
 }
 
+pid_t qtest_pid(QTestState *s)
+{
+    return s->pid;
+}
+
+JsonObject *qtest_qmp_fds(QTestState *s, const int *fds, size_t nfds,
+                          const char *fmt, ...)
+{
+    g_autofree char *text = NULL;
+    g_autofree char *json = NULL;
+    g_autofree char *line = NULL;
+    char control[CMSG_SPACE(16 * sizeof(int))] = { 0 };
+    struct iovec iov;
+    struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+    struct cmsghdr *cmsg;
+    va_list ap;
+    ssize_t n;
+
+    g_assert_cmpuint(nfds, >=, 1);
+    g_assert_cmpuint(nfds, <=, 16);
+    va_start(ap, fmt);
+    text = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    json = qtest_json_requote(text);
+    line = g_strconcat(json, "\n", NULL);
+    iov.iov_base = line;
+    iov.iov_len = strlen(line);
+    msg.msg_control = control;
+    msg.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
+    cmsg = CMSG_FIRSTHDR(&msg);
+    cmsg->cmsg_level = SOL_SOCKET;
+    cmsg->cmsg_type = SCM_RIGHTS;
+    cmsg->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+    memcpy(CMSG_DATA(cmsg), fds, nfds * sizeof(int));
+    do {
+        n = sendmsg(s->qmp_fd, &msg, MSG_NOSIGNAL);
+    } while (n < 0 && errno == EINTR);
+    if (n != (ssize_t)iov.iov_len) {
+        qtest_fatal(s, "sendmsg with fds failed: %s", g_strerror(errno));
+    }
+    return qtest_qmp_receive(s);
+}
+
 const char *qtest_qmp_error_class(JsonObject *reply)
 {
     JsonObject *err = json_object_has_member(reply, "error") ?

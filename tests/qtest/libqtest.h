@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include <glib.h>
 #include <json-glib/json-glib.h>
 
@@ -127,6 +128,12 @@ void qtest_qmp_device_del(QTestState *s, const char *id);
 /* Error class/desc helpers on a reply (NULL if it is not an error). */
 const char *qtest_qmp_error_class(JsonObject *reply);
 const char *qtest_qmp_error_desc(JsonObject *reply);
+
+/* The process under test (for /proc/PID: fds, CPU time). */
+pid_t qtest_pid(QTestState *s);
+/* A QMP command with fds passed alongside it (SCM_RIGHTS), as getfd needs. */
+JsonObject *qtest_qmp_fds(QTestState *s, const int *fds, size_t nfds,
+                          const char *fmt, ...) G_GNUC_PRINTF(4, 5);
 
 /* Path of the binary under test. */
 const char *qtest_get_binary(void);

@@ -42,9 +42,11 @@ static void test_enumerate(void)
     Found found = { .n = 0 };
     QPCIDevice *host, *dev;
 
-    g_assert_cmpint(qpci_device_foreach(bus, record, &found), ==, 2);
+    /* Host bridge, the PIIX3 function of slot 1 (as QEMU's pc), ours. */
+    g_assert_cmpint(qpci_device_foreach(bus, record, &found), ==, 3);
     g_assert_cmpint(found.devfns[0], ==, QPCI_DEVFN(0, 0));
-    g_assert_cmpint(found.devfns[1], ==, TESTDEV_DEVFN);
+    g_assert_cmpint(found.devfns[1], ==, QPCI_DEVFN(1, 0));
+    g_assert_cmpint(found.devfns[2], ==, TESTDEV_DEVFN);
 
     host = qpci_device_find(bus, 0);
     g_assert_cmphex(qpci_config_readw(host, PCI_CLASS_DEVICE), ==, 0x0600);

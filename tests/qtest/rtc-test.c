@@ -34,7 +34,9 @@
 #define B_UIE 0x10
 #define B_DM_BINARY 0x04
 #define B_24H 0x02
+#define B_PIE 0x40
 #define C_IRQF 0x80
+#define C_PF 0x40
 #define C_AF 0x20
 #define C_UF 0x10
 
@@ -435,6 +437,152 @@ static void test_listed_in_device_help(void)
     g_assert_nonnull(strstr(out, "name \"mc146818rtc\""));
 }
 
+/* Status A for 2 Hz periodic interrupts: 32.768 kHz base, rate 15. */
+#define A_2HZ 0x2f
+#define PERIOD_2HZ_NS (NS_PER_S / 2)
+
+/*
+ * Polls status C every 100 ms of virtual time for @ns, as an interrupt
+ * handler would; returns how many periodic interrupts were taken.
+ */
+static unsigned rtc_take_periodic(QTestState *qts, int64_t ns)
+{
+    unsigned taken = 0;
+
+    for (int64_t t = 0; t < ns; t += NS_PER_S / 10) {
+        qtest_clock_step(qts, NS_PER_S / 10);
+        if (rtc_read(qts, REG_C) & C_PF) {
+            taken++;
+        }
+    }
+    return taken;
+}
+
+/* The guest stops taking interrupts for 3 s (6 ticks), then resumes. */
+static unsigned rtc_ticks_after_stall(const char *extra, bool reset)
+{
+    g_autofree char *args = g_strdup_printf("-machine pc %s", extra);
+    QTestState *qts = qtest_init(args);
+    unsigned taken;
+
+    rtc_write(qts, REG_A, A_2HZ);
+    rtc_write(qts, REG_B, B_24H | B_PIE);
+    qtest_clock_step(qts, 3 * NS_PER_S);
+    if (reset) {
+        json_node_unref(qtest_qmp_assert_success(
+            qts, "{'execute': 'rtc-reset-reinjection'}"));
+    }
+    taken = rtc_take_periodic(qts, 8 * NS_PER_S);
+    /* Periodic interrupts off: nothing more, and no ticks owed later. */
+    rtc_write(qts, REG_B, B_24H);
+    g_assert_cmpuint(rtc_take_periodic(qts, 2 * NS_PER_S), ==, 0);
+    qtest_quit(qts);
+    return taken;
+}
+
+static void test_periodic_rate(void)
+{
+    QTestState *qts = qtest_init("-machine pc");
+
+    /* PIE without a rate: nothing. */
+    rtc_write(qts, REG_A, 0x20);
+    rtc_write(qts, REG_B, B_24H | B_PIE);
+    g_assert_cmpuint(rtc_take_periodic(qts, 2 * NS_PER_S), ==, 0);
+    /* 2 Hz, taken promptly: exactly one per period. */
+    rtc_write(qts, REG_A, A_2HZ);
+    g_assert_cmpuint(rtc_take_periodic(qts, 5 * NS_PER_S), ==, 10);
+    /* PF comes with IRQF while PIE is on. */
+    qtest_clock_step(qts, PERIOD_2HZ_NS);
+    g_assert_cmphex(rtc_read(qts, REG_C), ==, C_IRQF | C_PF);
+    qtest_quit(qts);
+}
+
+/*
+ * 3 s stalled + 8 s taking = 22 periods.  driftfix=slew delivers every
+ * one of them (the 5 lost during the stall come later, between regular
+ * ticks); without it (and after rtc-reset-reinjection) they are gone.
+ */
+static void test_periodic_slew_catches_up(void)
+{
+    g_assert_cmpuint(rtc_ticks_after_stall("-rtc base=utc,driftfix=slew",
+                                           false), ==, 22 - 6 + 1 + 5);
+    g_assert_cmpuint(rtc_ticks_after_stall("-rtc driftfix=none", false), ==,
+                     22 - 6 + 1);
+    g_assert_cmpuint(rtc_ticks_after_stall("", false), ==, 22 - 6 + 1);
+    g_assert_cmpuint(rtc_ticks_after_stall("-rtc driftfix=slew", true), ==,
+                     22 - 6 + 1);
+    g_assert_cmpuint(rtc_ticks_after_stall(
+                         "-global mc146818rtc.lost_tick_policy=slew", false),
+                     ==, 22 - 6 + 1 + 5);
+}
+
+static void test_base_date(void)
+{
+    QTestState *qts = qtest_init("-machine pc -rtc base=2006-06-17T16:01:21");
+    g_autoptr(GDateTime) rtc = rtc_read_datetime(qts);
+    g_autoptr(GDateTime) want = g_date_time_new_utc(2006, 6, 17, 16, 1, 21);
+
+    g_assert_cmpint(abs_span(g_date_time_difference(rtc, want)), <=,
+                    CLOCK_SLACK_S * G_TIME_SPAN_SECOND);
+    qtest_quit(qts);
+
+    qts = qtest_init("-machine pc -rtc base=2031-01-02");
+    g_date_time_unref(want);
+    want = g_date_time_new_utc(2031, 1, 2, 0, 0, 0);
+    g_date_time_unref(rtc);
+    rtc = rtc_read_datetime(qts);
+    g_assert_cmpint(abs_span(g_date_time_difference(rtc, want)), <=,
+                    CLOCK_SLACK_S * G_TIME_SPAN_SECOND);
+    qtest_quit(qts);
+}
+
+static void test_base_localtime(void)
+{
+    const char *old_tz = g_getenv("TZ");
+    g_autofree char *saved = g_strdup(old_tz);
+    QTestState *qts;
+
+    /* Five hours behind UTC, no daylight saving: the child inherits it. */
+    g_setenv("TZ", "XST5", TRUE);
+    qts = qtest_init("-machine pc -rtc base=localtime");
+    if (saved) {
+        g_setenv("TZ", saved, TRUE);
+    } else {
+        g_unsetenv("TZ");
+    }
+    g_assert_true(rtc_matches_host(qts, -5 * G_TIME_SPAN_HOUR));
+    qtest_quit(qts);
+}
+
+/* clock=vm: the guest clock runs with the virtual clock, not the host's. */
+static void test_clock_vm(void)
+{
+    QTestState *qts = qtest_init("-machine pc -rtc clock=vm");
+
+    g_assert_true(rtc_matches_host(qts, 0));
+    qtest_clock_step(qts, 3600 * NS_PER_S);
+    g_assert_true(rtc_matches_host(qts, G_TIME_SPAN_HOUR));
+    qtest_quit(qts);
+}
+
+static void test_bad_rtc_options(void)
+{
+    qtest_assert_start_fails("-machine pc -accel qtest -display none "
+                             "-rtc base=yesterday", "invalid datetime format");
+    qtest_assert_start_fails("-machine pc -accel qtest -display none "
+                             "-rtc clock=sundial", "invalid option value "
+                             "'sundial'");
+    qtest_assert_start_fails("-machine pc -accel qtest -display none "
+                             "-rtc driftfix=fast", "invalid option value "
+                             "'fast'");
+    qtest_assert_start_fails("-machine pc -accel qtest -display none "
+                             "-rtc base=utc,tick=1", "Invalid parameter "
+                             "'tick'");
+    qtest_assert_start_fails("-machine pc -accel qtest -display none "
+                             "-global mc146818rtc.lost_tick_policy=delay",
+                             "lost_tick_policy=delay is not supported");
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -455,5 +603,12 @@ int main(int argc, char **argv)
                    test_reset_keeps_clock_and_ram);
     g_test_add_func("/rtc/device/second-refused", test_second_rtc_refused);
     g_test_add_func("/rtc/device/listed-in-help", test_listed_in_device_help);
+    g_test_add_func("/rtc/periodic/rate", test_periodic_rate);
+    g_test_add_func("/rtc/periodic/slew-catches-up",
+                    test_periodic_slew_catches_up);
+    g_test_add_func("/rtc/option/base-date", test_base_date);
+    g_test_add_func("/rtc/option/base-localtime", test_base_localtime);
+    g_test_add_func("/rtc/option/clock-vm", test_clock_vm);
+    g_test_add_func("/rtc/option/bad", test_bad_rtc_options);
     return g_test_run();
 }

@@ -332,7 +332,7 @@ static void test_parse_pci_addresses(void)
         int32_t devfn;
     } devfns[] = {
         { "02.0", 0x10 }, { "1f.7", 0xff }, { "3", 0x18 }, { "0x2", 0x10 },
-        { "0x1f", 0xf8 }, { "a.1", 0x51 },
+        { "0x1f", 0xf8 }, { "a.1", 0x51 }, { "0x1.0x2", 0x0a },
     };
 
     for (size_t i = 0; i < G_N_ELEMENTS(devfns); i++) {

@@ -69,6 +69,18 @@ static const VFIODeviceIOOps fake_ops = {
     .region_write = fake_write,
 };
 
+/* A backend like vfio-user's, whose region writes may be posted. */
+static const VFIODeviceIOOps fake_posting_ops = {
+    .region_read = fake_read,
+    .region_write = fake_write,
+    .posts_writes = true,
+};
+
+/* The x-coalesce-trapped-writes inputs of the next rig (zero: auto, 0 CPUs). */
+static VFIOCoalesceMode rig_coalesce;
+static long rig_online_cpus;
+static bool rig_posting;
+
 static void hook_access_done(void *opaque)
 {
     g_assert_true(opaque == &fake);
@@ -110,12 +122,14 @@ static void rig_start_flags(Rig *r, bool cap, uint64_t page,
         .table = { true, table_off, 0x100, true },
         .pba = { pba_off != 0, pba_off, 8, pba_on },
         .lazy_pba = true,
+        .coalesce = rig_coalesce,
+        .online_cpus = rig_online_cpus,
     };
 
     memset(&fake, 0, sizeof(fake));
     memset(r, 0, sizeof(*r));
     r->vbasedev.name = g_strdup("fake");
-    r->vbasedev.ops = &fake_ops;
+    r->vbasedev.ops = rig_posting ? &fake_posting_ops : &fake_ops;
     r->vbasedev.fd = -1;
     r->bar = g_new0(VFIOBar, 1);
     vfio_bar_init(r->bar, NULL, &r->vbasedev, 0, &hooks, &fake);
@@ -372,6 +386,80 @@ static void test_mmap_alignment(void)
     rig_stop(&r);
 }
 
+/* ---- x-coalesce-trapped-writes ---------------------------------------- */
+
+static GString *zones;
+
+static void zone_add(MemoryListener *l, MemoryRegionSection *s, hwaddr addr,
+                     hwaddr len)
+{
+    g_string_append_printf(zones, "%s0x%" PRIx64 "+0x%" PRIx64,
+                           zones->len ? " " : "", addr / page_scale,
+                           len / page_scale);
+}
+
+/*
+ * The ranges of the BAR that KVM would be told to coalesce (as a
+ * listener of the BAR's address space sees them, in 4 KiB-page units)
+ * for a table on page 0x1000 and the given inputs: with the capability
+ * that page is trapped but mapped (served), without it unmapped
+ * (forwarded to the backend).
+ */
+static char *coalesced_zones(bool cap, VFIOCoalesceMode mode, long cpus,
+                             bool posting)
+{
+    MemoryListener l = { .coalesced_io_add = zone_add, .name = "kvm-like" };
+    Rig r;
+
+    rig_coalesce = mode;
+    rig_online_cpus = cpus;
+    rig_posting = posting;
+    rig_start(&r, cap, O(4096), O(0x1800), 0, false);
+    rig_coalesce = VFIO_COALESCE_AUTO;
+    rig_online_cpus = 0;
+    rig_posting = false;
+    zones = g_string_new(NULL);
+    memory_listener_register(&l, &r.as);
+    memory_listener_unregister(&l);
+    rig_stop(&r);
+    return g_string_free(g_steal_pointer(&zones), false);
+}
+
+#define assert_zones(expect, ...) do {                                  \
+        g_autofree char *got_ = coalesced_zones(__VA_ARGS__);          \
+        g_assert_cmpstr(got_, ==, expect);                              \
+    } while (0)
+
+/*
+ * auto coalesces only on a host with cores for the vCPU, the server's
+ * poller and the drainer; on and off decide alone.  Only the trapped
+ * page is ever a zone: the mapped pages never exit anyway.
+ */
+static void test_coalesce_served_page(void)
+{
+    assert_zones("", true, VFIO_COALESCE_AUTO, 1, false);
+    assert_zones("", true, VFIO_COALESCE_AUTO,
+                 VFIO_BAR_PLAN_COALESCE_MIN_CPUS - 1, false);
+    assert_zones("0x1000+0x1000", true, VFIO_COALESCE_AUTO,
+                 VFIO_BAR_PLAN_COALESCE_MIN_CPUS, false);
+    assert_zones("0x1000+0x1000", true, VFIO_COALESCE_AUTO, 64, false);
+    assert_zones("0x1000+0x1000", true, VFIO_COALESCE_ON, 1, false);
+    assert_zones("", true, VFIO_COALESCE_OFF, 64, false);
+}
+
+/*
+ * An unmapped page is a zone only when the backend can post its writes
+ * (vfio-user's REGION_WRITE); the kernel backend's pwrite gains nothing.
+ */
+static void test_coalesce_forwarded_page(void)
+{
+    assert_zones("", false, VFIO_COALESCE_ON, 64, false);
+    assert_zones("0x1000+0x1000", false, VFIO_COALESCE_ON, 1, true);
+    assert_zones("0x1000+0x1000", false, VFIO_COALESCE_AUTO, 64, true);
+    assert_zones("", false, VFIO_COALESCE_AUTO, 2, true);
+    assert_zones("", false, VFIO_COALESCE_OFF, 64, true);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -391,5 +479,9 @@ int main(int argc, char **argv)
                     test_mmap_alignment);
     g_test_add_func("/vfio/bar/hooks/backend-failed",
                     test_hooks_backend_failed);
+    g_test_add_func("/vfio/bar/coalesce/served-page-needs-cores",
+                    test_coalesce_served_page);
+    g_test_add_func("/vfio/bar/coalesce/forwarded-page-needs-posting",
+                    test_coalesce_forwarded_page);
     return g_test_run();
 }

@@ -311,14 +311,6 @@ static void test_untrapped_table_own_page(void)
                     0x2000);
 }
 
-static void test_coalesce_auto(void)
-{
-    g_assert_false(vfio_coalesce_auto_policy(1));
-    g_assert_false(vfio_coalesce_auto_policy(2));
-    g_assert_true(vfio_coalesce_auto_policy(VFIO_COALESCE_AUTO_MIN_CPUS));
-    g_assert_true(vfio_coalesce_auto_policy(64));
-}
-
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -342,6 +334,5 @@ int main(int argc, char **argv)
     g_test_add_func("/vfio/msix-relocation/untrapped", test_untrapped);
     g_test_add_func("/vfio/msix-relocation/untrapped-table-own-page",
                     test_untrapped_table_own_page);
-    g_test_add_func("/vfio/coalesce-trapped-writes/auto", test_coalesce_auto);
     return g_test_run();
 }

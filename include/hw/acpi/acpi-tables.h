@@ -28,6 +28,11 @@
 #define ACPI_SCI_IRQ            9
 /* SLP_TYP the DSDT's \_S5 names: writing it with SLP_EN powers off. */
 #define ACPI_S5_SLP_TYP         5
+/*
+ * S4: the guest has saved its memory (hibernation) and asks to be powered
+ * off; the machine powers off as for S5.  Offered unless disable_s4.
+ */
+#define ACPI_S4_SLP_TYP         4
 
 /* PM1 status/enable bits (ACPI 6.5, 4.8.4.1). */
 #define ACPI_PM1_TMR            (1u << 0)
@@ -60,6 +65,7 @@ typedef struct AcpiPlatform {
     uint16_t pm_base;               /* PM1a/timer block; 0: ACPI_PM_BASE */
     uint16_t gpe0_base;             /* 0: no GPE0 block */
     uint8_t gpe0_len;
+    bool s4;                        /* \_S4 present (no disable_s4) */
 } AcpiPlatform;
 
 /* A pointer field in the blob (to a place in the blob), size 4 or 8. */

@@ -15,6 +15,11 @@
 #include "hw/irq.h"
 
 #define TYPE_ACPI_PM "acpi-pm"
+/*
+ * The pc machine's instance, under the name libvirt addresses it by
+ * (-global PIIX4_PM.disable_s3=1 / disable_s4=1 from <pm>).
+ */
+#define TYPE_PIIX4_PM "PIIX4_PM"
 
 /*
  * Creates /machine/acpi-pm on the system I/O space; its GPIO output 0 is
@@ -28,6 +33,11 @@ DeviceState *acpi_pm_create(MachineState *ms, qemu_irq sci, bool ich9,
  * ACPI_EN) moves it or turns it off.
  */
 void acpi_pm_set_base(DeviceState *pm, bool enabled, uint16_t base);
+/* Which sleep states the DSDT offers (disable_s3 / disable_s4 off). */
+void acpi_pm_sleep_states(DeviceState *pm, bool *s3, bool *s4);
+/* The chipset's disable_s3/disable_s4 (q35: ICH9-LPC's properties). */
+void acpi_pm_set_sleep_states(DeviceState *pm, uint8_t disable_s3,
+                              uint8_t disable_s4);
 
 /*
  * The PM1 register logic as pure functions of the register values, for
@@ -37,12 +47,13 @@ typedef struct AcpiPm1 {
     uint16_t sts;
     uint16_t en;
     uint16_t cnt;
+    bool s4_enabled;        /* the S4 sleep type powers off, as S5 does */
 } AcpiPm1;
 
 /* What a guest write of val (size bytes at offset off) does to pm. */
 typedef enum AcpiPmAction {
     ACPI_PM_NONE,
-    ACPI_PM_POWER_OFF,      /* SLP_EN with the S5 sleep type */
+    ACPI_PM_POWER_OFF,      /* SLP_EN with the S5 (or S4) sleep type */
 } AcpiPmAction;
 
 void acpi_pm1_reset(AcpiPm1 *pm);

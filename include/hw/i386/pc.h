@@ -16,6 +16,9 @@
 #include "system/memory.h"
 
 #define TYPE_PC_MACHINE MACHINE_TYPE_NAME("generic-pc")
+/* Slot 1 function 0 (hw/i386/piix3.c); -usb adds the UHCI at 1.2. */
+#define TYPE_PIIX3_PCI_DEVICE "PIIX3"
+#define PC_PIIX3_DEVFN 0x08
 
 /* Top of low RAM on pc: [PC_LOWMEM_LIMIT, 4 GiB) is left for MMIO. */
 #define PC_LOWMEM_LIMIT 0xe0000000ULL

@@ -53,7 +53,14 @@ typedef struct X86MemMapEntry {
  * protocols' pointers and the scan find the same table.
  */
 #define X86_ACPI_RSDP_ADDR 0xe0000
-#define X86_ACPI_AREA_SIZE 0x20000
+#define X86_ACPI_AREA_SIZE 0x10000
+/*
+ * SMBIOS entry points and table on the direct -kernel path
+ * (hw/i386/smbios-pc.c): the upper half of the BIOS area, which Linux's
+ * DMI scan reads.
+ */
+#define X86_SMBIOS_ADDR 0xf0000
+#define X86_SMBIOS_AREA_SIZE 0x10000
 /* The RSDP address to hand to the guest: 0 with -machine acpi=off. */
 uint64_t x86_acpi_rsdp_addr(MachineState *ms);
 

@@ -43,4 +43,7 @@ void x86_fw_cfg_set_smbios(FWCfgState *fw_cfg, void *anchor,
                            size_t anchor_len, void *tables,
                            size_t tables_len);
 
+/* The SMBIOS tables (hw/smbios) as fw_cfg's etc/smbios files. */
+bool pc_smbios_fw_cfg(MachineState *ms, FWCfgState *fw_cfg, Error **errp);
+
 #endif

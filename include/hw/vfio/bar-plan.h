@@ -31,6 +31,18 @@
  * under an *enabled* overlay, clipped to the BAR.  A BAR smaller than a
  * host page that holds the table thus maps nothing without the
  * capability, and is mapped but entirely trapped with it.
+ *
+ * Writes to trapped pages (x-coalesce-trapped-writes): with "on", or with
+ * "auto" on a host with at least VFIO_BAR_PLAN_COALESCE_MIN_CPUS online,
+ * writes to the registers of trapped but mapped pages are coalesced (KVM
+ * completes them in the kernel and Conduit replays them from the ring),
+ * and so are writes to unmapped pages when the backend posts writes
+ * (vfio-user); the MSI-X overlays never are.  What "auto" trades: each
+ * write saves an exit (~25-37 us on the reference machine) but reaches
+ * the device only when a vCPU next exits or the drainer thread finds it,
+ * and the drainer spins while the guest writes.  With fewer cores than
+ * busy threads (vCPU, server poller, drainer) it steals the time it was
+ * meant to save; `make bench` measures both (docs/system/vfio.rst).
  */
 #ifndef HW_VFIO_BAR_PLAN_H
 #define HW_VFIO_BAR_PLAN_H
@@ -48,6 +60,16 @@ typedef enum VFIOMsixMappableMode {
     VFIO_MSIX_MAPPABLE_ON,      /* require it when this BAR holds the table */
     VFIO_MSIX_MAPPABLE_OFF,     /* ignore it: cut the table pages out */
 } VFIOMsixMappableMode;
+
+/* x-coalesce-trapped-writes */
+typedef enum VFIOCoalesceMode {
+    VFIO_COALESCE_AUTO,         /* on with enough cores (see above) */
+    VFIO_COALESCE_ON,
+    VFIO_COALESCE_OFF,
+} VFIOCoalesceMode;
+
+/* "auto" coalesces with cores for the vCPU, the poller and the drainer. */
+#define VFIO_BAR_PLAN_COALESCE_MIN_CPUS 4
 
 /* Where the MSI-X table or PBA lies, if it is in this BAR. */
 typedef struct VFIOBarPlanMsixPart {
@@ -89,6 +111,9 @@ typedef struct VFIOBarPlanInput {
      * vfio_bar_plan_explain() reads it.
      */
     const char *relocation_refusal;
+    VFIOCoalesceMode coalesce;  /* x-coalesce-trapped-writes */
+    long online_cpus;           /* the host's, for coalesce auto */
+    bool posts_writes;          /* the backend can post region writes */
     /* The device, for the trace event (may be NULL). */
     const char *name;
 } VFIOBarPlanInput;
@@ -130,6 +155,9 @@ typedef struct VFIOBarPlan {
      */
     uint32_t nr_trapped_view[2];
     VFIOBarRange *trapped_view[2];
+    /* Coalesced writes: to trapped mapped pages, to unmapped pages. */
+    bool coalesce_served;
+    bool coalesce_forward;
 } VFIOBarPlan;
 
 /*

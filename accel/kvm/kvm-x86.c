@@ -1,0 +1,439 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The x86 half of the KVM accelerator, behind KVMArchOps (kvm-internal.h):
+ * everything kvm-all.c must not know about the guest architecture.
+ *
+ *   VM      the TSS and identity-map pages, the in-kernel irqchip and PIT,
+ *           and the CPUID KVM supports (read once);
+ *   vCPU    the CPUID each vCPU sees (host-filtered, with the -smp
+ *           topology), the reset state KVM created it with;
+ *   reset   registers, segments, FPU, MSRs and MP state for the boot
+ *           protocol of hw/i386/x86-boot.h (PVH, 64-bit Linux, or the
+ *           reset vector);
+ *   report  a register dump for a VM that cannot continue.
+ *
+ * New per-vCPU x86 state (MTRRs, migration's register get/set) belongs
+ * here, in KVMArchVCPU and beside kvm_x86_reset_vcpu().
+ */
+#include "qemu/osdep.h"
+#include <cpuid.h>
+#include <linux/kvm.h>
+#include "accel/kvm/kvm-internal.h"
+#include "hw/boards.h"
+#include "hw/i386/x86-boot.h"
+#include "qapi/error.h"
+#include "qemu/error-report.h"
+#include "trace.h"
+
+/* Below the pc machine's BIOS area; Intel needs both for real mode. */
+#define KVM_TSS_ADDR 0xfeffd000
+#define KVM_IDENTITY_MAP_ADDR 0xfeffc000
+
+#define CPUID_1_ECX_CX16 (1u << 13)
+#define CPUID_1_ECX_MONITOR (1u << 3)
+#define CPUID_1_ECX_X2APIC (1u << 21)
+#define CPUID_1_ECX_TSC_DEADLINE (1u << 24)
+#define CPUID_1_ECX_HYPERVISOR (1u << 31)
+
+#define MSR_IA32_CR_PAT 0x277
+#define MSR_IA32_MISC_ENABLE 0x1a0
+#define MSR_PAT_DEFAULT 0x0007040600070406ULL
+#define MISC_ENABLE_FAST_STRING 1
+
+/* VM-wide x86 state. */
+struct KVMArchState {
+    struct kvm_cpuid2 *cpuid;       /* KVM_GET_SUPPORTED_CPUID */
+};
+
+/* Per-vCPU x86 state. */
+struct KVMArchVCPU {
+    struct kvm_sregs reset_sregs;   /* as KVM created the vCPU */
+};
+
+/* -smp logical CPUs per core and per package; 0: not a power of 2. */
+typedef struct KVMCPUIDTopology {
+    unsigned threads;
+    unsigned pkg_cpus;
+} KVMCPUIDTopology;
+
+/* ---- CPUID ------------------------------------------------------------ */
+
+static bool kvm_get_supported_cpuid(KVMState *s, KVMArchState *x86,
+                                    Error **errp)
+{
+    for (int n = 64; n <= 4096; n *= 2) {
+        struct kvm_cpuid2 *c = g_malloc0(sizeof(*c) +
+                                         n * sizeof(struct kvm_cpuid_entry2));
+        c->nent = n;
+        if (ioctl(s->fd, KVM_GET_SUPPORTED_CPUID, c) == 0) {
+            x86->cpuid = c;
+            return true;
+        }
+        g_free(c);
+        if (errno != E2BIG) {
+            break;
+        }
+    }
+    error_setg_errno(errp, errno, "KVM_GET_SUPPORTED_CPUID");
+    return false;
+}
+
+/*
+ * The -smp levels CPUID can describe.  With power-of-2 counts, APIC ID ==
+ * vCPU index already encodes the topology; otherwise both stay 0 and
+ * only the x2APIC ID is ours.
+ */
+static KVMCPUIDTopology kvm_cpuid_topology(const CpuTopology *smp)
+{
+    unsigned pkg_cpus = smp->dies * smp->cores * smp->threads;
+
+    if (is_power_of_2(smp->threads) && is_power_of_2(pkg_cpus)) {
+        return (KVMCPUIDTopology) {
+            .threads = smp->threads, .pkg_cpus = pkg_cpus,
+        };
+    }
+    return (KVMCPUIDTopology) { 0 };
+}
+
+/* log2 of a power of 2. */
+static unsigned kvm_cpuid_shift(unsigned n)
+{
+    return n > 1 ? 32 - __builtin_clz(n - 1) : 0;
+}
+
+/* Leaf 0xB: subleaf 0 the SMT level, 1 the core level, then invalid. */
+static void kvm_cpuid_topology_leaf(struct kvm_cpuid_entry2 *e,
+                                    unsigned threads, unsigned pkg_cpus)
+{
+    switch (e->index) {
+    case 0:
+        e->eax = kvm_cpuid_shift(threads);
+        e->ebx = threads;
+        e->ecx = (1 << 8) | e->index;
+        break;
+    case 1:
+        e->eax = kvm_cpuid_shift(pkg_cpus);
+        e->ebx = pkg_cpus;
+        e->ecx = (2 << 8) | e->index;
+        break;
+    default:
+        e->eax = 0;
+        e->ebx = 0;
+        e->ecx = e->index & 0xff;
+        break;
+    }
+}
+
+/*
+ * What a guest may rely on: what KVM supports and the host CPU really
+ * executes (nested or paravirtual KVMs can advertise more), minus
+ * cmpxchg16b and MONITOR, which some KVM backends cannot run.
+ */
+static void kvm_filter_cpuid_entry(struct kvm_cpuid_entry2 *e,
+                                   unsigned index, unsigned nr_vcpus,
+                                   const KVMCPUIDTopology *topo)
+{
+    unsigned a, b, c, d;
+
+    switch (e->function) {
+    case 1:
+        __cpuid(1, a, b, c, d);
+        e->ecx &= c | CPUID_1_ECX_X2APIC | CPUID_1_ECX_TSC_DEADLINE |
+                  CPUID_1_ECX_HYPERVISOR;
+        e->ecx &= ~(CPUID_1_ECX_CX16 | CPUID_1_ECX_MONITOR);
+        e->ecx |= CPUID_1_ECX_HYPERVISOR;
+        e->edx &= d;
+        /* APIC ID and logical processor count (per package if known). */
+        e->ebx = (e->ebx & 0xffff) |
+                 (MIN(topo->pkg_cpus ? topo->pkg_cpus : nr_vcpus,
+                      255) << 16) |
+                 (index << 24);
+        break;
+    case 7:
+        if (e->index == 0) {
+            __cpuid_count(7, 0, a, b, c, d);
+            e->ebx &= b;
+            e->ecx &= c;
+            e->edx &= d;
+        }
+        break;
+    case 0xb:
+        /* The levels when kvm_cpuid_topology() found them describable. */
+        if (topo->pkg_cpus) {
+            kvm_cpuid_topology_leaf(e, topo->threads, topo->pkg_cpus);
+        }
+        e->edx = index;
+        break;
+    case 0x1f:
+        e->edx = index;
+        break;
+    case 0x80000001:
+        __cpuid(0x80000001, a, b, c, d);
+        e->ecx &= c;
+        e->edx &= d;
+        break;
+    }
+}
+
+/*
+ * KVM may list fewer leaf 0xB subleaves than the levels we describe (a
+ * nested KVM lists only subleaf 0): add the SMT, core and terminating
+ * ones, for the filter to fill in.  c has room for 3 more entries.
+ */
+static void kvm_cpuid_add_topology_subleaves(struct kvm_cpuid2 *c)
+{
+    bool has_leaf = false, has_sub[3] = { false, false, false };
+
+    for (unsigned i = 0; i < c->nent; i++) {
+        if (c->entries[i].function == 0xb) {
+            has_leaf = true;
+            if (c->entries[i].index < 3) {
+                has_sub[c->entries[i].index] = true;
+            }
+        }
+    }
+    for (unsigned sub = 0; has_leaf && sub < 3; sub++) {
+        if (!has_sub[sub]) {
+            c->entries[c->nent++] = (struct kvm_cpuid_entry2) {
+                .function = 0xb,
+                .index = sub,
+                .flags = KVM_CPUID_FLAG_SIGNIFCANT_INDEX,
+            };
+        }
+    }
+}
+
+static bool kvm_vcpu_set_cpuid(KVMState *s, KVMVCPU *cpu,
+                               const CpuTopology *smp, Error **errp)
+{
+    const struct kvm_cpuid2 *supported = s->arch->cpuid;
+    size_t size = sizeof(*supported) +
+                  supported->nent * sizeof(struct kvm_cpuid_entry2);
+    g_autofree struct kvm_cpuid2 *c =
+        g_malloc0(size + 3 * sizeof(struct kvm_cpuid_entry2));
+    KVMCPUIDTopology topo = kvm_cpuid_topology(smp);
+
+    memcpy(c, supported, size);
+    if (topo.pkg_cpus) {
+        kvm_cpuid_add_topology_subleaves(c);
+    }
+    for (unsigned i = 0; i < c->nent; i++) {
+        kvm_filter_cpuid_entry(&c->entries[i], cpu->index, s->nr_vcpus,
+                               &topo);
+    }
+    if (ioctl(cpu->fd, KVM_SET_CPUID2, c) < 0) {
+        error_setg_errno(errp, errno, "vCPU %d: KVM_SET_CPUID2", cpu->index);
+        return false;
+    }
+    return true;
+}
+
+/* ---- the VM ----------------------------------------------------------- */
+
+static bool kvm_x86_init_vm(KVMState *s, Error **errp)
+{
+    g_autofree KVMArchState *x86 = g_new0(KVMArchState, 1);
+    uint64_t idmap = KVM_IDENTITY_MAP_ADDR;
+    struct kvm_pit_config pit = { .flags = KVM_PIT_SPEAKER_DUMMY };
+
+    if (ioctl(s->vm_fd, KVM_SET_TSS_ADDR, KVM_TSS_ADDR) < 0) {
+        error_setg_errno(errp, errno, "KVM_SET_TSS_ADDR");
+        return false;
+    }
+    if (ioctl(s->vm_fd, KVM_SET_IDENTITY_MAP_ADDR, &idmap) < 0) {
+        trace_kvm_no_identity_map(errno);
+    }
+    if (ioctl(s->vm_fd, KVM_CREATE_IRQCHIP, 0) < 0) {
+        error_setg_errno(errp, errno, "KVM_CREATE_IRQCHIP");
+        return false;
+    }
+    s->irqchip = true;
+    /*
+     * With the default speaker emulation, OUT2 read back through port 0x61
+     * goes high within microseconds on some hosts, breaking the usual PIT
+     * channel 2 TSC calibration; the "dummy" variant reports it correctly.
+     */
+    if (ioctl(s->vm_fd, KVM_CREATE_PIT2, &pit) < 0) {
+        warn_report("kvm: no in-kernel PIT: %s", strerror(errno));
+    }
+    if (!kvm_get_supported_cpuid(s, x86, errp)) {
+        return false;
+    }
+    s->arch = g_steal_pointer(&x86);
+    return true;
+}
+
+static void kvm_x86_cleanup_vm(KVMState *s)
+{
+    if (s->arch) {
+        g_free(s->arch->cpuid);
+        g_clear_pointer(&s->arch, g_free);
+    }
+}
+
+/* ---- a vCPU ----------------------------------------------------------- */
+
+static bool kvm_x86_init_vcpu(KVMState *s, KVMVCPU *cpu,
+                              const CpuTopology *smp, Error **errp)
+{
+    cpu->arch = g_new0(KVMArchVCPU, 1);
+    if (ioctl(cpu->fd, KVM_GET_SREGS, &cpu->arch->reset_sregs) < 0) {
+        error_setg_errno(errp, errno, "vCPU %d: KVM_GET_SREGS", cpu->index);
+        return false;
+    }
+    return kvm_vcpu_set_cpuid(s, cpu, smp, errp);
+}
+
+static void kvm_x86_cleanup_vcpu(KVMVCPU *cpu)
+{
+    g_clear_pointer(&cpu->arch, g_free);
+}
+
+/* ---- vCPU state at reset ----------------------------------------------- */
+
+static void kvm_seg_flat(struct kvm_segment *seg, uint16_t selector,
+                         uint8_t type, bool code64)
+{
+    *seg = (struct kvm_segment) {
+        .base = 0,
+        .limit = 0xffffffff,
+        .selector = selector,
+        .type = type,
+        .present = 1,
+        .dpl = 0,
+        .db = code64 ? 0 : 1,
+        .s = 1,
+        .l = code64 ? 1 : 0,
+        .g = 1,
+    };
+}
+
+static void kvm_sregs_for_boot(struct kvm_sregs *sregs,
+                               const X86BootEntry *boot)
+{
+    struct kvm_segment data;
+
+    switch (boot->mode) {
+    case X86_BOOT_PVH32:
+        /* The PVH ABI: flat 32-bit segments, CR0.PE only, no paging. */
+        kvm_seg_flat(&sregs->cs, 0x8, 0xb, false);
+        kvm_seg_flat(&data, 0x10, 0x3, false);
+        sregs->cr0 = 0x11;          /* PE | ET */
+        sregs->cr3 = 0;
+        sregs->cr4 = 0;
+        sregs->efer = 0;
+        break;
+    case X86_BOOT_LINUX64:
+        kvm_seg_flat(&sregs->cs, X86_BOOT_CS, 0xb, true);
+        kvm_seg_flat(&data, X86_BOOT_DS, 0x3, false);
+        sregs->cr0 = 0x80050033;    /* PG | AM | WP | NE | ET | MP | PE */
+        sregs->cr3 = boot->cr3;
+        sregs->cr4 = 0x20;          /* PAE */
+        sregs->efer = 0x500;        /* LME | LMA */
+        sregs->gdt.base = boot->gdt_base;
+        sregs->gdt.limit = boot->gdt_limit;
+        break;
+    default:
+        return;
+    }
+    sregs->ds = sregs->es = sregs->fs = sregs->gs = sregs->ss = data;
+    /* A usable TSS for the entry checks; the guest loads its own. */
+    sregs->tr.type = 0xb;
+    sregs->tr.present = 1;
+    sregs->tr.s = 0;
+}
+
+static void kvm_x86_reset_vcpu(KVMState *s, KVMVCPU *cpu)
+{
+    const X86BootEntry *boot = x86_boot_get_entry();
+    bool bsp = cpu->index == 0;
+    struct kvm_sregs sregs = cpu->arch->reset_sregs;
+    struct kvm_regs regs = { .rflags = 0x2 };
+    struct kvm_fpu fpu = { .fcw = 0x37f, .mxcsr = 0x1f80 };
+    struct kvm_mp_state mp = {
+        .mp_state = bsp ? KVM_MP_STATE_RUNNABLE : KVM_MP_STATE_UNINITIALIZED,
+    };
+    g_autofree struct kvm_msrs *msrs =
+        g_malloc0(sizeof(*msrs) + 2 * sizeof(struct kvm_msr_entry));
+
+    msrs->nmsrs = 2;
+    msrs->entries[0] = (struct kvm_msr_entry) {
+        .index = MSR_IA32_CR_PAT, .data = MSR_PAT_DEFAULT,
+    };
+    msrs->entries[1] = (struct kvm_msr_entry) {
+        .index = MSR_IA32_MISC_ENABLE, .data = MISC_ENABLE_FAST_STRING,
+    };
+    sregs.apic_base = 0xfee00000 | (1 << 11) | (bsp ? (1 << 8) : 0);
+    if (bsp) {
+        kvm_sregs_for_boot(&sregs, boot);
+        if (boot->mode == X86_BOOT_PVH32) {
+            regs.rip = boot->entry;
+            regs.rbx = boot->arg;
+        } else if (boot->mode == X86_BOOT_LINUX64) {
+            regs.rip = boot->entry;
+            regs.rsi = boot->arg;
+        } else {
+            regs.rip = 0xfff0;
+            regs.rdx = 0x600;
+        }
+    } else {
+        regs.rip = 0xfff0;
+    }
+    if (ioctl(cpu->fd, KVM_SET_SREGS, &sregs) < 0 ||
+        ioctl(cpu->fd, KVM_SET_REGS, &regs) < 0 ||
+        ioctl(cpu->fd, KVM_SET_FPU, &fpu) < 0) {
+        error_report("kvm: vCPU %d: cannot load the reset state: %s",
+                     cpu->index, strerror(errno));
+    }
+    if (ioctl(cpu->fd, KVM_SET_MSRS, msrs) != 2) {
+        trace_kvm_vcpu_msrs_partial(cpu->index);
+    }
+    if (s->irqchip && ioctl(cpu->fd, KVM_SET_MP_STATE, &mp) < 0) {
+        warn_report("kvm: vCPU %d: KVM_SET_MP_STATE: %s", cpu->index,
+                    strerror(errno));
+    }
+    trace_kvm_vcpu_reset(cpu->index, boot->mode, regs.rip);
+}
+
+/* ---- a VM that cannot continue ----------------------------------------- */
+
+static void kvm_x86_report_vcpu(KVMVCPU *cpu, const char *what)
+{
+    struct kvm_regs r;
+    struct kvm_sregs s;
+
+    if (ioctl(cpu->fd, KVM_GET_REGS, &r) < 0 ||
+        ioctl(cpu->fd, KVM_GET_SREGS, &s) < 0) {
+        error_report("kvm: vCPU %d: %s (registers unavailable: %s)",
+                     cpu->index, what, strerror(errno));
+        return;
+    }
+    error_report("kvm: vCPU %d: %s\n"
+                 "RAX=%016llx RBX=%016llx RCX=%016llx RDX=%016llx\n"
+                 "RSI=%016llx RDI=%016llx RBP=%016llx RSP=%016llx\n"
+                 "R8 =%016llx R9 =%016llx R10=%016llx R11=%016llx\n"
+                 "R12=%016llx R13=%016llx R14=%016llx R15=%016llx\n"
+                 "RIP=%016llx RFL=%08llx CPL=%d\n"
+                 "CS =%04x %016llx %08x L=%d DB=%d\n"
+                 "SS =%04x %016llx %08x\n"
+                 "CR0=%08llx CR2=%016llx CR3=%016llx CR4=%08llx "
+                 "EFER=%08llx\n"
+                 "GDT=%016llx %04x IDT=%016llx %04x",
+                 cpu->index, what,
+                 r.rax, r.rbx, r.rcx, r.rdx, r.rsi, r.rdi, r.rbp, r.rsp,
+                 r.r8, r.r9, r.r10, r.r11, r.r12, r.r13, r.r14, r.r15,
+                 r.rip, r.rflags, s.cs.dpl,
+                 s.cs.selector, s.cs.base, s.cs.limit, s.cs.l, s.cs.db,
+                 s.ss.selector, s.ss.base, s.ss.limit,
+                 s.cr0, s.cr2, s.cr3, s.cr4, s.efer,
+                 s.gdt.base, s.gdt.limit, s.idt.base, s.idt.limit);
+}
+
+const KVMArchOps kvm_arch_ops = {
+    .init_vm = kvm_x86_init_vm,
+    .cleanup_vm = kvm_x86_cleanup_vm,
+    .init_vcpu = kvm_x86_init_vcpu,
+    .cleanup_vcpu = kvm_x86_cleanup_vcpu,
+    .reset_vcpu = kvm_x86_reset_vcpu,
+    .report_vcpu = kvm_x86_report_vcpu,
+};

@@ -1,0 +1,253 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""kvmtest.py's decisions, without booting anything: which way a KVM test
+runs for a given probe verdict, that CI=true turns "no way" into a
+failure, which tests the shared L1 guest takes from meson's introspection
+and the `meson test` command line, that hiding /dev/kvm hides it, and
+that scripts/ci-summary lists each KVM test with its way.  Seconds.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+from unittest import mock
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import kvmtest  # noqa: E402
+
+SRC = os.path.dirname(os.path.dirname(HERE))
+
+
+def verdict(**ok):
+    v = {'where': 'host', 'seconds': 0.0, 'why': {}, 'detail': {}}
+    for need in kvmtest.NEEDS:
+        v[need] = ok.get(need, False)
+        v['why'][need] = '%s %s' % (need, 'works' if v[need] else 'fails')
+    return v
+
+
+class Environ:
+    """Sets/clears environment variables for a with-block."""
+
+    def __init__(self, **env):
+        self.env = env
+
+    def __enter__(self):
+        self.saved = {k: os.environ.get(k) for k in self.env}
+        for k, v in self.env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+    def __exit__(self, *exc):
+        for k, v in self.saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+CLEAN = {'CONDUIT_KVM_IN_L1': None, 'CONDUIT_KVM_WAY': None, 'CI': None,
+         'CONDUIT_HIDE_KVM': None}
+
+
+class Way(unittest.TestCase):
+    def test_direct_where_the_verdict_allows(self):
+        with Environ(**CLEAN):
+            how, why = kvmtest.way('pvh', verdict(api=True, pvh=True))
+        self.assertEqual(how, 'direct')
+        self.assertIn('pvh works', why)
+
+    def test_paravirtual_kvm_runs_pvh_direct_linux_nested(self):
+        v = verdict(api=True, pvh=True, firmware=True)
+        with Environ(**CLEAN), \
+                mock.patch.object(kvmtest, 'nested_unavailable',
+                                  return_value=None):
+            self.assertEqual(kvmtest.way('pvh', v)[0], 'direct')
+            self.assertEqual(kvmtest.way('firmware', v)[0], 'direct')
+            how, why = kvmtest.way('linux', v)
+        self.assertEqual(how, 'nested')
+        self.assertIn('linux fails', why)
+
+    def test_no_kvm_goes_nested_or_nowhere(self):
+        with Environ(**CLEAN):
+            with mock.patch.object(kvmtest, 'nested_unavailable',
+                                   return_value=None):
+                self.assertEqual(kvmtest.way('api', verdict())[0], 'nested')
+            with mock.patch.object(kvmtest, 'nested_unavailable',
+                                   return_value='no qemu'):
+                how, why = kvmtest.way('api', verdict())
+        self.assertIsNone(how)
+        self.assertIn('no qemu', why)
+
+    def test_inside_l1_never_nests_again(self):
+        with Environ(**dict(CLEAN, CONDUIT_KVM_IN_L1='1')), \
+                mock.patch.object(kvmtest, 'nested_unavailable',
+                                  return_value=None):
+            self.assertEqual(kvmtest.way('pvh', verdict(pvh=True))[0],
+                             'direct')
+            self.assertIsNone(kvmtest.way('pvh', verdict())[0])
+
+    def test_forced_ways(self):
+        with Environ(**dict(CLEAN, CONDUIT_KVM_WAY='nested')), \
+                mock.patch.object(kvmtest, 'nested_unavailable',
+                                  return_value=None):
+            self.assertEqual(kvmtest.way('pvh', verdict(pvh=True))[0],
+                             'nested')
+        with Environ(**dict(CLEAN, CONDUIT_KVM_WAY='direct')), \
+                mock.patch.object(kvmtest, 'nested_unavailable',
+                                  return_value=None):
+            self.assertIsNone(kvmtest.way('pvh', verdict())[0])
+
+    def test_unknown_need_is_an_error(self):
+        with self.assertRaises(ValueError):
+            kvmtest.way('vfio', verdict())
+
+    def test_no_way_skips_except_in_ci(self):
+        with Environ(**CLEAN):
+            self.assertEqual(kvmtest.no_way('t', 'why'), kvmtest.SKIP)
+        with Environ(**dict(CLEAN, CI='true')):
+            self.assertEqual(kvmtest.no_way('t', 'why'), 1)
+
+
+class Probe(unittest.TestCase):
+    def test_hidden_kvm_is_no_kvm(self):
+        with Environ(CONDUIT_HIDE_KVM='1'):
+            ok, why = kvmtest.probe_api()
+        self.assertFalse(ok)
+        self.assertIn('hidden', why)
+
+    def test_without_kvm_nothing_is_probed_further(self):
+        with Environ(CONDUIT_HIDE_KVM='1'):
+            v = kvmtest.run_probe('/nonexistent/conduit', '/nonexistent')
+        for need in kvmtest.NEEDS:
+            self.assertFalse(v[need], need)
+        self.assertIn('api no', kvmtest.describe(v))
+
+    def test_verdict_cached_for_the_run(self):
+        with tempfile.TemporaryDirectory() as tmp, \
+                Environ(CONDUIT_KVM_STATE_DIR=tmp,
+                        CONDUIT_KVM_RUN_ID='run-a', CONDUIT_HIDE_KVM='1'):
+            kvmtest._VERDICT = None
+            first = kvmtest.probe('/nonexistent', tmp, quiet=True)
+            kvmtest._VERDICT = None
+            again = kvmtest.probe('/nonexistent', tmp, quiet=True)
+            self.assertFalse(first['cached'])
+            self.assertTrue(again['cached'])
+            self.assertTrue(os.path.exists(os.path.join(tmp, 'run-a',
+                                                        'probe.json')))
+            kvmtest._VERDICT = None
+            os.environ['CONDUIT_KVM_RUN_ID'] = 'run-b'
+            self.assertFalse(kvmtest.probe('/nonexistent', tmp,
+                                           quiet=True)['cached'])
+            kvmtest._VERDICT = None
+
+    def test_firmware_image_starts_at_the_reset_vector(self):
+        img = kvmtest.firmware_image()
+        self.assertEqual(len(img), 0x10000)
+        # mov al, 0x2a; out 0xf4, al: the debug-exit value 0x2a.
+        self.assertEqual(img[0xfff0:0xfff4], bytes.fromhex('B02AE6F4'))
+
+    def test_linux_probe_loop_is_the_budgeted_size(self):
+        src = kvmtest.LINUX_PROBE_ASM.replace(
+            '@LOOPS@', str(kvmtest.LINUX_CPL0_INSNS // 2))
+        self.assertIn('mov $5000000, %ecx', src)
+        for step in 'ABCDEF':
+            self.assertIn("$'%s'" % step, src)
+
+
+class SharedL1Jobs(unittest.TestCase):
+    def intro(self, tmp):
+        tests = [
+            {'name': 'test_kvm_a', 'cmd': ['/x/python3', 'a.py'],
+             'env': {'CONDUIT_KVM_NEEDS': 'pvh'}, 'suite': ['conduit:functional'],
+             'timeout': 10, 'workdir': None},
+            {'name': 'test_kvm_linux', 'cmd': ['/x/python3', 'l.py'],
+             'env': {'CONDUIT_KVM_NEEDS': 'linux'},
+             'suite': ['conduit:functional'], 'timeout': 10, 'workdir': None},
+            {'name': 'test-kvm-unit', 'cmd': ['/x/python3', 'kvmtest.py'],
+             'env': {'CONDUIT_KVM_NEEDS': 'api'}, 'suite': ['conduit:unit'],
+             'timeout': 10, 'workdir': None},
+            {'name': 'test-other', 'cmd': ['/bin/true'], 'env': {},
+             'suite': ['conduit:unit'], 'timeout': 10, 'workdir': None},
+        ]
+        os.makedirs(os.path.join(tmp, 'meson-info'))
+        with open(os.path.join(tmp, 'meson-info', 'intro-tests.json'),
+                  'w') as f:
+            json.dump(tests, f)
+
+    def jobs(self, tmp, argv, v, me='test_kvm_a'):
+        with mock.patch.object(kvmtest, '_meson_parent', return_value=42), \
+                mock.patch.object(kvmtest, '_proc_cmdline',
+                                  return_value=argv), \
+                Environ(CI='true', CONDUIT_KVM_WAY=None):
+            jobs = kvmtest.nested_jobs(tmp, me, v)
+        return [j['name'] for j in jobs], jobs
+
+    def test_every_kvm_test_that_cannot_run_here(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            self.intro(tmp)
+            names, jobs = self.jobs(tmp, ['meson', 'test', '-C', tmp],
+                                    verdict())
+            self.assertEqual(names, ['test_kvm_a', 'test_kvm_linux',
+                                     'test-kvm-unit'])
+            # The interpreter, not a shim; CI passed on; the build dir.
+            self.assertEqual(jobs[0]['cmd'][0],
+                             os.path.realpath(sys.executable))
+            self.assertEqual(jobs[0]['env']['CI'], 'true')
+            self.assertEqual(jobs[0]['workdir'], tmp)
+            # A paravirtual KVM: only the Linux one goes to L1.
+            names, _ = self.jobs(tmp, ['meson', 'test'],
+                                 verdict(api=True, pvh=True),
+                                 me='test_kvm_linux')
+            self.assertEqual(names, ['test_kvm_linux'])
+
+    def test_what_meson_was_asked_for(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            self.intro(tmp)
+            names, _ = self.jobs(tmp, ['meson', 'test', '-C', tmp,
+                                       'test_kvm_a', 'test-kvm-unit'],
+                                 verdict())
+            self.assertEqual(names, ['test_kvm_a', 'test-kvm-unit'])
+            names, _ = self.jobs(tmp, ['meson', 'test', '--suite', 'unit'],
+                                 verdict(), me='test-kvm-unit')
+            self.assertEqual(names, ['test-kvm-unit'])
+            names, _ = self.jobs(tmp, ['meson', 'test', '--no-suite',
+                                       'unit', '--num-processes', '2'],
+                                 verdict())
+            self.assertEqual(names, ['test_kvm_a', 'test_kvm_linux'])
+
+
+class CiSummary(unittest.TestCase):
+    def test_lists_each_kvm_test_with_its_way(self):
+        entries = [
+            {'name': 'test_kvm_vmm', 'result': 'OK',
+             'stdout': 'x\nKVM-WAY-IN-L1: test_kvm_vmm direct 3.0s\n'
+                       'KVM-WAY: test_kvm_vmm nested 31.5s rc=0\n'},
+            {'name': 'test-kvm-irq', 'result': 'OK',
+             'stdout': '# KVM-WAY: test-kvm-irq direct 0.4s\nok 1\n'},
+            {'name': 'test-msix', 'result': 'OK', 'stdout': 'ok 1\n'},
+        ]
+        with tempfile.TemporaryDirectory() as tmp:
+            log = os.path.join(tmp, 'build', 'meson-logs', 'testlog.json')
+            os.makedirs(os.path.dirname(log))
+            with open(log, 'w') as f:
+                for e in entries:
+                    f.write(json.dumps(e) + '\n')
+            out = subprocess.run([sys.executable, os.path.join(
+                SRC, 'scripts', 'ci-summary'), log], stdout=subprocess.PIPE,
+                universal_newlines=True).stdout
+        lines = [line.split() for line in out.splitlines()
+                 if line.startswith('  test')]
+        self.assertEqual([line[:3] for line in lines],
+                         [['test_kvm_vmm', 'nested', '31.5s'],
+                          ['test-kvm-irq', 'direct', '0.4s']])
+        self.assertIn('Summary: 3 passed, 0 failed, 0 skipped', out)
+
+
+if __name__ == '__main__':
+    unittest.main(verbosity=2)
