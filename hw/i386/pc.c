@@ -82,6 +82,19 @@ static void pc_firmware_role_reset(void *opaque)
     }
 }
 
+/* Firmware on pc finds the PM block through 01.3, as on QEMU's pc. */
+static bool pc_create_piix4_pm(PCMachineState *pcms, Error **errp)
+{
+    DeviceState *dev = qdev_new(TYPE_PIIX4_PM_FUNCTION);
+
+    qdev_prop_set_int32(dev, "addr", PIIX4_PM_DEVFN);
+    if (!qdev_realize_and_unref(dev, &pcms->pci_bus->qbus, errp)) {
+        return false;
+    }
+    piix4_pm_func_set_pm(PCI_DEVICE(dev), pcms->acpi_pm);
+    return true;
+}
+
 static bool pc_create_lpc(PCMachineState *pcms, Error **errp)
 {
     DeviceState *lpc = qdev_new(TYPE_ICH9_LPC_DEVICE);
@@ -194,6 +207,9 @@ static bool pc_init(MachineState *ms, Error **errp)
     }
     if (pcms->has_firmware) {
         pc_pci_host_set_assign_bars(pcms->pci_bus, false);
+        if (!q35 && pcms->acpi_pm && !pc_create_piix4_pm(pcms, errp)) {
+            return false;
+        }
     }
     qemu_register_reset(pc_firmware_role_reset, pcms);
     /* With firmware, the firmware places the tables (fw_cfg). */

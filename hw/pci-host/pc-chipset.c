@@ -14,6 +14,7 @@
 #include "system/memory.h"
 #include "system/address-spaces.h"
 #include "qapi/error.h"
+#include "hw/qdev-properties.h"
 #include "trace.h"
 
 /* SMRAM register bits (both chipsets). */
@@ -215,6 +216,7 @@ typedef struct ICH9LPCState {
     PCIDevice parent_obj;
 
     DeviceState *acpi_pm;
+    uint8_t disable_s3, disable_s4;
     MemoryRegion rcrb;          /* root complex register block */
 } ICH9LPCState;
 
@@ -293,6 +295,19 @@ static bool ich9_lpc_realize(PCIDevice *dev, Error **errp)
 {
     ICH9LPCState *s = ICH9_LPC(dev);
 
+    if (s->disable_s3 > 1 || s->disable_s4 > 1) {
+        error_setg(errp, "ICH9-LPC: disable_s3 and disable_s4 are 0 or 1");
+        return false;
+    }
+    if (!s->disable_s3) {
+        error_setg(errp, "ICH9-LPC.disable_s3=0: S3 (suspend to RAM) is not "
+                   "supported");
+        error_append_hint(errp, "Use -global ICH9-LPC.disable_s3=1 "
+                          "(libvirt: <pm><suspend-to-mem enabled='no'/>"
+                          "</pm>).\n");
+        return false;
+    }
+
     pci_set_word(dev->wmask + ICH9_LPC_PMBASE, 0xff80);
     dev->wmask[ICH9_LPC_ACPI_CNTL] = 0x87;
     for (int i = 0; i < 4; i++) {
@@ -320,8 +335,15 @@ void ich9_lpc_set_pm(PCIDevice *lpc, DeviceState *acpi_pm)
     ICH9LPCState *s = ICH9_LPC(lpc);
 
     s->acpi_pm = acpi_pm;
+    acpi_pm_set_sleep_states(acpi_pm, s->disable_s3, s->disable_s4);
     ich9_lpc_update_pm(s);
 }
+
+static const Property ich9_lpc_props[] = {
+    DEFINE_PROP_UINT8("disable_s3", ICH9LPCState, disable_s3, 1),
+    DEFINE_PROP_UINT8("disable_s4", ICH9LPCState, disable_s4, 0),
+    DEFINE_PROP_END_OF_LIST(),
+};
 
 static void ich9_lpc_class_init(ObjectClass *klass, void *data)
 {
@@ -329,6 +351,7 @@ static void ich9_lpc_class_init(ObjectClass *klass, void *data)
     PCIDeviceClass *pc = PCI_DEVICE_CLASS(klass);
 
     dc->desc = "ICH9 LPC bridge";
+    device_class_set_props(dc, ich9_lpc_props);
     dc->user_creatable = false;
     dc->hotpluggable = false;
     pc->realize = ich9_lpc_realize;
@@ -339,6 +362,85 @@ static void ich9_lpc_class_init(ObjectClass *klass, void *data)
     pc->device_id = PCI_DEVICE_ID_INTEL_ICH9_LPC;
     pc->revision = 0x02;
     pc->class_id = 0x0601;      /* ISA bridge */
+    pc->subsystem_vendor_id = PCI_SUBVENDOR_ID_REDHAT_QUMRANET;
+    pc->subsystem_id = PCI_SUBDEVICE_ID_QEMU;
+}
+
+/* ---- PIIX4 power management function (pc with firmware) ---- */
+
+typedef struct PIIX4PMFunc {
+    PCIDevice parent_obj;
+
+    DeviceState *acpi_pm;
+} PIIX4PMFunc;
+
+#define PIIX4_PM_FUNC(obj) \
+    OBJECT_CHECK(PIIX4PMFunc, (obj), TYPE_PIIX4_PM_FUNCTION)
+
+/* The PM block decodes at PMBA once PMREGMISC.PMIOSE is set. */
+static void piix4_pm_func_update(PIIX4PMFunc *s)
+{
+    PCIDevice *dev = &s->parent_obj;
+    uint16_t base = pci_get_long(dev->config + PIIX4_PMBA) & 0xffc0;
+    bool en = dev->config[PIIX4_PMREGMISC] & PIIX4_PMREGMISC_PMIOSE;
+
+    if (s->acpi_pm) {
+        acpi_pm_set_base(s->acpi_pm, en, base);
+    }
+}
+
+static void piix4_pm_func_write_config(PCIDevice *dev, uint32_t addr,
+                                       uint32_t val, int len)
+{
+    pci_default_write_config(dev, addr, val, len);
+    if (range_covers(addr, len, PIIX4_PMBA, 4) ||
+        range_covers(addr, len, PIIX4_PMREGMISC, 1)) {
+        piix4_pm_func_update(PIIX4_PM_FUNC(dev));
+    }
+}
+
+static void piix4_pm_func_reset(PCIDevice *dev)
+{
+    pci_set_long(dev->config + PIIX4_PMBA, 0x1);
+    dev->config[PIIX4_PMREGMISC] = 0;
+    dev->config[PCI_INTERRUPT_PIN] = 1;
+    /* DEVACTB.APMC_EN preset: firmware takes SMM as set up (there is none). */
+    dev->config[PIIX4_DEVACTB + 3] = 0x02;
+    piix4_pm_func_update(PIIX4_PM_FUNC(dev));
+}
+
+static bool piix4_pm_func_realize(PCIDevice *dev, Error **errp)
+{
+    pci_set_long(dev->wmask + PIIX4_PMBA, 0xffc0);
+    dev->wmask[PIIX4_PMREGMISC] = PIIX4_PMREGMISC_PMIOSE;
+    /* SMBus base and host config: kept as registers only. */
+    pci_set_long(dev->wmask + 0x90, 0xfff0);
+    dev->wmask[0xd2] = 0xff;
+    piix4_pm_func_reset(dev);
+    return true;
+}
+
+void piix4_pm_func_set_pm(PCIDevice *func, DeviceState *acpi_pm)
+{
+    PIIX4_PM_FUNC(func)->acpi_pm = acpi_pm;
+    piix4_pm_func_update(PIIX4_PM_FUNC(func));
+}
+
+static void piix4_pm_func_class_init(ObjectClass *klass, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(klass);
+    PCIDeviceClass *pc = PCI_DEVICE_CLASS(klass);
+
+    dc->desc = "PIIX4 power management function (pc, 01.3)";
+    dc->user_creatable = false;
+    dc->hotpluggable = false;
+    pc->realize = piix4_pm_func_realize;
+    pc->config_write = piix4_pm_func_write_config;
+    pc->reset = piix4_pm_func_reset;
+    pc->vendor_id = PCI_VENDOR_ID_INTEL;
+    pc->device_id = PCI_DEVICE_ID_INTEL_82371AB_3;
+    pc->revision = 0x03;
+    pc->class_id = 0x0680;      /* bridge, other */
     pc->subsystem_vendor_id = PCI_SUBVENDOR_ID_REDHAT_QUMRANET;
     pc->subsystem_id = PCI_SUBDEVICE_ID_QEMU;
 }
@@ -380,6 +482,12 @@ static const TypeInfo pc_chipset_types[] = {
         .parent = TYPE_PC_HOST_FUNC,
         .instance_size = sizeof(PCHostFunc),
         .class_init = mch_class_init,
+    },
+    {
+        .name = TYPE_PIIX4_PM_FUNCTION,
+        .parent = TYPE_PCI_DEVICE,
+        .instance_size = sizeof(PIIX4PMFunc),
+        .class_init = piix4_pm_func_class_init,
     },
     {
         .name = TYPE_ICH9_LPC_DEVICE,

@@ -144,6 +144,33 @@ static void test_pam(void)
     check_pam("q35", 0x90);
 }
 
+/* pc with firmware: the PM block behind 01.3's PMBA, as OVMF expects. */
+static void test_piix4_pm(void)
+{
+    QTestState *qts = qtest_initf("-M pc -bios %s -nodefaults", bios_path);
+    const int devfn = (1 << 3) | 3;
+    uint32_t t0;
+
+    g_assert_cmphex(pci0_readl(qts, devfn, 0), ==, 0x71138086);
+    /* APMC_EN preset in DEVACTB: no SMM to set up. */
+    g_assert_cmphex(pci0_readb(qts, devfn, 0x5b) & 0x02, ==, 0x02);
+    g_assert_cmphex(qtest_inl(qts, 0x608), ==, 0xffffffff);
+    pci0_writel(qts, devfn, 0x40, 0x600 | 1);
+    pci0_writeb(qts, devfn, 0x80, 0x01);
+    t0 = qtest_inl(qts, 0x608);
+    qtest_clock_step(qts, 1000000);
+    g_assert_cmpuint(qtest_inl(qts, 0x608) - t0, >=, 3000);
+    qtest_quit(qts);
+
+    /* Without firmware, no 01.3: Conduit's block sits at 0x600. */
+    qts = qtest_init("-M pc -nodefaults");
+    g_assert_cmphex(pci0_readl(qts, devfn, 0), ==, 0xffffffff);
+    t0 = qtest_inl(qts, 0x608);
+    qtest_clock_step(qts, 1000000);
+    g_assert_cmpuint(qtest_inl(qts, 0x608) - t0, >=, 3000);
+    qtest_quit(qts);
+}
+
 static void test_smram_lock(void)
 {
     QTestState *qts = qtest_init("-M q35 -nodefaults");
@@ -240,6 +267,7 @@ int main(int argc, char **argv)
     g_test_add_func("/q35/pmbase", test_pmbase);
     g_test_add_func("/q35/pam", test_pam);
     g_test_add_func("/q35/smram-lock", test_smram_lock);
+    g_test_add_func("/pc/piix4-pm", test_piix4_pm);
     g_test_add_func("/q35/reset-control", test_reset_control);
     g_test_add_func("/q35/no-reboot", test_no_reboot);
     g_test_add_func("/q35/query-machines", test_query_machines);

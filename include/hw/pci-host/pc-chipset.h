@@ -22,6 +22,14 @@
 #define TYPE_I440FX_PCI_DEVICE  "i440FX"
 #define TYPE_MCH_PCI_DEVICE     "mch"
 #define TYPE_ICH9_LPC_DEVICE    "ICH9-LPC"
+/* pc's 01.3 with firmware (OVMF reads its PM base there). */
+#define TYPE_PIIX4_PM_FUNCTION  "x-piix4-pm-function"
+#define PCI_DEVICE_ID_INTEL_82371AB_3 0x7113
+#define PIIX4_PM_DEVFN          0x0b
+#define PIIX4_PMBA              0x40
+#define PIIX4_DEVACTB           0x58
+#define PIIX4_PMREGMISC         0x80
+#define PIIX4_PMREGMISC_PMIOSE  0x01
 
 #define PCI_SUBVENDOR_ID_REDHAT_QUMRANET 0x1af4
 #define PCI_SUBDEVICE_ID_QEMU   0x1100
@@ -64,6 +72,9 @@ void pc_chipset_enable_pam(PCIDevice *host_func, MemoryRegion *system,
 
 /* Without firmware, Conduit programs what firmware would (at reset). */
 void pc_chipset_firmware_setup(PCIDevice *host_func, PCIDevice *lpc);
+
+/* The PIIX4 PM function moves the PM block on pc (PMBA, PMIOSE). */
+void piix4_pm_func_set_pm(PCIDevice *func, DeviceState *acpi_pm);
 
 /* The ICH9 LPC moves the machine's ACPI PM block (hw/acpi/pm.c). */
 void ich9_lpc_set_pm(PCIDevice *lpc, DeviceState *acpi_pm);
