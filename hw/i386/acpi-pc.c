@@ -61,6 +61,18 @@ static void pc_acpi_platform(MachineState *ms, AcpiPlatform *p,
         .gpe0_base = q35 ? ACPI_PM_BASE + ICH9_PMIO_GPE0 : 0,
         .gpe0_len = q35 ? ICH9_PMIO_GPE0_LEN : 0,
     };
+    /*
+     * With firmware the tables are built when it asks for them, after it
+     * placed the BARs: the 64-bit window must span what it chose.
+     */
+    if (pcms->has_firmware) {
+        uint64_t lo, hi;
+
+        if (pc_pci_host_mmio64_extent(pcms->pci_bus, &lo, &hi)) {
+            p->mmio64_base = MIN(p->mmio64_base, lo);
+            p->mmio64_end = MAX(p->mmio64_end, hi);
+        }
+    }
     for (unsigned i = 0; i < max_cpus; i++) {
         apic_ids[i] = x86_apic_id_from_index(&ms->smp, i);
     }

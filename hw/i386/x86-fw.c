@@ -352,6 +352,47 @@ bool pc_smbios_fw_cfg(MachineState *ms, FWCfgState *fw, Error **errp)
     return true;
 }
 
+static void x86_fw_cfg_acpi_select(void *opaque);
+
+/*
+ * The table-loader files, built again each time the firmware selects
+ * etc/table-loader (it reads that first, after placing the BARs), so
+ * PCI0's windows describe where the firmware put them.  The sizes do not
+ * change between builds: the directory the firmware read stays true.
+ */
+static void x86_fw_cfg_acpi_build(MachineState *ms, bool add)
+{
+    FWCfgState *fw = PC_MACHINE(ms)->fw_cfg;
+    AcpiLoaderFiles f;
+    GByteArray *files[3];
+    static const char *const names[3] = {
+        ACPI_TABLES_FILE, ACPI_RSDP_FILE, ACPI_LOADER_FILE,
+    };
+
+    pc_acpi_build_loader(ms, &f);
+    files[0] = f.tables;
+    files[1] = f.rsdp;
+    files[2] = f.loader;
+    for (int i = 0; i < 3; i++) {
+        guint len = files[i]->len;
+        void *data = g_byte_array_free(files[i], false);
+
+        if (!add) {
+            fw_cfg_modify_file(fw, names[i], data, len);
+        } else if (i == 2) {
+            fw_cfg_add_file_callback(fw, names[i], x86_fw_cfg_acpi_select,
+                                     NULL, ms, data, len, true);
+        } else {
+            fw_cfg_add_file(fw, names[i], data, len);
+        }
+    }
+}
+
+static void x86_fw_cfg_acpi_select(void *opaque)
+{
+    x86_fw_cfg_acpi_build(opaque, false);
+}
+
 /* Once every device exists: boot order and the ACPI tables. */
 static void x86_fw_cfg_init_done(void *opaque)
 {
@@ -365,22 +406,7 @@ static void x86_fw_cfg_init_done(void *opaque)
         fw_cfg_add_file(fw, "bootorder", order, strlen(order) + 1);
     }
     if (ms->acpi) {
-        AcpiLoaderFiles f;
-        GByteArray *files[3];
-        static const char *const names[3] = {
-            ACPI_TABLES_FILE, ACPI_RSDP_FILE, ACPI_LOADER_FILE,
-        };
-
-        pc_acpi_build_loader(ms, &f);
-        files[0] = f.tables;
-        files[1] = f.rsdp;
-        files[2] = f.loader;
-        for (int i = 0; i < 3; i++) {
-            guint len = files[i]->len;
-
-            fw_cfg_add_file(fw, names[i], g_byte_array_free(files[i], false),
-                            len);
-        }
+        x86_fw_cfg_acpi_build(ms, true);
     }
 }
 

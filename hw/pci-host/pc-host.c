@@ -588,6 +588,60 @@ PCIBus *pc_pci_host_init(MachineState *ms, uint64_t ram_above_4g_end,
     return s->bus;
 }
 
+typedef struct Mmio64Extent {
+    uint64_t lo, hi;
+} Mmio64Extent;
+
+static void mmio64_extent_add(Mmio64Extent *e, uint64_t base, uint64_t end)
+{
+    if (base < 0x100000000ULL || end <= base) {
+        return;
+    }
+    e->lo = MIN(e->lo, base);
+    e->hi = MAX(e->hi, end);
+}
+
+/* What firmware programmed above 4 GiB: 64-bit BARs, bridge windows. */
+static void mmio64_extent_dev(PCIBus *bus, PCIDevice *dev, void *opaque)
+{
+    Mmio64Extent *e = opaque;
+    PCIDeviceClass *pc = PCI_DEVICE_GET_CLASS(dev);
+
+    for (int i = 0; i < PCI_ROM_SLOT; i++) {
+        const PCIIORegion *r = &dev->io_regions[i];
+
+        if (r->size && pc_bar_is_64bit(r)) {
+            uint64_t a = pc_bar_programmed(dev, i);
+
+            mmio64_extent_add(e, a, a + r->size);
+        }
+    }
+    if (pc->is_bridge) {
+        uint8_t *c = dev->config;
+        uint64_t base = ((uint64_t)pci_get_long(c + PCI_PREF_BASE_UPPER32)
+                         << 32) | ((uint64_t)(pci_get_word(c +
+                         PCI_PREF_MEMORY_BASE) & 0xfff0) << 16);
+        uint64_t limit = ((uint64_t)pci_get_long(c + PCI_PREF_LIMIT_UPPER32)
+                          << 32) | ((uint64_t)(pci_get_word(c +
+                          PCI_PREF_MEMORY_LIMIT) & 0xfff0) << 16) | 0xfffff;
+
+        mmio64_extent_add(e, base, limit + 1);
+        if (dev->secondary_bus) {
+            pci_for_each_device(dev->secondary_bus, mmio64_extent_dev, e);
+        }
+    }
+}
+
+bool pc_pci_host_mmio64_extent(PCIBus *root, uint64_t *lo, uint64_t *hi)
+{
+    Mmio64Extent e = { UINT64_MAX, 0 };
+
+    pci_for_each_device(root, mmio64_extent_dev, &e);
+    *lo = e.lo;
+    *hi = e.hi;
+    return e.hi > e.lo;
+}
+
 void pc_pci_host_set_assign_bars(PCIBus *root, bool assign)
 {
     PC_PCI_HOST(root->qbus.parent)->cfg.assign_bars = assign;

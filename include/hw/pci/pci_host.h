@@ -45,6 +45,11 @@ typedef struct PCIHostConfig {
  */
 PCIBus *pc_pci_host_init(MachineState *ms, uint64_t ram_above_4g_end,
                          const PCIHostConfig *cfg, Error **errp);
+/*
+ * [lo, hi) spanning every 64-bit BAR and bridge prefetchable window
+ * programmed above 4 GiB (firmware's choice); false if there is none.
+ */
+bool pc_pci_host_mmio64_extent(PCIBus *root, uint64_t *lo, uint64_t *hi);
 /* Whether Conduit places BARs at reset (off when firmware does). */
 void pc_pci_host_set_assign_bars(PCIBus *root, bool assign);
 /* The host bridge function 00.0 of root bus root. */
