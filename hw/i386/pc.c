@@ -166,6 +166,7 @@ static bool pc_init(MachineState *ms, Error **errp)
 
     if (q35) {
         host.func_type = TYPE_MCH_PCI_DEVICE;
+        host.bus_name = "pcie.0";   /* QEMU's name, which libvirt uses */
         host.ecam_base = MCH_PCIEXBAR_DEFAULT;
         host.ecam_size = 0;     /* until PCIEXBAR enables it */
         host.mmio32 = (PCIHostWindow){ Q35_PCI_MMIO32_BASE,

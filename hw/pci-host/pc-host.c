@@ -403,7 +403,9 @@ static bool pc_pci_host_realize(DeviceState *dev, Error **errp)
     memory_region_add_subregion(get_system_memory(), s->cfg.ecam_base,
                                 &s->ecam);
 
-    s->bus = pci_root_bus_new(dev, "pci.0", get_system_memory(),
+    s->bus = pci_root_bus_new(dev, s->cfg.bus_name ? s->cfg.bus_name
+                                                   : "pci.0",
+                              get_system_memory(),
                               get_system_io(), get_system_memory());
     qdev_init_gpio_out(dev, s->intx, PC_PCI_NR_INTX);
     pci_bus_irqs(s->bus, pc_pci_set_irq, NULL, s, PC_PCI_NR_INTX);

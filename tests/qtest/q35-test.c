@@ -17,7 +17,10 @@ static char *bios_path;
 
 static void test_ids(void)
 {
-    QTestState *qts = qtest_init("-M q35 -nodefaults");
+    /* The root bus is "pcie.0", as libvirt addresses it on q35. */
+    QTestState *qts = qtest_init("-M q35 -nodefaults -device "
+                                 "pcie-root-port,port=16,chassis=1,id=pci.1,"
+                                 "bus=pcie.0,multifunction=on,addr=0x2");
 
     g_assert_cmphex(pci0_readl(qts, 0, 0), ==, 0x29c08086);
     g_assert_cmphex(pci0_readl(qts, 0, 0x2c), ==, 0x11001af4);

@@ -33,6 +33,7 @@ typedef struct PCIHostWindow {
 /* What differs between the pc and q35 host bridges. */
 typedef struct PCIHostConfig {
     const char *func_type;      /* function 00.0; NULL: Conduit's own */
+    const char *bus_name;       /* "pcie.0" on q35; NULL: "pci.0" */
     uint64_t ecam_base;         /* where ECAM starts decoding */
     uint64_t ecam_size;         /* 0: off until the chipset maps it */
     PCIHostWindow mmio32;       /* end 0: the pc default */
