@@ -252,9 +252,9 @@ def _assemble(path, root, work):
         f.truncate(DISK_MIB << 20)
     run(['sgdisk', '-Z', disk])
     run(['sgdisk',
-         '-n', '1:%d:+%d' % (BIOS_PART[0], BIOS_PART[1] - 1), '-t', '1:ef02',
+         '-n', '1:%d:+%d' % BIOS_PART, '-t', '1:ef02',
          '-c', '1:bios-boot',
-         '-n', '2:%d:+%d' % (ESP_PART[0], ESP_PART[1] - 1), '-t', '2:ef00',
+         '-n', '2:%d:+%d' % ESP_PART, '-t', '2:ef00',
          '-c', '2:esp',
          '-n', '3:%d:0' % ROOT_START, '-t', '3:8300', '-c', '3:root',
          disk])
