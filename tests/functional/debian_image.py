@@ -79,6 +79,7 @@ sleep 30
 '''
 
 GRUB_CFG = r'''set timeout=0
+set timeout_style=hidden
 set default=0
 serial --unit=0 --speed=115200
 terminal_input serial console
