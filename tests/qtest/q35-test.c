@@ -174,6 +174,32 @@ static void test_piix4_pm(void)
     qtest_quit(qts);
 }
 
+/* pcie-pci-bridge: a conventional bus behind a PCIe function. */
+static void test_pcie_pci_bridge(void)
+{
+    QTestState *qts = qtest_init(
+        "-M q35 -nodefaults -device pcie-pci-bridge,id=pci.2,addr=0x3 "
+        "-device pci-testdev,bus=pci.2,addr=0x5");
+    const int bdevfn = 3 << 3;
+    JsonObject *r;
+
+    g_assert_cmphex(pci0_readl(qts, bdevfn, 0), ==, 0x000e1b36);
+    g_assert_cmphex(pci0_readb(qts, bdevfn, 0x0e) & 0x7f, ==, 1);
+    /* PCIe capability: a PCI Express to PCI bridge (type 7). */
+    g_assert_cmphex(pci0_readb(qts, bdevfn, 0x40), ==, 0x10);
+    g_assert_cmphex((pci0_readl(qts, bdevfn, 0x40) >> 20) & 0xf, ==, 7);
+    /* Firmware numbers the bus; then the device answers on bus 1. */
+    pci0_writel(qts, bdevfn, 0x18, 0x00010100);
+    qtest_outl(qts, 0xcf8, 0x80000000u | (1 << 16) | ((5 << 3) << 8));
+    g_assert_cmphex(qtest_inl(qts, 0xcfc), ==, 0x00011d0c);
+    /* No SHPC: hot-plug onto the bridge is refused. */
+    r = qtest_qmp(qts, "{'execute':'device_add','arguments':"
+                  "{'driver':'pci-testdev','bus':'pci.2','id':'hp'}}");
+    g_assert_nonnull(json_object_get_member(r, "error"));
+    json_object_unref(r);
+    qtest_quit(qts);
+}
+
 static void test_smram_lock(void)
 {
     QTestState *qts = qtest_init("-M q35 -nodefaults");
@@ -271,6 +297,7 @@ int main(int argc, char **argv)
     g_test_add_func("/q35/pam", test_pam);
     g_test_add_func("/q35/smram-lock", test_smram_lock);
     g_test_add_func("/pc/piix4-pm", test_piix4_pm);
+    g_test_add_func("/q35/pcie-pci-bridge", test_pcie_pci_bridge);
     g_test_add_func("/q35/reset-control", test_reset_control);
     g_test_add_func("/q35/no-reboot", test_no_reboot);
     g_test_add_func("/q35/query-machines", test_query_machines);
