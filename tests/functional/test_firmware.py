@@ -95,6 +95,7 @@ class FirmwareBootTest(unittest.TestCase):
         sock = self.path(case + '.sock')
         backing = self.path(case + '-nvme.img')
         log = self.path(case + '-serial.log')
+        dbg = self.path(case + '-firmware.log')
         with open(backing, 'wb') as f:
             f.truncate(NVME_MIB << 20)
         server = subprocess.Popen([SERVER, '--socket', sock, '--backend',
@@ -108,7 +109,10 @@ class FirmwareBootTest(unittest.TestCase):
                 time.sleep(0.1)
             argv = ([CONDUIT, '-accel', 'kvm', '-M', machine, '-m', '512',
                      '-smp', '2', '-nodefaults', '-display', 'none',
-                     '-serial', 'file:' + log, '-no-reboot'] +
+                     '-serial', 'file:' + log, '-no-reboot',
+                     # The firmware's own log (SeaBIOS and OVMF use 0x402).
+                     '-chardev', 'file,id=fwlog,path=' + dbg,
+                     '-device', 'isa-debugcon,iobase=0x402,chardev=fwlog'] +
                     firmware_args +
                     ['-drive', 'file=%s,if=none,id=root,format=raw' %
                      self.disk,
@@ -129,6 +133,8 @@ class FirmwareBootTest(unittest.TestCase):
             server.wait()
         with open(log, errors='replace') as f:
             console = f.read()
+        with open(dbg, errors='replace') as f:
+            self.fwlog = f.read()
         with open(backing, 'rb') as f:
             sector = f.read(512)
         print('FIRMWARE-BOOT %s %s: %.1f s from start to power-off' %
@@ -138,7 +144,8 @@ class FirmwareBootTest(unittest.TestCase):
 
     def check(self, case, machine, firmware_args, fw):
         rc, out, console, sector, _ = self.boot(case, machine, firmware_args)
-        what = 'conduit: %s\nconsole:\n%s' % (out[-3000:], console[-6000:])
+        what = 'conduit: %s\nconsole:\n%s\nfirmware log:\n%s' % (
+            out[-3000:], console[-6000:], self.fwlog[-4000:])
         self.assertEqual(rc, 0, what)
         self.assertIn('CONDUIT-GRUB loading linux', console, what)
         self.assertIn('CONDUIT-BOOTED firmware=%s' % fw, console, what)
@@ -155,7 +162,7 @@ class FirmwareBootTest(unittest.TestCase):
         # Without firmware options Conduit boots SeaBIOS, as QEMU does.
         self.check('seabios_q35', 'q35', [], 'bios')
 
-    def test_2_ovmf_q35(self):
+    def test_3_ovmf_q35(self):
         vars_ = self.path('ovmf_q35-VARS.fd')
         shutil.copy(OVMF_VARS, vars_)
         self.check('ovmf_q35', 'pc-q35-8.2',
@@ -166,7 +173,7 @@ class FirmwareBootTest(unittest.TestCase):
         with open(OVMF_VARS, 'rb') as a, open(vars_, 'rb') as b:
             self.assertNotEqual(a.read(), b.read())
 
-    def test_3_seabios_pc(self):
+    def test_2_seabios_pc(self):
         self.check('seabios_pc', 'pc', ['-bios', SEABIOS], 'bios')
 
     def test_4_ovmf_pc(self):
