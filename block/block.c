@@ -29,6 +29,7 @@ struct BlockNode {
     DeviceState *dev;
     Object *user;           /* query-block's "qdev" (dev or a child) */
     BlockNode *parent;      /* the raw node using this file node */
+    bool inline_child;      /* made by its parent's blockdev-add: goes too */
     GMutex stats_lock;
     BlockStats stats;
 };
@@ -123,13 +124,36 @@ static void block_node_drop(BlockNode *bs)
     g_free(bs);
 }
 
+/* What a file that cannot be a disk is, for the error message. */
+static const char *block_file_type(mode_t mode)
+{
+    return S_ISFIFO(mode) ? "a FIFO" :
+           S_ISCHR(mode) ? "a character device" :
+           S_ISSOCK(mode) ? "a socket" :
+           S_ISDIR(mode) ? "a directory" :
+           S_ISLNK(mode) ? "a symbolic link" : "not a regular file";
+}
+
+/*
+ * Opening never blocks: a FIFO would wait in open() for a writer (and
+ * with it QMP, or the start of the VM), so the open is O_NONBLOCK and
+ * O_NOCTTY, the type is checked on the fd, and only then is the fd made
+ * blocking for the I/O paths.  What is not a regular file or a block
+ * device is refused, by name and type.
+ */
 static bool block_file_open(BlockNode *bs, Error **errp)
 {
-    int flags = (bs->read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC;
+    int flags = (bs->read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC |
+                O_NONBLOCK | O_NOCTTY;
     struct stat st;
 
     if (bs->direct) {
         flags |= O_DIRECT;
+    }
+    /* Nothing else is opened at all (a tape, a tty: open has effects). */
+    if (stat(bs->filename, &st) == 0 && !S_ISREG(st.st_mode) &&
+        !S_ISBLK(st.st_mode)) {
+        goto bad_type;
     }
     bs->fd = open(bs->filename, flags);
     if (bs->fd < 0 && bs->direct && errno == EINVAL) {
@@ -147,6 +171,13 @@ static bool block_file_open(BlockNode *bs, Error **errp)
         error_setg_errno(errp, errno, "Could not stat '%s'", bs->filename);
         return false;
     }
+    if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+        goto bad_type;
+    }
+    if (fcntl(bs->fd, F_SETFL, fcntl(bs->fd, F_GETFL) & ~O_NONBLOCK) < 0) {
+        error_setg_errno(errp, errno, "Could not open '%s'", bs->filename);
+        return false;
+    }
     bs->blkdev = S_ISBLK(st.st_mode);
     if (bs->blkdev) {
         int ssz = 512;
@@ -159,24 +190,38 @@ static bool block_file_open(BlockNode *bs, Error **errp)
         if (ioctl(bs->fd, BLKSSZGET, &ssz) == 0 && ssz > 512) {
             bs->alignment = ssz;
         }
-    } else if (S_ISREG(st.st_mode)) {
-        bs->size = st.st_size;
     } else {
-        error_setg(errp, "'%s' is not a regular file or block device",
-                   bs->filename);
-        return false;
+        bs->size = st.st_size;
     }
     if (bs->direct && bs->alignment < 4096) {
         /* Memory alignment: be safe on filesystems with 4 KiB blocks. */
         bs->alignment = 4096;
     }
     return true;
+
+bad_type:
+    error_setg(errp, "Could not open '%s': it is %s, not a regular file or "
+               "block device", bs->filename, block_file_type(st.st_mode));
+    error_append_hint(errp, "A disk image is a regular file or a block "
+                      "device.\n");
+    return false;
 }
 
 /* Keys -blockdev accepts but that change nothing here. */
 static const char *const blockdev_ignored_keys[] = {
     "auto-read-only", "detect-zeroes", "locking", "aio",
     "cache.no-flush", "force-share", "aio-max-batch", NULL,
+};
+
+/* The JSON types of the keys above (QEMU's BlockdevOptions). */
+static const QemuOptType blockdev_key_types[] = {
+    { "driver", "str" }, { "node-name", "str" }, { "filename", "str" },
+    { "file", "object" }, { "read-only", "bool" },
+    { "auto-read-only", "bool" }, { "force-share", "bool" },
+    { "cache", "object" }, { "cache.direct", "bool" },
+    { "cache.no-flush", "bool" }, { "discard", "str" },
+    { "detect-zeroes", "str" }, { "locking", "str" }, { "aio", "str" },
+    { "aio-max-batch", "int" }, { NULL, NULL },
 };
 
 typedef struct BlockdevParse {
@@ -243,9 +288,12 @@ BlockNode *blockdev_add(QemuOpts *opts, Error **errp)
 {
     BlockdevParse p = { 0 };
     BlockNode *bs = NULL, *child = NULL;
+    bool inline_child = false;
+    unsigned auto_names = block_auto_names;
     bool ok = false;
 
-    if (!qemu_opt_foreach(opts, blockdev_parse_key, &p, errp)) {
+    if (!qemu_opts_check_types(opts, blockdev_key_types, "file.", errp) ||
+        !qemu_opt_foreach(opts, blockdev_parse_key, &p, errp)) {
         goto out;
     }
     if (!p.driver) {
@@ -291,6 +339,11 @@ BlockNode *blockdev_add(QemuOpts *opts, Error **errp)
             if (!child) {
                 goto out;
             }
+            inline_child = true;
+            /* A node and its inline child cannot share a name. */
+            if (p.node_name && !block_check_name(p.node_name, errp)) {
+                goto out;
+            }
         } else if (p.file) {
             child = block_find_node(p.file);
             if (!child) {
@@ -316,6 +369,7 @@ BlockNode *blockdev_add(QemuOpts *opts, Error **errp)
         bs = block_node_new(p.node_name, "raw");
         bs->file = child;
         child->parent = bs;
+        child->inline_child = inline_child;
         bs->read_only = p.read_only;
         bs->direct = child->direct;
         block_parse_discard(p.discard, &bs->unmap, &error_abort);
@@ -331,9 +385,16 @@ out:
     if (p.file_opts) {
         qemu_opts_free(p.file_opts);
     }
-    if (!ok && bs) {
-        block_node_drop(bs);
-        bs = NULL;
+    if (!ok) {
+        /* A failed add leaves nothing: no node, no fd, no name used. */
+        if (bs) {
+            block_node_drop(bs);
+            bs = NULL;
+        }
+        if (inline_child) {
+            block_node_drop(child);
+        }
+        block_auto_names = auto_names;
     }
     if (bs) {
         trace_blockdev_add(bs->node_name, bs->driver, bs->filename,
@@ -487,6 +548,10 @@ bool blockdev_del(const char *name, Error **errp)
     }
     if (bs->file) {
         bs->file->parent = NULL;
+        /* A child defined inline lives and dies with its parent. */
+        if (bs->file->inline_child) {
+            block_node_drop(bs->file);
+        }
     }
     block_node_drop(bs);
     return true;

@@ -10,6 +10,7 @@
 #include <linux/virtio_net.h>
 #include "qapi/error.h"
 #include "qemu/error-report.h"
+#include "qemu/fd-owner.h"
 #include "qemu/option.h"
 #include "monitor/monitor.h"
 #include "net/net.h"
@@ -41,7 +42,9 @@ static bool net_parse_fd(const char *key, const char *str, int *fd,
     return true;
 }
 
-static bool net_tap_open(NetBackend *nb, const char *ifname, Error **errp)
+/* Opens queue @q of the tap (all of them IFF_MULTI_QUEUE if several). */
+static bool net_tap_open(NetBackend *nb, const char *ifname, unsigned q,
+                         Error **errp)
 {
     struct ifreq ifr = { 0 };
     int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
@@ -50,34 +53,56 @@ static bool net_tap_open(NetBackend *nb, const char *ifname, Error **errp)
         error_setg_errno(errp, errno, "could not open /dev/net/tun");
         return false;
     }
-    ifr.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR;
-    if (ifname) {
-        g_strlcpy(ifr.ifr_name, ifname, IFNAMSIZ);
+    ifr.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR |
+                    (nb->queues > 1 ? IFF_MULTI_QUEUE : 0);
+    /* Later queues attach to the device the first one made. */
+    if (q ? nb->ifname != NULL : ifname != NULL) {
+        g_strlcpy(ifr.ifr_name, q ? nb->ifname : ifname, IFNAMSIZ);
     }
     if (ioctl(fd, TUNSETIFF, &ifr) < 0) {
         error_setg_errno(errp, errno, "could not configure /dev/net/tun "
-                         "(%s)", ifname ? ifname : "new tap");
+                         "(%s)%s", ifname ? ifname : "new tap",
+                         nb->queues > 1 ? " as a multiqueue tap" : "");
         close(fd);
         return false;
     }
-    nb->fd = fd;
-    nb->ifname = g_strdup(ifr.ifr_name);
+    nb->fds[q] = fd;
+    if (!q) {
+        nb->fd = fd;
+        nb->ifname = g_strdup(ifr.ifr_name);
+    }
     nb->vnet_hdr = true;
     return true;
 }
 
-/* A tap fd from libvirt: find out whether it carries vnet headers. */
-static bool net_tap_adopt(NetBackend *nb, int fd, Error **errp)
+/*
+ * A tap fd from libvirt (queue @q): find out whether it carries vnet
+ * headers; the queues of one backend must be one device, alike.
+ */
+static bool net_tap_adopt(NetBackend *nb, int fd, unsigned q, Error **errp)
 {
     struct ifreq ifr = { 0 };
+    bool hdr;
 
     if (ioctl(fd, TUNGETIFF, &ifr) < 0) {
         error_setg_errno(errp, errno, "fd=%d is not a tap device", fd);
         return false;
     }
-    nb->fd = fd;
-    nb->ifname = g_strdup(ifr.ifr_name);
-    nb->vnet_hdr = ifr.ifr_flags & IFF_VNET_HDR;
+    hdr = ifr.ifr_flags & IFF_VNET_HDR;
+    if (q && (strcmp(ifr.ifr_name, nb->ifname) || hdr != nb->vnet_hdr ||
+              !(ifr.ifr_flags & IFF_MULTI_QUEUE))) {
+        error_setg(errp, "fds: fd %d is not another queue of tap %s", fd,
+                   nb->ifname);
+        error_append_hint(errp, "Every fd must be a queue of one "
+                          "IFF_MULTI_QUEUE tap.\n");
+        return false;
+    }
+    nb->fds[q] = fd;
+    if (!q) {
+        nb->fd = fd;
+        nb->ifname = g_strdup(ifr.ifr_name);
+        nb->vnet_hdr = hdr;
+    }
     return true;
 }
 
@@ -85,17 +110,37 @@ static bool net_tap_setup_hdr(NetBackend *nb, Error **errp)
 {
     int len = sizeof(struct virtio_net_hdr_mrg_rxbuf);
 
-    if (nb->vnet_hdr && ioctl(nb->fd, TUNSETVNETHDRSZ, &len) < 0) {
-        error_setg_errno(errp, errno, "tap %s: TUNSETVNETHDRSZ failed",
-                         nb->ifname);
-        return false;
-    }
-    /* Nothing offloaded until the guest's features say so. */
-    if (nb->vnet_hdr && ioctl(nb->fd, TUNSETOFFLOAD, 0) < 0) {
-        warn_report("tap %s: TUNSETOFFLOAD: %s", nb->ifname,
-                    g_strerror(errno));
+    for (unsigned q = 0; q < nb->queues; q++) {
+        if (nb->vnet_hdr && ioctl(nb->fds[q], TUNSETVNETHDRSZ, &len) < 0) {
+            error_setg_errno(errp, errno, "tap %s: TUNSETVNETHDRSZ failed",
+                             nb->ifname);
+            return false;
+        }
+        /* Nothing offloaded until the guest's features say so. */
+        if (nb->vnet_hdr && ioctl(nb->fds[q], TUNSETOFFLOAD, 0) < 0) {
+            warn_report("tap %s: TUNSETOFFLOAD: %s", nb->ifname,
+                        g_strerror(errno));
+        }
     }
     return true;
+}
+
+/* "a:b:c" into at most NET_MAX_QUEUES strings; 0 on a bad list. */
+static unsigned net_split_fds(const char *str, char ***out)
+{
+    char **parts = g_strsplit(str, ":", 0);
+    unsigned n = g_strv_length(parts);
+
+    for (unsigned i = 0; i < n; i++) {
+        if (!*parts[i]) {
+            n = 0;
+        }
+    }
+    if (n > NET_MAX_QUEUES) {
+        n = 0;
+    }
+    *out = parts;
+    return n;
 }
 
 typedef struct NetdevParse {
@@ -103,6 +148,9 @@ typedef struct NetdevParse {
     const char *ifname;
     const char *fd;
     const char *vhostfd;
+    const char *fds;
+    const char *vhostfds;
+    unsigned queues;
     bool vhost;
     bool vhost_force;
     bool vnet_hdr;
@@ -137,11 +185,20 @@ static bool netdev_parse_key(void *opaque, const char *key, const char *value,
     } else if (!strcmp(key, "vnet_hdr")) {
         p->vnet_hdr_set = true;
         return qemu_strtobool(value, &p->vnet_hdr, errp);
+    } else if (!strcmp(key, "fds")) {
+        p->fds = value;
+    } else if (!strcmp(key, "vhostfds")) {
+        p->vhostfds = value;
     } else if (!strcmp(key, "queues")) {
-        if (strcmp(value, "1")) {
-            error_setg(errp, "queues=%s is not supported (only 1)", value);
+        uint64_t n;
+
+        if (!qemu_strtou64(value, &n, NULL) || n < 1 ||
+            n > NET_MAX_QUEUES) {
+            error_setg(errp, "queues=%s: expected 1 to %u", value,
+                       NET_MAX_QUEUES);
             return false;
         }
+        p->queues = n;
     } else if (strcmp(key, "sndbuf")) {
         error_setg(errp, "Invalid parameter '%s'", key);
         return false;
@@ -172,18 +229,74 @@ static bool netdev_open(NetBackend *nb, const NetdevParse *p, Error **errp)
             error_setg(errp, "ifname= and fd= exclude each other");
             return false;
         }
-        if (p->fd) {
+        if (p->fds && (p->fd || p->ifname)) {
+            error_setg(errp, "fds= excludes fd= and ifname=");
+            return false;
+        }
+        if ((p->vhostfds && !p->fds) || (p->vhostfd && p->fds)) {
+            error_setg(errp, "vhostfds= goes with fds=, vhostfd= with fd=");
+            return false;
+        }
+        if (p->fds) {
+            g_auto(GStrv) parts = NULL, vparts = NULL;
+            unsigned n = net_split_fds(p->fds, &parts);
+
+            if (!n) {
+                error_setg(errp, "fds=%s: expected 1 to %u fds separated "
+                           "by ':'", p->fds, NET_MAX_QUEUES);
+                return false;
+            }
+            if (p->queues && p->queues != n) {
+                error_setg(errp, "queues=%u does not match the %u fds",
+                           p->queues, n);
+                return false;
+            }
+            if (p->vhostfds && net_split_fds(p->vhostfds, &vparts) != n) {
+                error_setg(errp, "The number of fds passed does not match "
+                           "the number of vhostfds passed");
+                return false;
+            }
+            nb->queues = n;
+            for (unsigned q = 0; q < n; q++) {
+                if (!net_parse_fd("fds", parts[q], &fd, errp)) {
+                    return false;
+                }
+                if (!net_tap_adopt(nb, fd, q, errp)) {
+                    if (net_fd_is_named(parts[q])) {
+                        close(fd);
+                    }
+                    return false;
+                }
+                if (vparts && !net_parse_fd("vhostfds", vparts[q],
+                                            &nb->vhostfds[q], errp)) {
+                    return false;
+                }
+            }
+            nb->owns_fds = net_fd_is_named(parts[0]);
+        } else if (p->fd) {
+            if (p->queues > 1) {
+                error_setg(errp, "queues=%u needs fds= (one per queue) or "
+                           "ifname=", p->queues);
+                return false;
+            }
+            nb->queues = 1;
             if (!net_parse_fd("fd", p->fd, &fd, errp)) {
                 return false;
             }
-            if (!net_tap_adopt(nb, fd, errp)) {
+            if (!net_tap_adopt(nb, fd, 0, errp)) {
                 if (net_fd_is_named(p->fd)) {
                     close(fd);
                 }
                 return false;
             }
-        } else if (!net_tap_open(nb, p->ifname, errp)) {
-            return false;
+        } else {
+            nb->queues = p->queues ? p->queues : 1;
+            nb->owns_fds = true;
+            for (unsigned q = 0; q < nb->queues; q++) {
+                if (!net_tap_open(nb, p->ifname, q, errp)) {
+                    return false;
+                }
+            }
         }
         if (p->vnet_hdr_set && p->vnet_hdr && !nb->vnet_hdr) {
             error_setg(errp, "tap %s: vnet_hdr=on but the fd has no "
@@ -202,6 +315,16 @@ static bool netdev_open(NetBackend *nb, const NetdevParse *p, Error **errp)
             if (!net_parse_fd("vhostfd", p->vhostfd, &nb->vhostfd, errp)) {
                 return false;
             }
+            if (nb->vhostfd == nb->fd) {
+                error_setg(errp, "Parameter 'vhostfd' expects a file "
+                           "descriptor other than fd=%d", nb->fd);
+                return false;
+            }
+            nb->vhostfds[0] = nb->vhostfd;
+        }
+        if (p->vhostfds) {
+            nb->vhost = true;
+            nb->vhostfd = nb->vhostfds[0];
         }
     } else if (!strcmp(p->type, "socket")) {
         int type = 0;
@@ -216,7 +339,12 @@ static bool netdev_open(NetBackend *nb, const NetdevParse *p, Error **errp)
         if (!net_parse_fd("fd", p->fd, &fd, errp)) {
             return false;
         }
-        nb->fd = fd;
+        nb->fd = nb->fds[0] = fd;
+        nb->queues = 1;
+        if (p->queues > 1 || p->fds) {
+            error_setg(errp, "netdev socket has one queue");
+            return false;
+        }
         if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0 ||
             (type != SOCK_DGRAM && type != SOCK_SEQPACKET)) {
             error_setg(errp, "fd=%d is not a datagram socket", fd);
@@ -235,13 +363,24 @@ static bool netdev_open(NetBackend *nb, const NetdevParse *p, Error **errp)
     return true;
 }
 
+/* The JSON types of the keys above (QEMU's NetdevTapOptions, ...). */
+static const QemuOptType netdev_key_types[] = {
+    { "type", "str" }, { "id", "str" }, { "ifname", "str" },
+    { "fd", "str" }, { "vhostfd", "str" }, { "script", "str" },
+    { "downscript", "str" }, { "vhost", "bool" }, { "vhostforce", "bool" },
+    { "vnet_hdr", "bool" }, { "queues", "uint32" }, { "sndbuf", "size" },
+    { "fds", "str" }, { "vhostfds", "str" },
+    { NULL, NULL },
+};
+
 NetBackend *netdev_add(QemuOpts *opts, Error **errp)
 {
     NetdevParse p = { 0 };
     const char *id = qemu_opts_id(opts);
     g_autofree NetBackend *nb = g_new0(NetBackend, 1);
 
-    if (!qemu_opt_foreach(opts, netdev_parse_key, &p, errp)) {
+    if (!qemu_opts_check_types(opts, netdev_key_types, NULL, errp) ||
+        !qemu_opt_foreach(opts, netdev_parse_key, &p, errp)) {
         return NULL;
     }
     if (!p.type) {
@@ -258,10 +397,20 @@ NetBackend *netdev_add(QemuOpts *opts, Error **errp)
     }
     nb->fd = -1;
     nb->vhostfd = -1;
+    for (unsigned q = 0; q < NET_MAX_QUEUES; q++) {
+        nb->fds[q] = nb->vhostfds[q] = -1;
+    }
     if (!netdev_open(nb, &p, errp)) {
         /* A tap we opened (ifname=), or fds named with getfd. */
-        if (nb->fd >= 0 && (!p.fd || net_fd_is_named(p.fd))) {
-            close(nb->fd);
+        if (nb->fds[0] < 0 && nb->fd >= 0) {
+            nb->fds[0] = nb->fd;
+        }
+        for (unsigned q = 0; q < NET_MAX_QUEUES; q++) {
+            if (nb->fds[q] >= 0 &&
+                (nb->owns_fds || (!p.fd && !p.fds) ||
+                 net_fd_is_named(p.fd))) {
+                close(nb->fds[q]);
+            }
         }
         if (nb->vhostfd >= 0 && net_fd_is_named(p.vhostfd)) {
             close(nb->vhostfd);
@@ -269,8 +418,24 @@ NetBackend *netdev_add(QemuOpts *opts, Error **errp)
         g_free(nb->ifname);
         return NULL;
     }
-    fcntl(nb->fd, F_SETFL, fcntl(nb->fd, F_GETFL) | O_NONBLOCK);
+    for (unsigned q = 0; q < nb->queues; q++) {
+        fcntl(nb->fds[q], F_SETFL, fcntl(nb->fds[q], F_GETFL) | O_NONBLOCK);
+    }
     nb->id = g_strdup(id);
+    /* One owner per fd: no other backend may name these numbers now. */
+    {
+        g_autofree char *owner = g_strdup_printf("netdev '%s'", id);
+
+        for (unsigned q = 0; q < nb->queues; q++) {
+            qemu_fd_claim(nb->fds[q], owner, &error_abort);
+            if (nb->vhostfds[q] >= 0 && nb->vhostfds[q] != nb->vhostfd) {
+                qemu_fd_claim(nb->vhostfds[q], owner, &error_abort);
+            }
+        }
+        if (nb->vhostfd >= 0 && nb->vhostfd != nb->fd) {
+            qemu_fd_claim(nb->vhostfd, owner, &error_abort);
+        }
+    }
     trace_net_tap_open(nb->id, nb->ifname ? nb->ifname : "", nb->fd,
                        nb->vnet_hdr);
     if (!net_backends) {
@@ -315,10 +480,12 @@ bool net_tap_set_offload(NetBackend *nb, bool csum, bool tso4, bool tso6,
             flags |= TUN_F_TSO_ECN;
         }
     }
-    if (ioctl(nb->fd, TUNSETOFFLOAD, flags) < 0) {
-        error_setg_errno(errp, errno, "tap %s: TUNSETOFFLOAD 0x%lx",
-                         nb->ifname, flags);
-        return false;
+    for (unsigned q = 0; q < nb->queues; q++) {
+        if (ioctl(nb->fds[q], TUNSETOFFLOAD, flags) < 0) {
+            error_setg_errno(errp, errno, "tap %s: TUNSETOFFLOAD 0x%lx",
+                             nb->ifname, flags);
+            return false;
+        }
     }
     return true;
 }
@@ -337,10 +504,18 @@ bool netdev_del(const char *id, Error **errp)
         return false;
     }
     g_ptr_array_remove(net_backends, nb);
-    if (nb->fd >= 0) {
-        close(nb->fd);
+    for (unsigned q = 0; q < nb->queues; q++) {
+        if (nb->fds[q] >= 0) {
+            qemu_fd_release(nb->fds[q]);
+            close(nb->fds[q]);
+        }
+        if (nb->vhostfds[q] >= 0 && nb->vhostfds[q] != nb->vhostfd) {
+            qemu_fd_release(nb->vhostfds[q]);
+            close(nb->vhostfds[q]);
+        }
     }
     if (nb->vhostfd >= 0) {
+        qemu_fd_release(nb->vhostfd);
         close(nb->vhostfd);
     }
     g_free(nb->id);

@@ -11,6 +11,7 @@
  * sees CHR_EVENT_CLOSED from inside its own write call.
  */
 #include "qemu/osdep.h"
+#include "qemu/fd-owner.h"
 #include "chardev/char.h"
 #include "system/fdset.h"
 #include "qemu/main-loop.h"
@@ -889,6 +890,12 @@ static Chardev *chr_create(const char *label, const ChardevConfig *cfg,
         return NULL;
     }
     chr->label = g_strdup(label);
+    if (chr->kind == CHARDEV_KIND_SOCKET && cfg->fd >= 0) {
+        g_autofree char *owner = g_strdup_printf("chardev '%s'", label);
+
+        /* The fd is the chardev's now: no backend may name it again. */
+        qemu_fd_claim(cfg->fd, owner, NULL);
+    }
     if (!chr->filename) {
         if (chr->kind == CHARDEV_KIND_SOCKET && cfg->fd >= 0) {
             chr->filename = g_strdup_printf("fd:%d", cfg->fd);
@@ -923,6 +930,11 @@ static bool chr_parse_fd(const char *str, int *fd, Error **errp)
 
     if (!qemu_strtou64(str, &v, NULL) || v > INT_MAX) {
         error_setg(errp, "Parameter 'fd' expects a file descriptor number");
+        return false;
+    }
+    /* Only an fd passed to us, and that no backend owns (fd-owner.h). */
+    if (!qemu_fd_check_number(v, errp)) {
+        error_prepend(errp, "Parameter 'fd' ");
         return false;
     }
     *fd = v;

@@ -4,12 +4,14 @@
  * descriptors the parent passed, each with an optional opaque string.
  * Opening "/dev/fdset/N" duplicates the member whose access mode matches
  * the request, so the owner keeps control of which files Conduit may
- * write without Conduit ever resolving a path.
+ * write without Conduit ever resolving a path.  The QMP side
+ * (query-fdsets) is qmp-fdset.c's: fdsets sit below the chardevs that
+ * open them and the monitor that runs on those.
  */
 #include "qemu/osdep.h"
+#include "qemu/fd-owner.h"
 #include "qemu/option.h"
 #include "qapi/error.h"
-#include "monitor/monitor.h"
 #include "system/fdset.h"
 
 #define FDSET_PREFIX "/dev/fdset/"
@@ -105,7 +107,20 @@ bool fdset_parse_add_fd(const char *arg, Error **errp)
                          &set_id, errp)) {
         return false;
     }
-    return fdset_add_fd(set_id, fd, qemu_opt_get(opts, "opaque"), errp);
+    /* A number: an fd passed to us that no backend owns (fd-owner.h). */
+    if (!qemu_fd_check_number(fd, errp)) {
+        error_prepend(errp, "Parameter 'fd' ");
+        return false;
+    }
+    if (!fdset_add_fd(set_id, fd, qemu_opt_get(opts, "opaque"), errp)) {
+        return false;
+    }
+    {
+        g_autofree char *owner = g_strdup_printf("fd set %" PRId64, set_id);
+
+        qemu_fd_claim(fd, owner, NULL);
+    }
+    return true;
 }
 
 int fdset_open(const char *path, int flags, mode_t mode, Error **errp)
@@ -167,37 +182,11 @@ int fdset_open(const char *path, int flags, mode_t mode, Error **errp)
     return -1;
 }
 
-static void qmp_query_fdsets(JsonObject *args, JsonNode **ret, Error **errp)
+void fdset_foreach(FdsetMemberFn *fn, void *opaque)
 {
-    g_autoptr(GHashTable) sets = g_hash_table_new(g_int64_hash,
-                                                  g_int64_equal);
-    JsonArray *list = json_array_new();
-
     for (guint i = 0; fdset_members && i < fdset_members->len; i++) {
         FdsetMember *m = &g_array_index(fdset_members, FdsetMember, i);
-        JsonObject *set = g_hash_table_lookup(sets, &m->set_id);
-        JsonObject *fdinfo = json_object_new();
 
-        if (!set) {
-            set = json_object_new();
-            json_object_set_int_member(set, "fdset-id", m->set_id);
-            json_object_set_array_member(set, "fds", json_array_new());
-            g_hash_table_insert(sets, &m->set_id, set);
-            json_array_add_object_element(list, set);
-        }
-        json_object_set_int_member(fdinfo, "fd", m->fd);
-        if (m->opaque) {
-            json_object_set_string_member(fdinfo, "opaque", m->opaque);
-        }
-        json_array_add_object_element(json_object_get_array_member(set, "fds"),
-                                      fdinfo);
+        fn(m->set_id, m->fd, m->opaque, opaque);
     }
-    *ret = json_node_new(JSON_NODE_ARRAY);
-    json_node_take_array(*ret, list);
-}
-
-static void __attribute__((constructor)) fdset_register(void)
-{
-    qmp_register_command_args("query-fdsets", qmp_query_fdsets, "",
-                              QCO_ALLOW_PRECONFIG);
 }

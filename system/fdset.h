@@ -22,4 +22,9 @@ bool fdset_parse_add_fd(const char *arg, Error **errp);
  */
 int fdset_open(const char *path, int flags, mode_t mode, Error **errp);
 
+/* Calls @fn for every descriptor of every set, in the order added. */
+typedef void FdsetMemberFn(int64_t set_id, int fd, const char *member_opaque,
+                           void *opaque);
+void fdset_foreach(FdsetMemberFn *fn, void *opaque);
+
 #endif

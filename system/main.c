@@ -4,9 +4,12 @@
  * decided by what the binary links, not here.
  */
 #include "qemu/osdep.h"
+#include "qemu/fd-owner.h"
 #include "system/system.h"
 
 int main(int argc, char **argv)
 {
+    /* Before anything opens an fd: these are the ones passed to us. */
+    qemu_fd_note_inherited();
     return qemu_main(argc, argv);
 }

@@ -131,6 +131,50 @@ fail:
     return false;
 }
 
+bool memory_region_init_ram_from_fd(MemoryRegion *mr, Object *owner,
+                                    const char *name, uint64_t size,
+                                    uint64_t align, int fd, bool shared,
+                                    Error **errp)
+{
+    uint64_t map_size;
+    void *ptr;
+
+    memory_region_init_common(mr, MEMORY_REGION_RAM, owner, name, size);
+    align = MAX(align, (uint64_t)sysconf(_SC_PAGESIZE));
+    if (size == 0 || size > UINT64_MAX - align) {
+        error_setg(errp, "memory region '%s': invalid RAM size 0x%" PRIx64,
+                   mr->name, size);
+        close(fd);
+        goto fail;
+    }
+    map_size = QEMU_ALIGN_UP(size, align);
+    ptr = mmap(NULL, map_size, PROT_READ | PROT_WRITE,
+               shared ? MAP_SHARED : MAP_PRIVATE, fd, 0);
+    if (ptr == MAP_FAILED) {
+        error_setg_errno(errp, errno,
+                         "memory region '%s': cannot map 0x%" PRIx64 " bytes",
+                         mr->name, map_size);
+        close(fd);
+        goto fail;
+    }
+    mr->ram_ptr = ptr;
+    mr->ram_map_size = map_size;
+    /* A private mapping is not what the fd holds: nobody may share it. */
+    if (shared) {
+        mr->ram_fd = fd;
+    } else {
+        close(fd);
+        mr->ram_fd = -1;
+    }
+    mr->ram_fd_offset = 0;
+    trace_memory_region_ram_alloc(mr->name, size, mr->ram_fd);
+    return true;
+
+fail:
+    memory_region_finalize(mr);
+    return false;
+}
+
 void memory_region_init_ram_ptr(MemoryRegion *mr, Object *owner,
                                 const char *name, uint64_t size, void *ptr)
 {

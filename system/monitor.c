@@ -8,6 +8,7 @@
  * one read) without trusting the peer to send newlines.
  */
 #include "qemu/osdep.h"
+#include "qemu/fd-owner.h"
 #include "monitor/monitor.h"
 #include "chardev/char.h"
 #include "qemu/option.h"
@@ -794,6 +795,10 @@ int monitor_fd_param(const char *str, Error **errp)
             fcntl((int)v, F_GETFD) < 0) {
             error_setg(errp, "expects an open file descriptor, got '%s'",
                        str);
+            return -1;
+        }
+        /* Only an fd passed to us, and that no backend owns yet. */
+        if (!qemu_fd_check_number(v, errp)) {
             return -1;
         }
         return v;

@@ -9,6 +9,8 @@
 #include "qemu/option.h"
 #include "qapi/error.h"
 #include "hw/qdev-core.h"
+#include "hw/qdev-qtree.h"
+#include "hw/pci/pci-qmp.h"
 #include "qom/object.h"
 #include "system/accel.h"
 #include "chardev/char.h"
@@ -210,6 +212,12 @@ static void qmp_human_monitor_command(JsonObject *args, JsonNode **ret,
     } else if (argv->len == 2 && !strcmp(argv->pdata[0], "info") &&
                !strcmp(argv->pdata[1], "version")) {
         out = g_strdup("8.2.0 (Conduit " CONDUIT_VERSION ")\r\n");
+    } else if (argv->len == 2 && !strcmp(argv->pdata[0], "info") &&
+               !strcmp(argv->pdata[1], "pci")) {
+        out = pci_info_text();
+    } else if (argv->len == 2 && !strcmp(argv->pdata[0], "info") &&
+               !strcmp(argv->pdata[1], "qtree")) {
+        out = qdev_qtree_text();
     } else if (argv->len == 1 && !strcmp(argv->pdata[0], "stop")) {
         qmp_stop(args, ret, errp);
     } else if (argv->len == 1 && (!strcmp(argv->pdata[0], "cont") ||

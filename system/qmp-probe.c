@@ -239,10 +239,15 @@ static void qmp_query_machines(JsonObject *args, JsonNode **ret,
         }
         json_object_set_int_member(o, "cpu-max",
                                    mc->max_cpus ? mc->max_cpus : 1);
-        /* No CPU hot-plug, no NUMA, nothing deprecated. */
+        /* No CPU hot-plug; NUMA nodes take memdev= (not mem=). */
         json_object_set_boolean_member(o, "hotpluggable-cpus", false);
         json_object_set_boolean_member(o, "numa-mem-supported", false);
         json_object_set_boolean_member(o, "deprecated", false);
+        /* -machine memory-backend= takes an -object of this id. */
+        if (mc->default_ram_id) {
+            json_object_set_string_member(o, "default-ram-id",
+                                          mc->default_ram_id);
+        }
         json_array_add_object_element(list, o);
     }
     g_slist_free(machines);
@@ -256,13 +261,22 @@ static void qmp_query_cpu_definitions(JsonObject *args, JsonNode **ret,
 
     for (const char *const *m = target_info()->cpu_models; *m; m++) {
         JsonObject *o = json_object_new();
+        JsonArray *missing = json_array_new();
+        const TargetInfo *ti = target_info();
+        g_autoptr(GPtrArray) names = ti->cpu_unavailable_features ?
+                                     ti->cpu_unavailable_features(*m) : NULL;
 
+        for (guint i = 0; names && i < names->len; i++) {
+            json_array_add_string_element(missing,
+                                          g_ptr_array_index(names, i));
+        }
         json_object_set_string_member(o, "name", *m);
-        /* The host's CPU: not migratable, nothing it lacks. */
-        json_object_set_boolean_member(o, "migration-safe", false);
+        /* host and max are the host's CPU: not migration-safe. */
+        json_object_set_boolean_member(o, "migration-safe",
+                                       ti->cpu_migration_safe &&
+                                       ti->cpu_migration_safe(*m));
         json_object_set_boolean_member(o, "static", false);
-        json_object_set_array_member(o, "unavailable-features",
-                                     json_array_new());
+        json_object_set_array_member(o, "unavailable-features", missing);
         json_object_set_boolean_member(o, "deprecated", false);
         json_array_add_object_element(list, o);
     }

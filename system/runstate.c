@@ -15,6 +15,10 @@
 #include <glib-unix.h>
 #include "trace.h"
 
+/* -no-shutdown and -no-reboot: vl.c sets them, the run state obeys. */
+bool no_shutdown;
+bool no_reboot;
+
 static RunState current_run_state = RUN_STATE_PRELAUNCH;
 
 static const char *const run_state_names[RUN_STATE__MAX] = {

@@ -363,7 +363,8 @@ static void print_cpu_models(void)
 
 /*
  * The vCPU is the host CPU as KVM offers it, so only the model names
- * that mean that are accepted, without feature changes.
+ * that mean that are accepted; the target says which changes it takes
+ * (x86: kvm=, pmu=, migratable= and CPUID features).
  */
 bool vl_parse_cpu(const char *arg, Error **errp)
 {
@@ -378,12 +379,14 @@ bool vl_parse_cpu(const char *arg, Error **errp)
         error_append_hint(errp, "Use -cpu help to list the models\n");
         return false;
     }
-    if (parts[1]) {
+    if (parts[1] && !target_info()->parse_cpu_opts) {
         error_setg(errp, "CPU features ('%s') cannot be changed: the vCPU "
                    "is the host CPU as KVM offers it", parts[1]);
         return false;
     }
-    return true;
+    return !target_info()->parse_cpu_opts ||
+           target_info()->parse_cpu_opts(parts[0], parts[1] ? parts[1] : "",
+                                         errp);
 }
 
 bool vl_parse_sandbox(const char *arg, Error **errp)

@@ -30,10 +30,10 @@
 #include "system/vl-compat.h"
 #include "hw/firmware/smbios.h"
 #include "system/rtc.h"
+#include "system/numa.h"
+#include "system/hostmem.h"
 
 const char *qemu_name;
-bool no_shutdown;
-bool no_reboot;
 bool autostart = true;
 
 static Chardev *serial_hds[MAX_SERIAL_PORTS];
@@ -59,7 +59,7 @@ typedef enum OptIndex {
     OPT_LOG, OPT_VERSION, OPT_HELP, OPT_H, OPT_PIDFILE, OPT_GLOBAL,
     OPT_OBJECT, OPT_OVERCOMMIT, OPT_UUID, OPT_RTC, OPT_BOOT, OPT_ADD_FD,
     OPT_AUDIODEV, OPT_MSG, OPT_CPU, OPT_SANDBOX,
-    OPT_SMBIOS, OPT_NO_HPET,
+    OPT_SMBIOS, OPT_NO_HPET, OPT_NUMA, OPT_MEM_PATH, OPT_MEM_PREALLOC,
     OPT_NO_ACPI,
     OPT_USB, OPT_USBDEVICE,
     OPT_BLOCKDEV, OPT_DRIVE, OPT_NETDEV,
@@ -191,6 +191,15 @@ static const OptDef opt_defs[] = {
       "file=BINARY | type=0|1|2|3|4|11|17[,field=value...]",
       "SMBIOS tables: load structures from a file, or set the fields of "
       "one of Conduit's (type=1,serial=...,uuid=...)" },
+    { "numa", OPT_NUMA, true,
+      "node[,nodeid=N][,cpus=A[-B]][,memdev=ID] | dist,src=N,dst=M,val=D",
+      "a guest NUMA node (its vCPUs and memory back-end) or the distance "
+      "between two (ACPI SRAT and SLIT)" },
+    { "mem-path", OPT_MEM_PATH, true, "PATH",
+      "guest RAM from a file in PATH (a hugetlbfs mount for huge pages)" },
+    { "mem-prealloc", OPT_MEM_PREALLOC, false, "",
+      "allocate every page of guest RAM at start (fails if the host has "
+      "too few)" },
     { "usb", OPT_USB, false, "",
       "the machine's USB controller (same as -machine usb=on)" },
     { "usbdevice", OPT_USBDEVICE, true, "tablet|mouse|keyboard",
@@ -319,18 +328,20 @@ static void parse_memory(VlConfig *cfg, const char *arg)
     Error *err = NULL;
 
     check_keys(opts, keys);
-    if (!size) {
-        return;
+    if (size) {
+        if (!qemu_strtosz_MiB(size, &cfg->ram_size, &err)) {
+            error_prepend(&err, "Invalid RAM size: ");
+            fatal_err(err);
+        }
+        if (!cfg->ram_size) {
+            error_report("RAM size must not be zero");
+            exit(1);
+        }
+        cfg->ram_size_set = true;
     }
-    if (!qemu_strtosz_MiB(size, &cfg->ram_size, &err)) {
-        error_prepend(&err, "Invalid RAM size: ");
+    if (!machine_memory_check(opts, size ? cfg->ram_size : 0, &err)) {
         fatal_err(err);
     }
-    if (!cfg->ram_size) {
-        error_report("RAM size must not be zero");
-        exit(1);
-    }
-    cfg->ram_size_set = true;
 }
 
 static void parse_log_items(const char *arg)
@@ -762,6 +773,17 @@ static void parse_one(VlConfig *cfg, const OptDef *def, const char *name,
         break;
     }
     case OPT_NO_USER_CONFIG:
+        break;
+    case OPT_NUMA:
+        if (!numa_parse_option(arg, &err)) {
+            fatal_err(err);
+        }
+        break;
+    case OPT_MEM_PATH:
+        host_memory_set_mem_path(arg);
+        break;
+    case OPT_MEM_PREALLOC:
+        host_memory_set_prealloc(true);
         break;
     case OPT_NO_HPET:
         /* What the machine is anyway (pc's hpet property is off). */
@@ -1274,6 +1296,10 @@ int qemu_main(int argc, char **argv)
     }
 
     create_objects(&cfg);
+    if (!numa_complete(ms, MAX(ms->smp.max_cpus, ms->smp.cpus), &err) ||
+        !machine_resolve_memory(ms, &err)) {
+        fatal_err(err);
+    }
     init_chardevs_and_monitors(&cfg);
     init_accel(&cfg, mc, ms);
     if (cfg.qtest_spec) {

@@ -9,6 +9,7 @@
 typedef struct QemuOpt {
     char *key;
     char *value;
+    QemuOptKind kind;
 } QemuOpt;
 
 struct QemuOpts {
@@ -206,13 +207,101 @@ const char *qemu_opts_value(const QemuOpts *opts, size_t i)
     return ((QemuOpt *)g_ptr_array_index(opts->items, i))->value;
 }
 
-void qemu_opt_set(QemuOpts *opts, const char *key, const char *value)
+static void qemu_opt_set_kind(QemuOpts *opts, const char *key,
+                              const char *value, QemuOptKind kind)
 {
     QemuOpt *opt = g_new(QemuOpt, 1);
 
     opt->key = g_strdup(key);
     opt->value = g_strdup(value);
+    opt->kind = kind;
     g_ptr_array_add(opts->items, opt);
+}
+
+void qemu_opt_set(QemuOpts *opts, const char *key, const char *value)
+{
+    qemu_opt_set_kind(opts, key, value, QEMU_OPT_TEXT);
+}
+
+QemuOptKind qemu_opts_kind(const QemuOpts *opts, size_t i)
+{
+    g_assert(i < opts->items->len);
+    return ((QemuOpt *)g_ptr_array_index(opts->items, i))->kind;
+}
+
+/* What a declared type takes from JSON; the wording of the error. */
+static bool kind_fits(QemuOptKind kind, const char *type, const char **what)
+{
+    static const char *const ints[] = {
+        "int", "uint8", "uint16", "uint32", "uint64", "int8", "int16",
+        "int32", "int64", "size", NULL,
+    };
+
+    if (!strcmp(type, "bool")) {
+        *what = "a boolean";
+        return kind == QEMU_OPT_JSON_BOOL;
+    }
+    if (g_strv_contains(ints, type)) {
+        *what = "an integer";
+        return kind == QEMU_OPT_JSON_INT;
+    }
+    if (!strcmp(type, "number")) {
+        *what = "a number";
+        return kind == QEMU_OPT_JSON_INT || kind == QEMU_OPT_JSON_NUMBER;
+    }
+    if (!strcmp(type, "str-or-int")) {
+        *what = "a string or an integer";
+        return kind == QEMU_OPT_JSON_STRING || kind == QEMU_OPT_JSON_INT;
+    }
+    *what = "a string";
+    return kind == QEMU_OPT_JSON_STRING;
+}
+
+bool qemu_opt_kind_check(const char *key, QemuOptKind kind, const char *type,
+                         Error **errp)
+{
+    const char *what;
+
+    /* Text (the command line) may spell any type; JSON must match. */
+    if (kind == QEMU_OPT_TEXT || kind_fits(kind, type, &what)) {
+        return true;
+    }
+    if (!strcmp(type, "str-or-int")) {
+        type = "str";
+    }
+    error_setg(errp, "Parameter '%s' expects %s (%s)", key, what, type);
+    return false;
+}
+
+bool qemu_opts_check_types(const QemuOpts *opts, const QemuOptType *types,
+                           const char *prefix, Error **errp)
+{
+    size_t plen = prefix ? strlen(prefix) : 0;
+
+    for (guint i = 0; i < opts->items->len; i++) {
+        QemuOpt *opt = g_ptr_array_index(opts->items, i);
+        const char *key = opt->key;
+        const QemuOptType *t;
+
+        while (plen && !strncmp(key, prefix, plen) && key[plen]) {
+            key += plen;
+        }
+        for (t = types; t->key && strcmp(t->key, key); t++) {
+            continue;
+        }
+        if (opt->kind == QEMU_OPT_JSON_OBJECT && !(t->key && t->type &&
+                                                   !strcmp(t->type,
+                                                           "object"))) {
+            error_setg(errp, "Parameter '%s' expects %s", opt->key,
+                       t->key ? "a value, not an object" : "a scalar value");
+            return false;
+        }
+        if (t->key && t->type && strcmp(t->type, "object") &&
+            !qemu_opt_kind_check(opt->key, opt->kind, t->type, errp)) {
+            return false;
+        }
+    }
+    return true;
 }
 
 static QemuOpt *find_last(const QemuOpts *opts, const char *key)
@@ -437,19 +526,29 @@ static bool flatten_member(QemuOpts *opts, const char *key, JsonNode *node,
 {
     switch (json_node_get_node_type(node)) {
     case JSON_NODE_OBJECT:
+        if (!json_object_get_size(json_node_get_object(node))) {
+            /* {}: kept, so that a scalar given {} is refused by type. */
+            qemu_opt_set_kind(opts, key, "", QEMU_OPT_JSON_OBJECT);
+            return true;
+        }
         return flatten_json(opts, key, json_node_get_object(node), errp);
     case JSON_NODE_VALUE: {
         GType t = json_node_get_value_type(node);
         g_autofree char *str = NULL;
+        QemuOptKind kind;
 
         if (t == G_TYPE_BOOLEAN) {
             str = g_strdup(json_node_get_boolean(node) ? "on" : "off");
+            kind = QEMU_OPT_JSON_BOOL;
         } else if (t == G_TYPE_INT64) {
             str = g_strdup_printf("%" PRId64, json_node_get_int(node));
+            kind = QEMU_OPT_JSON_INT;
         } else if (t == G_TYPE_DOUBLE) {
             str = g_strdup_printf("%.17g", json_node_get_double(node));
+            kind = QEMU_OPT_JSON_NUMBER;
         } else if (t == G_TYPE_STRING) {
             str = g_strdup(json_node_get_string(node));
+            kind = QEMU_OPT_JSON_STRING;
         } else {
             error_setg(errp, "Parameter '%s' has an unsupported type", key);
             return false;
@@ -461,7 +560,7 @@ static bool flatten_member(QemuOpts *opts, const char *key, JsonNode *node,
             }
             qemu_opts_set_id(opts, str);
         } else {
-            qemu_opt_set(opts, key, str);
+            qemu_opt_set_kind(opts, key, str, kind);
         }
         return true;
     }

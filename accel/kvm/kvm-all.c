@@ -277,6 +277,14 @@ static gpointer kvm_vcpu_thread(gpointer opaque)
             cpu->parked = false;
             kvm_arch_ops.reset_vcpu(kvm_state, cpu);
         }
+        if (cpu->nmi_pending) {
+            Error *err = NULL;
+
+            cpu->nmi_pending = false;
+            if (!kvm_arch_ops.inject_nmi(cpu, &err)) {
+                warn_report_err(err);
+            }
+        }
         /* Flags were checked under the BQL; a later kick sets it again. */
         __atomic_store_n(&cpu->run->immediate_exit, 0, __ATOMIC_SEQ_CST);
         bql_unlock();
@@ -530,6 +538,28 @@ static void kvm_accel_class_init(ObjectClass *oc, void *data)
     ac->vcpu_thread_id = kvm_vcpu_thread_id;
 }
 
+/*
+ * inject-nmi: an NMI on every vCPU, as QEMU does on x86; each vCPU takes
+ * it on its own thread before it next enters the guest (kicked now).
+ */
+static void qmp_inject_nmi(JsonObject *args, JsonNode **ret, Error **errp)
+{
+    if (!kvm_state || !kvm_state->nr_vcpus) {
+        error_setg(errp, "inject-nmi: no vCPU runs (the accelerator is not "
+                   "KVM)");
+        return;
+    }
+    if (!kvm_arch_ops.inject_nmi) {
+        error_setg(errp, "this feature or command is not currently "
+                   "supported");
+        return;
+    }
+    for (unsigned i = 0; i < kvm_state->nr_vcpus; i++) {
+        kvm_state->vcpus[i].nmi_pending = true;
+        kvm_vcpu_kick(&kvm_state->vcpus[i]);
+    }
+}
+
 static const TypeInfo kvm_accel_type = {
     .name = TYPE_KVM_ACCEL,
     .parent = TYPE_ACCEL,
@@ -542,6 +572,7 @@ static void kvm_register_types(void)
 {
     type_register_static(&kvm_accel_type);
     qmp_register_command_args("x-query-kvm", qmp_x_query_kvm, "", 0);
+    qmp_register_command_args("inject-nmi", qmp_inject_nmi, "", 0);
 }
 
 type_init(kvm_register_types)

@@ -49,6 +49,7 @@ typedef struct KVMVCPU {
     int host_tid;           /* Linux thread id, for query-cpus-fast */
     bool reset_pending;     /* BQL: load the boot state before running */
     bool parked;            /* BQL: cannot run until the next reset */
+    bool nmi_pending;       /* BQL: inject-nmi, delivered before KVM_RUN */
     KVMArchVCPU *arch;      /* registers, CPUID, MSRs: kvm_arch_ops */
 } KVMVCPU;
 
@@ -90,6 +91,8 @@ typedef struct KVMArchOps {
     void (*reset_vcpu)(KVMState *s, KVMVCPU *cpu);
     /* Reports @what with the registers: the VM cannot continue. */
     void (*report_vcpu)(KVMVCPU *cpu, const char *what);
+    /* On the vCPU's thread: raise an NMI (NULL: the target has none). */
+    bool (*inject_nmi)(KVMVCPU *cpu, Error **errp);
 } KVMArchOps;
 
 extern const KVMArchOps kvm_arch_ops;

@@ -21,6 +21,7 @@
 #include "accel/kvm/kvm-internal.h"
 #include "hw/boards.h"
 #include "hw/i386/x86-boot.h"
+#include "hw/i386/x86-cpu.h"
 #include "hw/i386/topology.h"
 #include "qapi/error.h"
 #include "qemu/error-report.h"
@@ -210,25 +211,110 @@ static void kvm_cpuid_add_topology_subleaves(struct kvm_cpuid2 *c)
     }
 }
 
-static bool kvm_vcpu_set_cpuid(KVMState *s, KVMVCPU *cpu,
-                               const CpuTopology *smp, Error **errp)
+/*
+ * What -cpu host,... asked for (hw/i386/x86-cpu.c): entries dropped or
+ * changed; a forced-on feature the host lacks is reported, as QEMU does.
+ */
+static void kvm_cpuid_apply_config(struct kvm_cpuid2 *c, int index,
+                                   const X86CPUConfig *cfg, bool warn)
+{
+    unsigned out = 0;
+
+    for (unsigned i = 0; i < c->nent; i++) {
+        struct kvm_cpuid_entry2 *e = &c->entries[i];
+        uint32_t regs[4] = { e->eax, e->ebx, e->ecx, e->edx };
+
+        if (!x86_cpu_apply_cpuid(cfg, e->function, e->index, regs)) {
+            continue;
+        }
+        e->eax = regs[0];
+        e->ebx = regs[1];
+        e->ecx = regs[2];
+        e->edx = regs[3];
+        c->entries[out++] = *e;
+    }
+    c->nent = out;
+    for (unsigned f = 0; warn && index == 0 && f < cfg->nr_set; f++) {
+        const X86FeatureBit *bit = cfg->set[f];
+        bool have = false;
+
+        for (unsigned i = 0; i < c->nent; i++) {
+            const struct kvm_cpuid_entry2 *e = &c->entries[i];
+            uint32_t regs[4] = { e->eax, e->ebx, e->ecx, e->edx };
+
+            if (x86_cpu_feature_in(bit, e->function, e->index)) {
+                have |= regs[bit->reg] & (1u << bit->bit);
+            }
+        }
+        if (!have) {
+            warn_report("host doesn't support requested feature: "
+                        "CPUID.%02XH:%s.%s [bit %u]", bit->leaf,
+                        (const char *[]){ "EAX", "EBX", "ECX", "EDX" }
+                        [bit->reg], bit->name, bit->bit);
+        }
+    }
+}
+
+/* The CPUID vCPU @index gets: KVM's, filtered, then -cpu's changes. */
+static struct kvm_cpuid2 *kvm_x86_build_cpuid(KVMState *s, int index,
+                                              const CpuTopology *smp,
+                                              const X86CPUConfig *cfg,
+                                              bool warn)
 {
     const struct kvm_cpuid2 *supported = s->arch->cpuid;
     size_t size = sizeof(*supported) +
                   supported->nent * sizeof(struct kvm_cpuid_entry2);
-    g_autofree struct kvm_cpuid2 *c =
-        g_malloc0(size + 3 * sizeof(struct kvm_cpuid_entry2));
+    struct kvm_cpuid2 *c = g_malloc0(size +
+                                     3 * sizeof(struct kvm_cpuid_entry2));
 
     memcpy(c, supported, size);
     kvm_cpuid_add_topology_subleaves(c);
     for (unsigned i = 0; i < c->nent; i++) {
-        kvm_filter_cpuid_entry(&c->entries[i], cpu->index, smp);
+        kvm_filter_cpuid_entry(&c->entries[i], index, smp);
     }
+    kvm_cpuid_apply_config(c, index, cfg, warn);
+    return c;
+}
+
+static bool kvm_vcpu_set_cpuid(KVMState *s, KVMVCPU *cpu,
+                               const CpuTopology *smp, Error **errp)
+{
+    g_autofree struct kvm_cpuid2 *c =
+        kvm_x86_build_cpuid(s, cpu->index, smp, x86_cpu_cmdline_config(),
+                            true);
+
     if (ioctl(cpu->fd, KVM_SET_CPUID2, c) < 0) {
         error_setg_errno(errp, errno, "vCPU %d: KVM_SET_CPUID2", cpu->index);
         return false;
     }
     return true;
+}
+
+GArray *kvm_x86_guest_cpuid(const X86CPUConfig *cfg, Error **errp)
+{
+    static const CpuTopology one = {
+        .cpus = 1, .max_cpus = 1, .sockets = 1, .dies = 1, .cores = 1,
+        .threads = 1,
+    };
+    g_autofree struct kvm_cpuid2 *c = NULL;
+    GArray *out;
+
+    if (!kvm_state || !kvm_state->arch || !kvm_state->arch->cpuid) {
+        error_setg(errp, "CPU model expansion needs the KVM accelerator");
+        return NULL;
+    }
+    c = kvm_x86_build_cpuid(kvm_state, 0, &one, cfg, false);
+    out = g_array_sized_new(false, false, sizeof(X86CpuidEntry), c->nent);
+    for (unsigned i = 0; i < c->nent; i++) {
+        const struct kvm_cpuid_entry2 *e = &c->entries[i];
+        X86CpuidEntry x = {
+            .function = e->function, .index = e->index,
+            .regs = { e->eax, e->ebx, e->ecx, e->edx },
+        };
+
+        g_array_append_val(out, x);
+    }
+    return out;
 }
 
 /* ---- the VM ----------------------------------------------------------- */
@@ -492,6 +578,15 @@ static void kvm_x86_report_vcpu(KVMVCPU *cpu, const char *what)
                  s.gdt.base, s.gdt.limit, s.idt.base, s.idt.limit);
 }
 
+static bool kvm_x86_inject_nmi(KVMVCPU *cpu, Error **errp)
+{
+    if (ioctl(cpu->fd, KVM_NMI) < 0) {
+        error_setg_errno(errp, errno, "vCPU %d: KVM_NMI", cpu->index);
+        return false;
+    }
+    return true;
+}
+
 /* x86's vCPU id is its initial APIC ID. */
 static unsigned long kvm_x86_vcpu_id(const CpuTopology *smp, unsigned index)
 {
@@ -500,6 +595,7 @@ static unsigned long kvm_x86_vcpu_id(const CpuTopology *smp, unsigned index)
 
 const KVMArchOps kvm_arch_ops = {
     .vcpu_id = kvm_x86_vcpu_id,
+    .inject_nmi = kvm_x86_inject_nmi,
     .init_vm = kvm_x86_init_vm,
     .cleanup_vm = kvm_x86_cleanup_vm,
     .init_vcpu = kvm_x86_init_vcpu,

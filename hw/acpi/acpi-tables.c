@@ -368,6 +368,20 @@ GByteArray *acpi_build_fadt(const AcpiPlatform *p, uint64_t facs,
     return table_finish(b);
 }
 
+/*
+ * Grows b to len bytes of which the new ones are zero.  The blob goes to
+ * guest RAM as a whole: g_byte_array_set_size() alone would hand the
+ * guest whatever the heap held there (pointers: an ASLR leak).
+ */
+static void blob_pad(GByteArray *b, size_t len)
+{
+    size_t old = b->len;
+
+    g_assert(len >= old);
+    g_byte_array_set_size(b, len);
+    memset(b->data + old, 0, len - old);
+}
+
 static GByteArray *acpi_build_facs(void)
 {
     GByteArray *b = g_byte_array_new();
@@ -380,8 +394,7 @@ static GByteArray *acpi_build_facs(void)
     put_le(b, 0, 4);                /* flags */
     put_le(b, 0, 8);                /* X firmware waking vector */
     put_le(b, 2, 1);                /* version */
-    g_byte_array_set_size(b, ACPI_FACS_SIZE);
-    memset(b->data + 33, 0, ACPI_FACS_SIZE - 33);
+    blob_pad(b, ACPI_FACS_SIZE);
     return b;
 }
 
@@ -437,6 +450,68 @@ GByteArray *acpi_build_mcfg(const AcpiPlatform *p)
     return table_finish(b);
 }
 
+/* ---- SRAT and SLIT ---- */
+
+#define SRAT_CPU_APIC           0
+#define SRAT_MEMORY             1
+#define SRAT_CPU_X2APIC         2
+#define SRAT_ENABLED            (1u << 0)
+
+GByteArray *acpi_build_srat(const AcpiPlatform *p)
+{
+    GByteArray *b = table_start("SRAT", 3);
+
+    put_le(b, 1, 4);                /* reserved, 1 for compatibility */
+    put_le(b, 0, 8);
+    for (unsigned i = 0; i < p->max_cpus; i++) {
+        uint32_t node = p->cpu_node[i];
+        /* Absent ones too: a CPU plugged later has its node. */
+        uint32_t flags = SRAT_ENABLED;
+        if (p->apic_ids[i] < 0xff) {
+            put_le(b, SRAT_CPU_APIC, 1);
+            put_le(b, 16, 1);
+            put_le(b, node & 0xff, 1);
+            put_le(b, p->apic_ids[i], 1);
+            put_le(b, flags, 4);
+            put_le(b, 0, 1);        /* local SAPIC EID */
+            put_le(b, node >> 8, 3);
+            put_le(b, 0, 4);        /* clock domain */
+        } else {
+            put_le(b, SRAT_CPU_X2APIC, 1);
+            put_le(b, 24, 1);
+            put_le(b, 0, 2);
+            put_le(b, node, 4);
+            put_le(b, p->apic_ids[i], 4);
+            put_le(b, flags, 4);
+            put_le(b, 0, 4);
+            put_le(b, 0, 4);
+        }
+    }
+    for (unsigned i = 0; i < p->nr_numa_mem; i++) {
+        put_le(b, SRAT_MEMORY, 1);
+        put_le(b, 40, 1);
+        put_le(b, p->numa_mem[i].node, 4);
+        put_le(b, 0, 2);
+        put_le(b, p->numa_mem[i].base, 8);
+        put_le(b, p->numa_mem[i].size, 8);
+        put_le(b, 0, 4);
+        put_le(b, SRAT_ENABLED, 4);
+        put_le(b, 0, 8);
+    }
+    return table_finish(b);
+}
+
+GByteArray *acpi_build_slit(const AcpiPlatform *p)
+{
+    GByteArray *b = table_start("SLIT", 1);
+
+    put_le(b, p->numa_nodes, 8);
+    for (unsigned i = 0; i < p->numa_nodes * p->numa_nodes; i++) {
+        put_le(b, p->numa_distance[i], 1);
+    }
+    return table_finish(b);
+}
+
 /* ---- layout ---- */
 
 static size_t blob_add(AcpiTables *t, GByteArray *table, size_t align,
@@ -445,7 +520,7 @@ static size_t blob_add(AcpiTables *t, GByteArray *table, size_t align,
     GByteArray *blob = t->blob;
     size_t off = QEMU_ALIGN_UP(blob->len, align);
 
-    g_byte_array_set_size(blob, off);
+    blob_pad(blob, off);
     g_byte_array_append(blob, table->data, table->len);
     if (checksummed) {
         AcpiChecksum c = { off, table->len, off + 9 };
@@ -467,7 +542,8 @@ static void blob_pointer(AcpiTables *t, size_t off, uint8_t size)
 void acpi_build_tables(const AcpiPlatform *p, uint64_t base, AcpiTables *t)
 {
     GByteArray *xsdt, *rsdt;
-    size_t entries[3];
+    size_t entries[5];
+    size_t nr_entries = 3;
     uint8_t *r;
     size_t fadt_x_facs;
 
@@ -478,8 +554,7 @@ void acpi_build_tables(const AcpiPlatform *p, uint64_t base, AcpiTables *t)
     t->pointers = g_array_new(false, false, sizeof(AcpiPointer));
     t->checksums = g_array_new(false, false, sizeof(AcpiChecksum));
     t->rsdp = 0;
-    g_byte_array_set_size(t->blob, ACPI_RSDP_SIZE);
-    memset(t->blob->data, 0, ACPI_RSDP_SIZE);
+    blob_pad(t->blob, ACPI_RSDP_SIZE);
     t->facs = blob_add(t, acpi_build_facs(), 64, false);
     t->tables_start = t->facs;
     t->dsdt = blob_add(t, acpi_build_dsdt(p), 16, true);
@@ -497,16 +572,22 @@ void acpi_build_tables(const AcpiPlatform *p, uint64_t base, AcpiTables *t)
     entries[0] = t->fadt;
     entries[1] = t->madt;
     entries[2] = t->mcfg;
+    if (p->numa_nodes) {
+        t->srat = blob_add(t, acpi_build_srat(p), 16, true);
+        t->slit = blob_add(t, acpi_build_slit(p), 16, true);
+        entries[nr_entries++] = t->srat;
+        entries[nr_entries++] = t->slit;
+    }
 
     xsdt = table_start("XSDT", 1);
     rsdt = table_start("RSDT", 1);
-    for (size_t i = 0; i < G_N_ELEMENTS(entries); i++) {
+    for (size_t i = 0; i < nr_entries; i++) {
         put_le(xsdt, base + entries[i], 8);
         put_le(rsdt, base + entries[i], 4);
     }
     t->xsdt = blob_add(t, table_finish(xsdt), 16, true);
     t->rsdt = blob_add(t, table_finish(rsdt), 16, true);
-    for (size_t i = 0; i < G_N_ELEMENTS(entries); i++) {
+    for (size_t i = 0; i < nr_entries; i++) {
         blob_pointer(t, t->xsdt + ACPI_HEADER_SIZE + 8 * i, 8);
         blob_pointer(t, t->rsdt + ACPI_HEADER_SIZE + 4 * i, 4);
     }

@@ -8,6 +8,8 @@
 #include "hw/qdev-core.h"
 #include "system/memory.h"
 #include "qapi/error.h"
+#include "system/hostmem.h"
+#include "system/numa.h"
 #include "qemu/error-report.h"
 #include "trace.h"
 
@@ -126,15 +128,91 @@ bool machine_print_props(FILE *out, const char *name, Error **errp)
     return true;
 }
 
-bool machine_alloc_ram(MachineState *ms, const char *name, Error **errp)
+bool machine_resolve_memory(MachineState *ms, Error **errp)
+{
+    HostMemoryBackend *be;
+    uint64_t size;
+
+    if (!ms->memory_backend) {
+        return true;
+    }
+    if (numa_state()) {
+        error_setg(errp, "'-machine memory-backend' and '-numa memdev' "
+                   "properties are mutually exclusive");
+        return false;
+    }
+    be = host_memory_backend_find(ms->memory_backend, errp);
+    if (!be) {
+        return false;
+    }
+    size = host_memory_backend_size(be);
+    if (ms->ram_size_set && size != ms->ram_size) {
+        error_setg(errp, "Machine memory size does not match the size of "
+                   "the memory backend");
+        return false;
+    }
+    ms->ram_size = size;
+    return true;
+}
+
+/* RAM made of the -numa nodes' back-ends, one after the other. */
+static bool machine_alloc_numa_ram(MachineState *ms, const NumaState *ns,
+                                   const char *name, Error **errp)
 {
     MemoryRegion *mr = g_new0(MemoryRegion, 1);
+    uint64_t off = 0;
 
+    memory_region_init(mr, OBJECT(ms), name, ms->ram_size);
+    for (unsigned i = 0; i < ns->num_nodes; i++) {
+        if (!ns->nodes[i].memdev) {
+            continue;
+        }
+        memory_region_add_subregion(
+            mr, off, host_memory_backend_get_memory(ns->nodes[i].memdev));
+        off += ns->nodes[i].size;
+    }
+    ms->ram = mr;
+    ms->ram_owned = true;
+    return true;
+}
+
+bool machine_alloc_ram(MachineState *ms, const char *name, Error **errp)
+{
+    const NumaState *ns = numa_state();
+    HostMemoryBackend *be = NULL;
+    Error *err = NULL;
+    MemoryRegion *mr;
+
+    if (ms->memory_backend) {
+        be = host_memory_backend_find(ms->memory_backend, errp);
+        if (!be || !host_memory_backend_claim(be, "the machine's RAM",
+                                              errp)) {
+            return false;
+        }
+    } else if (ns) {
+        if (!machine_alloc_numa_ram(ms, ns, name, errp)) {
+            return false;
+        }
+        goto done;
+    } else {
+        be = host_memory_implicit_backend(ms->ram_size, &err);
+        if (err) {
+            error_propagate(errp, err);
+            return false;
+        }
+    }
+    if (be) {
+        ms->ram = host_memory_backend_get_memory(be);
+        ms->ram_owned = false;
+        goto done;
+    }
+    mr = g_new0(MemoryRegion, 1);
     if (!memory_region_init_ram(mr, OBJECT(ms), name, ms->ram_size, errp)) {
         g_free(mr);
         return false;
     }
     ms->ram = mr;
+    ms->ram_owned = true;
     if (!ms->dump_guest_core) {
         /* A guest's memory stays out of Conduit's core dumps. */
         if (madvise(memory_region_get_ram_ptr(mr), ms->ram_size,
@@ -143,6 +221,7 @@ bool machine_alloc_ram(MachineState *ms, const char *name, Error **errp)
                         strerror(errno));
         }
     }
+done:
     trace_machine_init(object_get_typename(OBJECT(ms)), ms->ram_size);
     return true;
 }
@@ -200,6 +279,7 @@ MACHINE_STR_PROP(kernel_filename, "kernel")
 MACHINE_STR_PROP(initrd_filename, "initrd")
 MACHINE_STR_PROP(kernel_cmdline, "append")
 MACHINE_STR_PROP(firmware, "firmware")
+MACHINE_STR_PROP(memory_backend, "memory-backend")
 
 static bool machine_get_usb(Object *obj, Error **errp)
 {
@@ -284,6 +364,9 @@ static void machine_class_init(ObjectClass *oc, void *data)
                                   machine_set_firmware);
     object_class_property_add_str(oc, "acpi", machine_get_acpi,
                                   machine_set_acpi);
+    object_class_property_add_str(oc, "memory-backend",
+                                  machine_get_memory_backend,
+                                  machine_set_memory_backend);
     object_class_property_add_uint(oc, "ram-size",
                                    offsetof(MachineState, ram_size), 8,
                                    false);
@@ -316,10 +399,11 @@ static void machine_finalize(Object *obj)
 {
     MachineState *ms = MACHINE(obj);
 
-    if (ms->ram) {
+    if (ms->ram && ms->ram_owned) {
         memory_region_finalize(ms->ram);
         g_free(ms->ram);
     }
+    g_free(ms->memory_backend);
     g_free(ms->kernel_filename);
     g_free(ms->initrd_filename);
     g_free(ms->kernel_cmdline);

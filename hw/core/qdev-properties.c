@@ -666,6 +666,35 @@ void qdev_prop_release_all(DeviceState *dev, const Property *props)
     }
 }
 
+bool qdev_prop_check_kind(DeviceState *dev, const char *name,
+                          QemuOptKind kind, Error **errp)
+{
+    const Property *prop;
+    const char *type;
+
+    if (kind == QEMU_OPT_TEXT) {
+        return true;
+    }
+    if (!strcmp(name, "driver") || !strcmp(name, "bus")) {
+        return qemu_opt_kind_check(name, kind, "str", errp);
+    }
+    prop = qdev_find_prop(dev, name);
+    if (!prop) {
+        /* Not a qdev property: setting it reports what is wrong. */
+        if (kind == QEMU_OPT_JSON_OBJECT) {
+            error_setg(errp, "Parameter '%s' expects a scalar value", name);
+            return false;
+        }
+        return true;
+    }
+    type = prop->info->type;
+    /* A PCI address is "04.0" or a devfn number, as QEMU takes it. */
+    if (prop->info == &qdev_prop_pci_devfn) {
+        type = "str-or-int";
+    }
+    return qemu_opt_kind_check(name, kind, type, errp);
+}
+
 bool qdev_prop_parse(DeviceState *dev, const char *name, const char *value,
                      Error **errp)
 {

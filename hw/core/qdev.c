@@ -385,9 +385,15 @@ DeviceState *qdev_device_add(QemuOpts *opts, Error **errp)
     dev = DEVICE(object_new_with_class(oc));
     dev->id = g_strdup(id);
     dev->hotplugged = qdev_hotplug;
-    if (!qemu_opt_foreach(opts, set_one_prop, dev, errp)) {
-        object_unref(dev);
-        return NULL;
+    for (size_t i = 0; i < qemu_opts_count(opts); i++) {
+        const char *key = qemu_opts_key(opts, i);
+
+        /* JSON values have their own type: it must be the declared one. */
+        if (!qdev_prop_check_kind(dev, key, qemu_opts_kind(opts, i), errp) ||
+            !set_one_prop(dev, key, qemu_opts_value(opts, i), errp)) {
+            object_unref(dev);
+            return NULL;
+        }
     }
 
     if (id) {

@@ -24,6 +24,7 @@
 #include "qapi/error.h"
 #include "system/system.h"
 #include "system/kvm.h"
+#include "system/numa.h"
 #include "trace.h"
 
 static void pc_acpi_sci_handler(void *opaque, int n, int level)
@@ -79,11 +80,64 @@ static void pc_acpi_platform(MachineState *ms, AcpiPlatform *p,
     for (int i = 0; i < 4; i++) {
         p->serial[i] = serial_hd(i) != NULL;
     }
+    uint32_t *cpu_node = NULL;
+    uint8_t *distance = NULL;
+    AcpiNumaMem *numa_mem = NULL;
+    const NumaState *ns = numa_state();
+
+    if (ns) {
+        unsigned n = ns->num_nodes;
+        uint64_t off = 0;
+
+        cpu_node = g_new0(uint32_t, max_cpus);
+        for (unsigned i = 0; i < max_cpus && i < ns->nr_cpus; i++) {
+            cpu_node[i] = ns->cpu_node[i];
+        }
+        distance = g_new(uint8_t, n * n);
+        for (unsigned a = 0; a < n; a++) {
+            for (unsigned b = 0; b < n; b++) {
+                distance[a * n + b] = numa_distance(ns, a, b);
+            }
+        }
+        /* Each node's RAM offset range, split around the PCI hole. */
+        numa_mem = g_new0(AcpiNumaMem, 2 * n);
+        for (unsigned i = 0; i < n; i++) {
+            uint64_t start = off, end = off + ns->nodes[i].size;
+            uint64_t low = pcms->below_4g_mem_size;
+
+            if (end == start) {
+                continue;
+            }
+            if (start < low) {
+                numa_mem[p->nr_numa_mem++] = (AcpiNumaMem) {
+                    start, MIN(end, low) - start, i };
+            }
+            if (end > low) {
+                uint64_t s = MAX(start, low);
+
+                numa_mem[p->nr_numa_mem++] = (AcpiNumaMem) {
+                    PC_HIGHMEM_BASE + (s - low), end - s, i };
+            }
+            off = end;
+        }
+        p->numa_nodes = n;
+        p->cpu_node = cpu_node;
+        p->numa_distance = distance;
+        p->numa_mem = numa_mem;
+    }
     if (PC_MACHINE(ms)->acpi_pm) {
         bool s3;
 
         acpi_pm_sleep_states(PC_MACHINE(ms)->acpi_pm, &s3, &p->s4);
     }
+}
+
+/* What pc_acpi_platform() allocated. */
+static void pc_acpi_platform_free(AcpiPlatform *p)
+{
+    g_free((void *)p->cpu_node);
+    g_free((void *)p->numa_distance);
+    g_free((void *)p->numa_mem);
 }
 
 static void pc_acpi_reset(void *opaque)
@@ -105,6 +159,7 @@ static void pc_acpi_reset(void *opaque)
                         t.blob->data, t.blob->len);
     trace_pc_acpi_tables(X86_ACPI_RSDP_ADDR, t.blob->len, p.nr_cpus);
     acpi_tables_free(&t);
+    pc_acpi_platform_free(&p);
 }
 
 void pc_acpi_build_loader(MachineState *ms, AcpiLoaderFiles *f)
@@ -118,6 +173,7 @@ void pc_acpi_build_loader(MachineState *ms, AcpiLoaderFiles *f)
     acpi_build_tables(&p, 0, &t);
     acpi_build_loader_files(&t, f);
     acpi_tables_free(&t);
+    pc_acpi_platform_free(&p);
 }
 
 bool pc_acpi_init(MachineState *ms, Error **errp)

@@ -25,6 +25,7 @@
 #include "hw/i386/acpi-pc.h"
 #include "hw/i386/smbios-pc.h"
 #include "hw/acpi/acpi-tables.h"
+#include "hw/acpi/pm.h"
 #include "hw/irq.h"
 #include "hw/qdev-core.h"
 #include "hw/qdev-properties.h"
@@ -82,6 +83,12 @@ static void pc_firmware_role_reset(void *opaque)
     }
 }
 
+/* The chipset's PMBASE / PMBA moves the ACPI PM block. */
+static void pc_move_pm_block(void *opaque, bool enabled, uint16_t base)
+{
+    acpi_pm_set_base(DEVICE(opaque), enabled, base);
+}
+
 /* Firmware on pc finds the PM block through 01.3, as on QEMU's pc. */
 static bool pc_create_piix4_pm(PCMachineState *pcms, Error **errp)
 {
@@ -91,7 +98,7 @@ static bool pc_create_piix4_pm(PCMachineState *pcms, Error **errp)
     if (!qdev_realize_and_unref(dev, &pcms->pci_bus->qbus, errp)) {
         return false;
     }
-    piix4_pm_func_set_pm(PCI_DEVICE(dev), pcms->acpi_pm);
+    piix4_pm_func_set_pm(PCI_DEVICE(dev), pc_move_pm_block, pcms->acpi_pm);
     return true;
 }
 
@@ -201,7 +208,11 @@ static bool pc_init(MachineState *ms, Error **errp)
         return false;
     }
     if (pcms->lpc && pcms->acpi_pm) {
-        ich9_lpc_set_pm(pcms->lpc, pcms->acpi_pm);
+        uint8_t s3, s4;
+
+        ich9_lpc_sleep_states(pcms->lpc, &s3, &s4);
+        acpi_pm_set_sleep_states(pcms->acpi_pm, s3, s4);
+        ich9_lpc_set_pm(pcms->lpc, pc_move_pm_block, pcms->acpi_pm);
     }
     if (!x86_firmware_init(ms, pc_pci_host_func(pcms->pci_bus), errp)) {
         return false;
@@ -281,6 +292,7 @@ static void pc_machine_class_init(ObjectClass *oc, void *data)
 
     mc->init = pc_init;
     mc->default_ram_size = 128 * 1024 * 1024;
+    mc->default_ram_id = "pc.ram";
     mc->max_cpus = 255;
     mc->smp_dies_supported = true;
     object_class_property_add_uint(oc, "below-4g-mem-size",

@@ -9,7 +9,6 @@
 #include "hw/pci-host/pc-chipset.h"
 #include "hw/pci-host/pam.h"
 #include "hw/pci/pci_host.h"
-#include "hw/acpi/pm.h"
 #include "hw/acpi/acpi-tables.h"
 #include "system/memory.h"
 #include "system/address-spaces.h"
@@ -215,7 +214,8 @@ static void pc_host_func_class_init(ObjectClass *klass, void *data)
 typedef struct ICH9LPCState {
     PCIDevice parent_obj;
 
-    DeviceState *acpi_pm;
+    PCChipsetPMHook pm_hook;
+    void *pm_opaque;
     uint8_t disable_s3, disable_s4;
     MemoryRegion rcrb;          /* root complex register block */
 } ICH9LPCState;
@@ -229,8 +229,8 @@ static void ich9_lpc_update_pm(ICH9LPCState *s)
     uint16_t base = pci_get_long(dev->config + ICH9_LPC_PMBASE) & 0xff80;
     bool en = dev->config[ICH9_LPC_ACPI_CNTL] & ICH9_LPC_ACPI_CNTL_ACPI_EN;
 
-    if (s->acpi_pm) {
-        acpi_pm_set_base(s->acpi_pm, en, base);
+    if (s->pm_hook) {
+        s->pm_hook(s->pm_opaque, en, base);
     }
 }
 
@@ -330,13 +330,20 @@ static void ich9_lpc_exit(PCIDevice *dev)
     memory_region_finalize(&s->rcrb);
 }
 
-void ich9_lpc_set_pm(PCIDevice *lpc, DeviceState *acpi_pm)
+void ich9_lpc_set_pm(PCIDevice *lpc, PCChipsetPMHook hook, void *opaque)
 {
     ICH9LPCState *s = ICH9_LPC(lpc);
 
-    s->acpi_pm = acpi_pm;
-    acpi_pm_set_sleep_states(acpi_pm, s->disable_s3, s->disable_s4);
+    s->pm_hook = hook;
+    s->pm_opaque = opaque;
     ich9_lpc_update_pm(s);
+}
+
+void ich9_lpc_sleep_states(PCIDevice *lpc, uint8_t *disable_s3,
+                           uint8_t *disable_s4)
+{
+    *disable_s3 = ICH9_LPC(lpc)->disable_s3;
+    *disable_s4 = ICH9_LPC(lpc)->disable_s4;
 }
 
 static const Property ich9_lpc_props[] = {
@@ -371,7 +378,8 @@ static void ich9_lpc_class_init(ObjectClass *klass, void *data)
 typedef struct PIIX4PMFunc {
     PCIDevice parent_obj;
 
-    DeviceState *acpi_pm;
+    PCChipsetPMHook pm_hook;
+    void *pm_opaque;
 } PIIX4PMFunc;
 
 #define PIIX4_PM_FUNC(obj) \
@@ -384,8 +392,8 @@ static void piix4_pm_func_update(PIIX4PMFunc *s)
     uint16_t base = pci_get_long(dev->config + PIIX4_PMBA) & 0xffc0;
     bool en = dev->config[PIIX4_PMREGMISC] & PIIX4_PMREGMISC_PMIOSE;
 
-    if (s->acpi_pm) {
-        acpi_pm_set_base(s->acpi_pm, en, base);
+    if (s->pm_hook) {
+        s->pm_hook(s->pm_opaque, en, base);
     }
 }
 
@@ -420,10 +428,14 @@ static bool piix4_pm_func_realize(PCIDevice *dev, Error **errp)
     return true;
 }
 
-void piix4_pm_func_set_pm(PCIDevice *func, DeviceState *acpi_pm)
+void piix4_pm_func_set_pm(PCIDevice *func, PCChipsetPMHook hook,
+                          void *opaque)
 {
-    PIIX4_PM_FUNC(func)->acpi_pm = acpi_pm;
-    piix4_pm_func_update(PIIX4_PM_FUNC(func));
+    PIIX4PMFunc *s = PIIX4_PM_FUNC(func);
+
+    s->pm_hook = hook;
+    s->pm_opaque = opaque;
+    piix4_pm_func_update(s);
 }
 
 static void piix4_pm_func_class_init(ObjectClass *klass, void *data)

@@ -25,17 +25,6 @@
 #define MSIX_ENABLE_MASK (PCI_MSIX_FLAGS_ENABLE >> 8)
 #define MSIX_MASKALL_MASK (PCI_MSIX_FLAGS_MASKALL >> 8)
 
-static uint32_t msix_table_size(uint32_t nentries)
-{
-    return nentries * PCI_MSIX_ENTRY_SIZE;
-}
-
-/* The PBA is made of qwords, one bit per vector. */
-static uint32_t msix_pba_size(uint32_t nentries)
-{
-    return QEMU_ALIGN_UP(nentries, 64) / 8;
-}
-
 static uint8_t *msix_entry(PCIDevice *dev, unsigned int vector)
 {
     return dev->msix_table + vector * PCI_MSIX_ENTRY_SIZE;

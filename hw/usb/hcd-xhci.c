@@ -393,8 +393,12 @@ static void xhci_write_portsc(XHCIState *s, unsigned i, uint32_t val)
     if ((val & XHCI_PORT_LWS) && (ps & XHCI_PORT_CCS)) {
         unsigned pls = (val & XHCI_PORT_PLS_MASK) >> XHCI_PORT_PLS_SHIFT;
 
-        /* U0 and U3 (suspend) are what a USB 2 port is asked for. */
-        if (pls == XHCI_PLS_U0 || pls == XHCI_PLS_U3) {
+        /*
+         * A USB 2 port is asked for U3 (suspend), Resume (the driver's
+         * resume signalling) and U0 again.
+         */
+        if (pls == XHCI_PLS_U0 || pls == XHCI_PLS_U3 ||
+            pls == XHCI_PLS_RESUME) {
             ps = (ps & ~XHCI_PORT_PLS_MASK) | (pls << XHCI_PORT_PLS_SHIFT);
             if (pls == XHCI_PLS_U0) {
                 ps |= XHCI_PORT_PLC;

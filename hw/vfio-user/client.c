@@ -3,9 +3,9 @@
  * vfio-user client: the socket transport (hw/vfio-user/device.c builds
  * the VFIODeviceIOOps backend on it).
  *
- * See include/hw/vfio-user/vfio-user.h for the model: one outstanding request,
- * server requests served while waiting, every reply validated, framing
- * errors make the client broken for good.
+ * See client.h for the model: one outstanding request, server requests
+ * served while waiting, every reply validated, framing errors make the
+ * client broken for good.
  */
 #include "qemu/osdep.h"
 #include <poll.h>
@@ -14,8 +14,8 @@
 #include "qemu/error-report.h"
 #include "qemu/peer-mem.h"
 #include "qemu/sockets.h"
-#include "hw/vfio-user/client.h"
-#include "hw/vfio/region-info.h"
+#include "client.h"
+#include "qemu/vfio-region-info.h"
 #include "trace.h"
 
 /* Server requests served per main-loop wake-up. */

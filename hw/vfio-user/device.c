@@ -10,8 +10,8 @@
 #include "qapi/error.h"
 #include "qemu/error-report.h"
 #include "qemu/peer-mem.h"
-#include "hw/vfio-user/client.h"
-#include "hw/vfio/region-info.h"
+#include "client.h"
+#include "qemu/vfio-region-info.h"
 #include "trace.h"
 
 #define CLIENT_MAX_SEND_FDS     VFIO_USER_LIMIT_MAX_FDS

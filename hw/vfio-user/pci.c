@@ -16,7 +16,7 @@
 #include "system/address-spaces.h"
 #include "hw/qdev-properties.h"
 #include "hw/vfio/pci.h"
-#include "hw/vfio-user/vfio-user.h"
+#include "client.h"
 
 #define TYPE_VFIO_USER_PCI "vfio-user-pci"
 #define VFIO_USER_PCI(obj) \

@@ -5,7 +5,7 @@
  */
 #include "qemu/osdep.h"
 #include "qapi/error.h"
-#include "hw/vfio/bar-plan.h"
+#include "bar-plan.h"
 #include "trace.h"
 
 #define MIN_PAGE_SIZE 4096

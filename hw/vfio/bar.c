@@ -23,7 +23,7 @@
 #include "qemu/error-report.h"
 #include "qemu/ldst-volatile.h"
 #include "hw/pci/pci.h"
-#include "hw/vfio/bar.h"
+#include "bar.h"
 #include "trace.h"
 
 /* Accesses to one trapped page before we suggest an option. */
@@ -231,7 +231,7 @@ static void vfio_bar_render_view(VFIOBar *bar, uint8_t view,
     for (i = 0; i < plan->nr_areas; i++) {
         uint64_t pos = plan->areas[i].offset;
         uint64_t end = pos + plan->areas[i].size;
-        uint8_t *base = bar->region.mmaps[i].mmap;
+        uint8_t *base = bar->mmaps[i].mmap;
 
         while (pos < end) {
             uint64_t seg_end = end;
@@ -318,10 +318,10 @@ static bool vfio_bar_mmap_areas(VFIOBar *bar, Error **errp)
                                               plan->page_size);
     uint32_t i;
 
-    region->nr_mmaps = plan->nr_areas;
-    region->mmaps = g_new0(VFIOMmap, plan->nr_areas);
+    bar->nr_mmaps = plan->nr_areas;
+    bar->mmaps = g_new0(VFIOMmap, plan->nr_areas);
     for (i = 0; i < plan->nr_areas; i++) {
-        VFIOMmap *m = &region->mmaps[i];
+        VFIOMmap *m = &bar->mmaps[i];
         void *p;
 
         m->offset = plan->areas[i].offset;
@@ -473,13 +473,13 @@ void vfio_bar_teardown(VFIOBar *bar)
         g_ptr_array_free(bar->parts, true);
         bar->parts = NULL;
     }
-    for (i = 0; region->mmaps && i < region->nr_mmaps; i++) {
-        if (region->mmaps[i].mmap) {
-            munmap(region->mmaps[i].mmap, region->mmaps[i].size);
+    for (i = 0; bar->mmaps && i < bar->nr_mmaps; i++) {
+        if (bar->mmaps[i].mmap) {
+            munmap(bar->mmaps[i].mmap, bar->mmaps[i].size);
         }
     }
-    g_clear_pointer(&region->mmaps, g_free);
-    region->nr_mmaps = 0;
+    g_clear_pointer(&bar->mmaps, g_free);
+    bar->nr_mmaps = 0;
     if (region->mmap_fd >= 0) {
         close(region->mmap_fd);
         region->mmap_fd = -1;
@@ -508,7 +508,6 @@ void vfio_bar_init(VFIOBar *bar, Object *owner, VFIODevice *vbasedev,
     bar->nr = nr;
     bar->hooks = hooks;
     bar->opaque = opaque;
-    bar->region.vbasedev = vbasedev;
     bar->region.index = VFIO_PCI_BAR0_REGION_INDEX + nr;
     bar->region.mmap_fd = -1;
 }

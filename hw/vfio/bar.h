@@ -20,9 +20,30 @@
 #include "qemu/typedefs.h"
 #include "system/memory.h"
 #include "hw/vfio/vfio-device.h"
-#include "hw/vfio/bar-plan.h"
+#include "bar-plan.h"
 
 typedef struct VFIOBar VFIOBar;
+
+/* The device region behind a BAR, from its region info. */
+typedef struct VFIORegion {
+    uint32_t index;             /* VFIO_PCI_BAR0_REGION_INDEX + BAR */
+    uint32_t flags;             /* VFIO_REGION_INFO_FLAG_* */
+    uint64_t size;              /* 0: no device region */
+    /*
+     * Offset to pass to mmap(mmap_fd, ...): the region's offset inside
+     * the kernel device fd, or the offset the vfio-user server gave
+     * for the fd it sent with the region info.
+     */
+    uint64_t fd_offset;
+    int mmap_fd;                /* -1: the region cannot be mmapped */
+} VFIORegion;
+
+/* One mmapped area of the BAR: plan->areas[i] for mmaps[i]. */
+typedef struct VFIOMmap {
+    uint64_t offset;            /* inside the region, host-page aligned */
+    uint64_t size;
+    void *mmap;                 /* NULL until mapped */
+} VFIOMmap;
 
 /* What a BAR tells its device.  Both may be NULL. */
 typedef struct VFIOBarHooks {
@@ -73,6 +94,8 @@ struct VFIOBar {
     bool forward_init;
     VFIOBarPlanInput plan_in;   /* what the plan was made from */
     VFIOBarPlan *plan;
+    uint32_t nr_mmaps;          /* the plan's areas, as mapped */
+    VFIOMmap *mmaps;
     /* Every rendered part: one view for each PBA overlay state. */
     GPtrArray *parts;
     bool pba_view;              /* which view is enabled */

@@ -13,7 +13,7 @@
 #include <sys/resource.h>
 #include "qapi/error.h"
 #include "qemu/error-report.h"
-#include "hw/vfio/vfio-ioctl.h"
+#include "vfio-ioctl.h"
 #include "hw/vfio/vfio-kernel.h"
 #include "trace.h"
 

@@ -13,9 +13,9 @@
 #include "qemu/osdep.h"
 #include "qapi/error.h"
 #include "qemu/error-report.h"
-#include "hw/vfio/vfio-ioctl.h"
+#include "vfio-ioctl.h"
 #include "hw/vfio/vfio-kernel.h"
-#include "hw/vfio/region-info.h"
+#include "qemu/vfio-region-info.h"
 #include "trace.h"
 
 /* Bounds on what a PCI device's info may claim. */

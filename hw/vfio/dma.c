@@ -12,7 +12,7 @@
 #include "qapi/error.h"
 #include "qemu/error-report.h"
 #include "system/address-spaces.h"
-#include "hw/vfio/dma.h"
+#include "dma.h"
 #include "trace.h"
 
 typedef struct VFIODmaMap {

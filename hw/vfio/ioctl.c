@@ -3,7 +3,7 @@
  * The kernel VFIO backend's system-call seam (see vfio-ioctl.h).
  */
 #include "qemu/osdep.h"
-#include "hw/vfio/vfio-ioctl.h"
+#include "vfio-ioctl.h"
 
 static int host_open(const char *path, int flags)
 {

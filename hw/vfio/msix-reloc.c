@@ -1,31 +1,26 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * x-msix-relocation: where the emulated MSI-X table and PBA go.
- *
- * A pure decision, like vfio_bar_plan().  The emulated table needs no
- * device memory, so it can live in a BAR slot the device leaves free (a
- * new 32-bit memory BAR, one slot), or in the upper half of a doubled
- * memory BAR.  Either way the physical table's page is then covered by
- * the mapping with no overlay on it.
- *
- * Whatever holds the emulated structures is at least one host page and
- * starts on one (a new BAR of a page or more; the upper half of a doubled
- * BAR begins at the larger of the old size and a page), or on a 64 KiB
- * page host the table would share a page with device registers again.
- *
- * The default (where-helpful) relocates only when that untraps something:
- * vfio_msix_relocation_untrapped() compares the BAR plans with the
- * structures in place and moved away.
+ * x-msix-relocation: the pure decision of msix-reloc.h -- whether the
+ * emulated MSI-X table and PBA move (the mode, and for where-helpful what
+ * the BAR plans say moving would untrap), and where they go.
  */
 #include "qemu/osdep.h"
 #include "qapi/error.h"
-#include "hw/vfio/pci.h"
+#include "hw/pci/msix.h"
+#include "msix-reloc.h"
 
 /* A doubled 32-bit BAR must stay below 2 GiB. */
 #define VFIO_RELOC_MAX_BAR32 (1ULL << 30)
 #define VFIO_RELOC_MIN_BAR 0x1000
 /* The capability's table offset is 32 bits: the upper half must start below. */
 #define VFIO_RELOC_MAX_OFFSET (1ULL << 31)
+
+const char *const vfio_msix_relocation_names[] = {
+    "off", "auto", "bar0", "bar1", "bar2", "bar3", "bar4", "bar5",
+    "where-helpful", NULL,
+};
+
+/* ---- where ---- */
 
 static bool slot_free(const VFIOMsixRelocSlot *s)
 {
@@ -34,7 +29,7 @@ static bool slot_free(const VFIOMsixRelocSlot *s)
 
 static bool reloc_double(const VFIOMsixRelocSlot slots[PCI_ROM_SLOT],
                          uint32_t bar, uint64_t need, uint64_t table_size,
-                         uint64_t page_size, VFIOMsixRelocResult *res,
+                         uint64_t page_size, VFIOMsixRelocDecision *res,
                          Error **errp)
 {
     const VFIOMsixRelocSlot *s = &slots[bar];
@@ -68,35 +63,35 @@ static bool reloc_double(const VFIOMsixRelocSlot slots[PCI_ROM_SLOT],
                    "half", bar, s->size, need);
         return false;
     }
-    *res = (VFIOMsixRelocResult) {
-        .bar = bar,
-        .new_bar = false,
-        .bar_size = half * 2,
-        .table_offset = half,
-        .pba_offset = half + table_size,
-    };
+    res->bar = bar;
+    res->new_bar = false;
+    res->bar_size = half * 2;
+    res->table_offset = half;
+    res->pba_offset = half + table_size;
     return true;
 }
 
 static void reloc_new(uint32_t bar, uint64_t need, uint64_t table_size,
-                      uint64_t page_size, VFIOMsixRelocResult *res)
+                      uint64_t page_size, VFIOMsixRelocDecision *res)
 {
-    *res = (VFIOMsixRelocResult) {
-        .bar = bar,
-        .new_bar = true,
-        .bar_size = MAX(MAX(VFIO_RELOC_MIN_BAR, page_size), pow2ceil(need)),
-        .table_offset = 0,
-        .pba_offset = table_size,
-    };
+    res->bar = bar;
+    res->new_bar = true;
+    res->bar_size = MAX(MAX(VFIO_RELOC_MIN_BAR, page_size), pow2ceil(need));
+    res->table_offset = 0;
+    res->pba_offset = table_size;
 }
 
-bool vfio_msix_relocation_plan(const VFIOMsixRelocSlot slots[PCI_ROM_SLOT],
-                               VFIOMsixRelocation mode, uint32_t table_bar,
-                               uint16_t entries, uint64_t page_size,
-                               VFIOMsixRelocResult *res, Error **errp)
+/* Where: fills the placement fields of @res (see msix-reloc.h). */
+static bool reloc_place(const VFIOMsixRelocInput *in,
+                        VFIOMsixRelocDecision *res, Error **errp)
 {
-    uint64_t table_size = entries * 16ULL;
-    uint64_t need = table_size + DIV_ROUND_UP(entries, 64) * 8ULL;
+    const VFIOMsixRelocSlot *slots = in->slots;
+    VFIOMsixRelocation mode = in->mode;
+    uint32_t table_bar = in->table_bar;
+    uint16_t entries = in->entries;
+    uint64_t page_size = in->page_size;
+    uint64_t table_size = msix_table_size(entries);
+    uint64_t need = table_size + msix_pba_size(entries);
     uint32_t bar;
 
     if (!entries || entries > 2048 || table_bar >= PCI_ROM_SLOT) {
@@ -136,6 +131,8 @@ bool vfio_msix_relocation_plan(const VFIOMsixRelocSlot slots[PCI_ROM_SLOT],
     return reloc_double(slots, bar, need, table_size, page_size, res, errp);
 }
 
+/* ---- whether (where-helpful) ---- */
+
 static bool still_trapped(const VFIOBarPlan *moved, uint64_t off)
 {
     uint32_t j;
@@ -171,9 +168,15 @@ static uint64_t register_bytes(const VFIOBarPlan *now, uint64_t start,
     return first - start;
 }
 
-uint64_t vfio_msix_relocation_untrapped(const VFIOBarPlan *now,
-                                        const VFIOBarPlan *moved,
-                                        uint64_t *first_page)
+/*
+ * Bytes of device registers that trap with the MSI-X structures in place
+ * (@now) but not once they are moved away (@moved): on each page that
+ * moving untraps, the bytes before the first MSI-X structure on it.
+ * *@first_page gets the first page that gains.
+ */
+static uint64_t reloc_untrapped(const VFIOBarPlan *now,
+                                const VFIOBarPlan *moved,
+                                uint64_t *first_page)
 {
     uint64_t bytes = 0;
     uint32_t i;
@@ -201,4 +204,121 @@ uint64_t vfio_msix_relocation_untrapped(const VFIOBarPlan *now,
         }
     }
     return bytes;
+}
+
+/*
+ * Register bytes of @bar that trap only because the emulated table or
+ * PBA sits on their page, which the device lets us map; *@page gets the
+ * first such page.  A plan that fails here fails again, with its
+ * message, when the BAR is realized.
+ */
+static uint64_t reloc_gain(const VFIOMsixRelocInput *in, uint32_t bar,
+                           uint64_t *page)
+{
+    VFIOBarPlanInput now = in->bar_plans[bar];
+    VFIOBarPlanInput moved;
+    g_autoptr(VFIOBarPlan) now_plan = NULL;
+    g_autoptr(VFIOBarPlan) moved_plan = NULL;
+
+    if (in->table_bar == bar) {
+        now.table = (VFIOBarPlanMsixPart) {
+            .present = true,
+            .offset = in->table_offset,
+            .size = msix_table_size(in->entries),
+            .enabled = true,
+        };
+    }
+    /* Moved away, the table is disabled and the PBA gone with it. */
+    moved = now;
+    moved.table.enabled = false;
+    if (in->pba_bar == bar) {
+        now.pba = (VFIOBarPlanMsixPart) {
+            .present = true,
+            .offset = in->pba_offset,
+            .size = msix_pba_size(in->entries),
+            .enabled = !now.lazy_pba,
+        };
+    }
+    now_plan = vfio_bar_plan(&now, NULL);
+    moved_plan = vfio_bar_plan(&moved, NULL);
+    if (!now_plan || !moved_plan) {
+        return 0;
+    }
+    return reloc_untrapped(now_plan, moved_plan, page);
+}
+
+/* ---- the decision ---- */
+
+bool vfio_msix_relocation_decide(const VFIOMsixRelocInput *in,
+                                 VFIOMsixRelocDecision *out, Error **errp)
+{
+    bool by_default = in->mode == VFIO_MSIX_RELOCATION_WHERE_HELPFUL;
+    Error *err = NULL;
+
+    *out = (VFIOMsixRelocDecision) { .gain_bar = in->table_bar };
+    if (in->mode == VFIO_MSIX_RELOCATION_OFF) {
+        out->explanation = g_strdup(
+            "MSI-X table kept in place (x-msix-relocation=off)");
+        return true;
+    }
+    if (by_default) {
+        if (in->table_bar >= PCI_ROM_SLOT || in->pba_bar >= PCI_ROM_SLOT) {
+            error_setg(errp, "no MSI-X table to relocate");
+            return false;
+        }
+        if (in->bar_plans[in->table_bar].no_msix_emulation) {
+            out->explanation = g_strdup(
+                "MSI-X table kept in place: the machine does not emulate "
+                "it (vfio-no-msix-emulation)");
+            return true;
+        }
+        out->gain_bytes = reloc_gain(in, in->table_bar, &out->gain_page);
+        if (!out->gain_bytes && in->pba_bar != in->table_bar) {
+            out->gain_bar = in->pba_bar;
+            out->gain_bytes = reloc_gain(in, in->pba_bar, &out->gain_page);
+        }
+        if (!out->gain_bytes) {
+            out->explanation = g_strdup(
+                "MSI-X table kept in place: it shares no host page with "
+                "device registers that could then be mapped");
+            return true;
+        }
+    }
+    if (!reloc_place(in, out, &err)) {
+        if (!by_default) {
+            error_propagate(errp, err);
+            return false;
+        }
+        /* The hot-page warning repeats this if the page turns out hot. */
+        out->impossible = true;
+        out->notable = true;
+        out->explanation = g_strdup_printf(
+            "MSI-X table kept on BAR%u page 0x%" PRIx64 ", which therefore "
+            "traps: it cannot be relocated (%s)", out->gain_bar,
+            out->gain_page, error_get_pretty(err));
+        error_free(err);
+        return true;
+    }
+    out->relocated = true;
+    if (by_default) {
+        out->notable = true;
+        out->explanation = g_strdup_printf(
+            "MSI-X table and PBA relocated to BAR%u offset 0x%" PRIx64
+            " (%s of 0x%" PRIx64 " bytes) so that BAR%u page 0x%" PRIx64
+            " is mapped, not trapped; x-msix-relocation=off keeps them in "
+            "place", out->bar, out->table_offset,
+            out->new_bar ? "a new BAR" : "the BAR doubled", out->bar_size,
+            out->gain_bar, out->gain_page);
+    } else {
+        out->explanation = g_strdup_printf(
+            "MSI-X table and PBA relocated to BAR%u offset 0x%" PRIx64
+            " (x-msix-relocation=%s)", out->bar, out->table_offset,
+            vfio_msix_relocation_names[in->mode]);
+    }
+    return true;
+}
+
+void vfio_msix_relocation_decision_clear(VFIOMsixRelocDecision *out)
+{
+    g_clear_pointer(&out->explanation, g_free);
 }

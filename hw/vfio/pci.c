@@ -19,7 +19,8 @@
 #include "hw/qdev-properties.h"
 #include "hw/pci/msi.h"
 #include "hw/pci/msix.h"
-#include "hw/vfio/pci.h"
+#include "msix-reloc.h"
+#include "pci.h"
 #include "trace.h"
 
 #define VFIO_CAP_TTL 48
@@ -691,8 +692,8 @@ static bool vfio_msix_parse(VFIOPCIDevice *vdev, Error **errp)
     m->table_offset = table & PCI_MSIX_TABLE_OFFSET;
     m->pba_bar = pba & PCI_MSIX_PBA_BIR;
     m->pba_offset = pba & PCI_MSIX_PBA_OFFSET;
-    table_size = m->entries * (uint64_t)PCI_MSIX_ENTRY_SIZE;
-    pba_size = DIV_ROUND_UP(m->entries, 64) * 8ULL;
+    table_size = msix_table_size(m->entries);
+    pba_size = msix_pba_size(m->entries);
     if (m->table_bar >= PCI_ROM_SLOT || m->pba_bar >= PCI_ROM_SLOT ||
         !vdev->bars[m->table_bar].region.size ||
         !vdev->bars[m->pba_bar].region.size ||
@@ -713,11 +714,6 @@ static bool vfio_msix_parse(VFIOPCIDevice *vdev, Error **errp)
     m->emu_pba_offset = m->pba_offset;
     return true;
 }
-
-static const char *const vfio_msix_relocation_names[] = {
-    "off", "auto", "bar0", "bar1", "bar2", "bar3", "bar4", "bar5",
-    "where-helpful", NULL,
-};
 
 /* What vfio_bar_plan() needs from the device, MSI-X parts aside. */
 static VFIOBarPlanInput vfio_pci_bar_plan_input(VFIOPCIDevice *vdev,
@@ -744,150 +740,66 @@ static VFIOBarPlanInput vfio_pci_bar_plan_input(VFIOPCIDevice *vdev,
     };
 }
 
-/*
- * Bytes of registers of @bar that trap only because the emulated table or
- * PBA sits on their page, which the device lets us map; *page gets the
- * first such page.
- */
-static uint64_t vfio_msix_relocation_gain(VFIOPCIDevice *vdev,
-                                          VFIOBar *bar, uint64_t *page)
+/* x-msix-relocation: what msix-reloc.c decides from (msix-reloc.h). */
+static VFIOMsixRelocInput vfio_msix_relocation_input(VFIOPCIDevice *vdev)
 {
     VFIOMsixInfo *m = &vdev->msix;
-    VFIOBarPlanInput now = vfio_pci_bar_plan_input(vdev, bar);
-    VFIOBarPlanInput moved;
-    g_autoptr(VFIOBarPlan) now_plan = NULL;
-    g_autoptr(VFIOBarPlan) moved_plan = NULL;
+    VFIOMsixRelocInput in = {
+        .mode = vdev->msix_relocation,
+        .entries = m->entries,
+        .table_bar = m->table_bar,
+        .table_offset = m->table_offset,
+        .pba_bar = m->pba_bar,
+        .pba_offset = m->pba_offset,
+        .page_size = vdev->page_size_override ?: vdev->host_page_size,
+    };
 
-    if (m->table_bar == bar->nr) {
-        now.table = (VFIOBarPlanMsixPart) {
-            .present = true,
-            .offset = m->table_offset,
-            .size = m->entries * (uint64_t)PCI_MSIX_ENTRY_SIZE,
-            .enabled = true,
-        };
-    }
-    moved = now;
-    moved.table.enabled = false;
-    if (m->pba_bar == bar->nr) {
-        now.pba = (VFIOBarPlanMsixPart) {
-            .present = true,
-            .offset = m->pba_offset,
-            .size = DIV_ROUND_UP(m->entries, 64) * 8ULL,
-            .enabled = !vdev->lazy_pba,
-        };
-    }
-    /* A plan that fails here fails again, with its message, later. */
-    now_plan = vfio_bar_plan(&now, NULL);
-    moved_plan = vfio_bar_plan(&moved, NULL);
-    if (!now_plan || !moved_plan) {
-        return 0;
-    }
-    return vfio_msix_relocation_untrapped(now_plan, moved_plan, page);
-}
-
-static void vfio_msix_relocation_decided(VFIOPCIDevice *vdev, bool log,
-                                         char *decision)
-{
-    VFIOMsixInfo *m = &vdev->msix;
-
-    g_free(m->decision);
-    m->decision = decision;
-    trace_vfio_msix_relocation_decision(vdev->vbasedev.name, decision);
-    if (log) {
-        info_report("vfio %s: %s", vdev->vbasedev.name, decision);
-    }
-}
-
-static bool vfio_msix_relocate(VFIOPCIDevice *vdev, Error **errp)
-{
-    VFIOMsixInfo *m = &vdev->msix;
-    VFIOMsixRelocSlot slots[PCI_ROM_SLOT];
-    VFIOMsixRelocResult res;
-    bool by_default = vdev->msix_relocation ==
-                      VFIO_MSIX_RELOCATION_WHERE_HELPFUL;
-    uint64_t page_size = vdev->page_size_override ?: vdev->host_page_size;
-    uint64_t gain = 0, page = 0;
-    uint32_t gain_bar = m->table_bar;
-    Error *err = NULL;
-    int i;
-
-    if (!m->cap) {
-        return true;
-    }
-    if (vdev->msix_relocation == VFIO_MSIX_RELOCATION_OFF) {
-        vfio_msix_relocation_decided(vdev, false, g_strdup(
-            "MSI-X table kept in place (x-msix-relocation=off)"));
-        return true;
-    }
-    if (by_default) {
-        if (vdev->no_msix_emulation) {
-            vfio_msix_relocation_decided(vdev, false, g_strdup(
-                "MSI-X table kept in place: the machine does not emulate "
-                "it (vfio-no-msix-emulation)"));
-            return true;
-        }
-        gain = vfio_msix_relocation_gain(vdev, &vdev->bars[m->table_bar],
-                                         &page);
-        if (!gain && m->pba_bar != m->table_bar) {
-            gain_bar = m->pba_bar;
-            gain = vfio_msix_relocation_gain(vdev, &vdev->bars[m->pba_bar],
-                                             &page);
-        }
-        if (!gain) {
-            vfio_msix_relocation_decided(vdev, false, g_strdup(
-                "MSI-X table kept in place: it shares no host page with "
-                "device registers that could then be mapped"));
-            return true;
-        }
-    }
-    for (i = 0; i < PCI_ROM_SLOT; i++) {
-        slots[i] = (VFIOMsixRelocSlot) {
+    for (int i = 0; i < PCI_ROM_SLOT; i++) {
+        in.slots[i] = (VFIOMsixRelocSlot) {
             .size = vdev->bars[i].region.size,
             .io = vdev->bars[i].type == PCI_BASE_ADDRESS_SPACE_IO,
             .mem64 = vdev->bars[i].mem64,
             .upper_half = i && vdev->bars[i - 1].mem64,
         };
+        in.bar_plans[i] = vfio_pci_bar_plan_input(vdev, &vdev->bars[i]);
     }
-    if (!vfio_msix_relocation_plan(slots, vdev->msix_relocation,
-                                   m->table_bar, m->entries, page_size,
-                                   &res, &err)) {
-        if (!by_default) {
-            error_propagate_prepend(errp, err, "vfio %s: x-msix-relocation: ",
-                                    vdev->vbasedev.name);
-            return false;
-        }
-        /* The hot-page warning repeats this if the page turns out hot. */
-        m->relocation_impossible = true;
-        vfio_msix_relocation_decided(vdev, true, g_strdup_printf(
-            "MSI-X table kept on BAR%u page 0x%" PRIx64 ", which therefore "
-            "traps: it cannot be relocated (%s)", gain_bar, page,
-            error_get_pretty(err)));
-        error_free(err);
+    return in;
+}
+
+/* Decides, then moves the emulated table and PBA as decided. */
+static bool vfio_msix_relocate(VFIOPCIDevice *vdev, Error **errp)
+{
+    VFIOMsixInfo *m = &vdev->msix;
+    VFIOMsixRelocInput in;
+    VFIOMsixRelocDecision d;
+
+    if (!m->cap) {
         return true;
     }
-    m->relocated = true;
-    m->emu_table_bar = m->emu_pba_bar = res.bar;
-    m->emu_table_offset = res.table_offset;
-    m->emu_pba_offset = res.pba_offset;
-    vdev->bars[res.bar].bar_size = res.bar_size;
-    if (res.new_bar) {
-        vdev->bars[res.bar].type = PCI_BASE_ADDRESS_SPACE_MEMORY;
+    in = vfio_msix_relocation_input(vdev);
+    if (!vfio_msix_relocation_decide(&in, &d, errp)) {
+        error_prepend(errp, "vfio %s: x-msix-relocation: ",
+                      vdev->vbasedev.name);
+        return false;
     }
-    trace_vfio_msix_relocate(vdev->vbasedev.name, res.bar, res.bar_size,
-                             res.table_offset, res.pba_offset);
-    if (by_default) {
-        vfio_msix_relocation_decided(vdev, true, g_strdup_printf(
-            "MSI-X table and PBA relocated to BAR%u offset 0x%" PRIx64
-            " (%s of 0x%" PRIx64 " bytes) so that BAR%u page 0x%" PRIx64
-            " is mapped, not trapped; x-msix-relocation=off keeps them in "
-            "place", res.bar, res.table_offset,
-            res.new_bar ? "a new BAR" : "the BAR doubled", res.bar_size,
-            gain_bar, page));
-    } else {
-        vfio_msix_relocation_decided(vdev, false, g_strdup_printf(
-            "MSI-X table and PBA relocated to BAR%u offset 0x%" PRIx64
-            " (x-msix-relocation=%s)", res.bar, res.table_offset,
-            vfio_msix_relocation_names[vdev->msix_relocation]));
+    if (d.relocated) {
+        m->relocated = true;
+        m->emu_table_bar = m->emu_pba_bar = d.bar;
+        m->emu_table_offset = d.table_offset;
+        m->emu_pba_offset = d.pba_offset;
+        vdev->bars[d.bar].bar_size = d.bar_size;
+        if (d.new_bar) {
+            vdev->bars[d.bar].type = PCI_BASE_ADDRESS_SPACE_MEMORY;
+        }
+        trace_vfio_msix_relocate(vdev->vbasedev.name, d.bar, d.bar_size,
+                                 d.table_offset, d.pba_offset);
+    }
+    m->relocation_impossible = d.impossible;
+    g_free(m->decision);
+    m->decision = g_steal_pointer(&d.explanation);
+    trace_vfio_msix_relocation_decision(vdev->vbasedev.name, m->decision);
+    if (d.notable) {
+        info_report("vfio %s: %s", vdev->vbasedev.name, m->decision);
     }
     return true;
 }
@@ -902,7 +814,7 @@ static bool vfio_pci_build_bar(VFIOPCIDevice *vdev, VFIOBar *bar,
         in.table = (VFIOBarPlanMsixPart) {
             .present = true,
             .offset = m->table_offset,
-            .size = m->entries * (uint64_t)PCI_MSIX_ENTRY_SIZE,
+            .size = msix_table_size(m->entries),
             .enabled = !m->relocated,
         };
     }
@@ -910,7 +822,7 @@ static bool vfio_pci_build_bar(VFIOPCIDevice *vdev, VFIOBar *bar,
         in.pba = (VFIOBarPlanMsixPart) {
             .present = true,
             .offset = m->pba_offset,
-            .size = DIV_ROUND_UP(m->entries, 64) * 8ULL,
+            .size = msix_pba_size(m->entries),
             .enabled = !vdev->lazy_pba,
         };
     }

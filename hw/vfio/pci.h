@@ -28,8 +28,8 @@
 #include "hw/pci/pci.h"
 #include "hw/qdev-properties.h"
 #include "hw/vfio/vfio-device.h"
-#include "hw/vfio/bar.h"
-#include "hw/vfio/dma.h"
+#include "bar.h"
+#include "dma.h"
 #include "hw/vfio/irq-bypass.h"
 
 #define TYPE_VFIO_PCI_BASE "vfio-pci-base"
@@ -37,15 +37,6 @@
 #define VFIO_PCI(obj) OBJECT_CHECK(VFIOPCIDevice, (obj), TYPE_VFIO_PCI_BASE)
 
 typedef struct VFIOPCIDevice VFIOPCIDevice;
-
-/* x-msix-relocation */
-typedef enum VFIOMsixRelocation {
-    VFIO_MSIX_RELOCATION_OFF,
-    VFIO_MSIX_RELOCATION_AUTO,
-    VFIO_MSIX_RELOCATION_BAR0,      /* ... BAR5 = BAR0 + 5 */
-    /* The default: as auto, but only where it untraps a mappable page. */
-    VFIO_MSIX_RELOCATION_WHERE_HELPFUL = VFIO_MSIX_RELOCATION_BAR0 + 6,
-} VFIOMsixRelocation;
 
 /* The MSI-X capability as the device has it, and where Conduit put it. */
 typedef struct VFIOMsixInfo {
@@ -103,7 +94,7 @@ struct VFIOPCIDevice {
     OnOffAuto msix_mappable_prop;
     bool lazy_pba;
     uint64_t page_size_override;
-    int msix_relocation;        /* VFIOMsixRelocation */
+    int msix_relocation;        /* VFIOMsixRelocation (msix-reloc.h) */
     OnOffAuto coalesce_prop;    /* x-coalesce-trapped-writes */
     int32_t bootindex;
 };
@@ -121,50 +112,5 @@ bool vfio_pci_realize_device(VFIOPCIDevice *vdev, Error **errp);
 void vfio_pci_check_broken(VFIOPCIDevice *vdev);
 /* Realized vfio devices, for x-query-vfio. */
 GList *vfio_pci_devices(void);
-
-/* ---- MSI-X relocation (pure, unit-tested) ---- */
-
-typedef struct VFIOMsixRelocSlot {
-    uint64_t size;              /* region size, 0: slot free */
-    bool io;
-    bool mem64;
-    bool upper_half;            /* upper dword of a 64-bit BAR */
-} VFIOMsixRelocSlot;
-
-typedef struct VFIOMsixRelocResult {
-    uint32_t bar;
-    bool new_bar;               /* a new 32-bit memory BAR */
-    uint64_t bar_size;          /* the BAR's new size */
-    uint64_t table_offset;
-    uint64_t pba_offset;
-} VFIOMsixRelocResult;
-
-/*
- * Where the emulated MSI-X table and PBA go for x-msix-relocation=@mode:
- * barN (a new BAR if the slot is free, else that BAR doubled with the
- * table in its upper half), or auto and where-helpful (the first free
- * slot, else the table's BAR doubled).  A new BAR is at least
- * @page_size (the host page, or x-host-page-size) and a doubled BAR's
- * upper half starts on a page, so the emulated structures never share a
- * host page with device registers.  Fails with a clear message when no
- * valid choice exists.
- */
-bool vfio_msix_relocation_plan(const VFIOMsixRelocSlot slots[PCI_ROM_SLOT],
-                               VFIOMsixRelocation mode, uint32_t table_bar,
-                               uint16_t entries, uint64_t page_size,
-                               VFIOMsixRelocResult *res, Error **errp);
-
-/*
- * Bytes of device registers that trap with the MSI-X structures in place
- * (@now) but not once they are moved away (@moved): on each page that
- * moving untraps, the bytes before the first MSI-X structure on it.
- * Bytes after the last structure cannot be told from padding (a table on
- * a page of its own is followed by nothing) and do not count.  0 means
- * relocating would untrap no register.  *@first_page (if not NULL) gets
- * the first page that gains.
- */
-uint64_t vfio_msix_relocation_untrapped(const VFIOBarPlan *now,
-                                        const VFIOBarPlan *moved,
-                                        uint64_t *first_page);
 
 #endif

@@ -11,7 +11,7 @@
 #include "qapi/error.h"
 #include "monitor/monitor.h"
 #include "hw/pci/msix.h"
-#include "hw/vfio/pci.h"
+#include "pci.h"
 
 #define VFIO_QUERY_HOT_PAGES 8
 

@@ -7,6 +7,10 @@
  * address), call fds the MSI-X vectors' eventfds (KVM irqfds), so a
  * packet never wakes Conduit.  The memory table follows the guest's RAM
  * (GuestMemTracker notifications).
+ *
+ * A vhost-net device serves one queue pair (its rings 0 and 1), so a
+ * multiqueue NIC has one per pair: vhostfds= from libvirt, or one
+ * /dev/vhost-net each.  The control queue stays with Conduit's worker.
  */
 #include "qemu/osdep.h"
 #include <linux/vhost.h>
@@ -19,38 +23,67 @@
 #include "hw/virtio/virtio-net.h"
 #include "trace.h"
 
-bool virtio_net_vhost_init(VirtIONetPCI *n, Error **errp)
+/* Opens (or takes libvirt's) vhost-net device for pair i. */
+static bool vhost_open_pair(VirtIONetPCI *n, unsigned i, uint64_t *features,
+                            Error **errp)
 {
     VirtIOPCIProxy *proxy = VIRTIO_PCI(n);
-    uint64_t features;
+    VirtIONetQueue *nq = &n->queues[i];
+    int given = n->nb->vhostfds[i];
 
-    n->vhost_fd = n->nb->vhostfd >= 0 ? n->nb->vhostfd
-                                      : open("/dev/vhost-net",
-                                             O_RDWR | O_CLOEXEC);
-    if (n->vhost_fd < 0) {
+    nq->vhost_fd = given >= 0 ? given : open("/dev/vhost-net",
+                                              O_RDWR | O_CLOEXEC);
+    if (nq->vhost_fd < 0) {
         error_setg_errno(errp, errno, "virtio-net-pci %s: vhost=on: cannot "
                          "open /dev/vhost-net", virtio_pci_name(proxy));
         error_append_hint(errp, "Load vhost_net, or use vhost=off.\n");
         return false;
     }
-    if (ioctl(n->vhost_fd, VHOST_SET_OWNER, NULL) < 0 ||
-        ioctl(n->vhost_fd, VHOST_GET_FEATURES, &features) < 0) {
+    if (ioctl(nq->vhost_fd, VHOST_SET_OWNER, NULL) < 0 ||
+        ioctl(nq->vhost_fd, VHOST_GET_FEATURES, features) < 0) {
         error_setg_errno(errp, errno, "virtio-net-pci %s: vhost-net set-up "
-                         "failed", virtio_pci_name(proxy));
-        close(n->vhost_fd);
-        n->vhost_fd = -1;
+                         "of queue pair %u failed", virtio_pci_name(proxy), i);
         return false;
+    }
+    return true;
+}
+
+static void vhost_close_all(VirtIONetPCI *n)
+{
+    for (unsigned i = 0; i < n->max_pairs; i++) {
+        VirtIONetQueue *nq = &n->queues[i];
+
+        /* libvirt's fds are closed with the netdev. */
+        if (nq->vhost_fd >= 0 && nq->vhost_fd != n->nb->vhostfds[i]) {
+            close(nq->vhost_fd);
+        }
+        nq->vhost_fd = -1;
+    }
+}
+
+bool virtio_net_vhost_init(VirtIONetPCI *n, Error **errp)
+{
+    VirtIOPCIProxy *proxy = VIRTIO_PCI(n);
+    uint64_t features = ~0ull;
+
+    for (unsigned i = 0; i < n->max_pairs; i++) {
+        uint64_t f;
+
+        if (!vhost_open_pair(n, i, &f, errp)) {
+            vhost_close_all(n);
+            return false;
+        }
+        features &= f;
     }
     if (!(features & (1ull << VIRTIO_F_VERSION_1))) {
         error_setg(errp, "virtio-net-pci %s: this vhost-net lacks "
                    "VERSION_1", virtio_pci_name(proxy));
-        close(n->vhost_fd);
-        n->vhost_fd = -1;
+        vhost_close_all(n);
         return false;
     }
     /*
      * Ring layout features must be the kernel's; checksum and TSO bits
-     * describe the header the tap handles, and MAC/STATUS our config.
+     * describe the header the tap handles, and MAC/STATUS/MQ our config.
      */
     n->vhost_features = features;
     proxy->host_features &= ~(((1ull << VIRTIO_RING_F_INDIRECT_DESC) |
@@ -59,7 +92,7 @@ bool virtio_net_vhost_init(VirtIONetPCI *n, Error **errp)
     return true;
 }
 
-static bool vhost_set_mem(VirtIONetPCI *n, Error **errp)
+static bool vhost_set_mem(VirtIONetPCI *n, int fd, Error **errp)
 {
     GuestMemMap *map = virtio_pci_get_mem(VIRTIO_PCI(n));
     struct vhost_memory *mem;
@@ -72,7 +105,7 @@ static bool vhost_set_mem(VirtIONetPCI *n, Error **errp)
         mem->regions[i].memory_size = map->ranges[i].size;
         mem->regions[i].userspace_addr = (uintptr_t)map->ranges[i].hva;
     }
-    r = ioctl(n->vhost_fd, VHOST_SET_MEM_TABLE, mem);
+    r = ioctl(fd, VHOST_SET_MEM_TABLE, mem);
     g_free(mem);
     guest_mem_map_unref(map);
     if (r < 0) {
@@ -82,20 +115,23 @@ static bool vhost_set_mem(VirtIONetPCI *n, Error **errp)
     return true;
 }
 
+/* Guest queue q is ring q % 2 of its pair's vhost device. */
 static bool vhost_start_queue(VirtIONetPCI *n, unsigned q, GuestMemMap *map,
                               Error **errp)
 {
     VirtIOPCIProxy *proxy = VIRTIO_PCI(n);
+    VirtIONetQueue *nq = &n->queues[q / 2];
+    unsigned r = q % 2;
     VirtQueue *vq = &proxy->vqs[q].vq;
     EventNotifier *call = virtio_pci_queue_guest_notifier(proxy, q);
-    struct vhost_vring_state num = { q, vq->num };
-    struct vhost_vring_state base = { q, vq->last_avail_idx };
-    struct vhost_vring_addr addr = { .index = q };
+    struct vhost_vring_state num = { r, vq->num };
+    struct vhost_vring_state base = { r, vq->last_avail_idx };
+    struct vhost_vring_addr addr = { .index = r };
     struct vhost_vring_file kick = {
-        q, event_notifier_get_fd(&proxy->vqs[q].host_notifier) };
-    struct vhost_vring_file callf = { q, call ? event_notifier_get_fd(call)
+        r, event_notifier_get_fd(&proxy->vqs[q].host_notifier) };
+    struct vhost_vring_file callf = { r, call ? event_notifier_get_fd(call)
                                               : -1 };
-    struct vhost_vring_file backend = { q, n->nb->fd };
+    struct vhost_vring_file backend = { r, nq->fd };
 
     addr.desc_user_addr = (uintptr_t)guest_mem_translate(map, vq->desc,
                                                          16ull * vq->num);
@@ -103,12 +139,12 @@ static bool vhost_start_queue(VirtIONetPCI *n, unsigned q, GuestMemMap *map,
                                                           6 + 2 * vq->num);
     addr.used_user_addr = (uintptr_t)guest_mem_translate(map, vq->used,
                                                          6 + 8 * vq->num);
-    if (ioctl(n->vhost_fd, VHOST_SET_VRING_NUM, &num) < 0 ||
-        ioctl(n->vhost_fd, VHOST_SET_VRING_BASE, &base) < 0 ||
-        ioctl(n->vhost_fd, VHOST_SET_VRING_ADDR, &addr) < 0 ||
-        ioctl(n->vhost_fd, VHOST_SET_VRING_KICK, &kick) < 0 ||
-        ioctl(n->vhost_fd, VHOST_SET_VRING_CALL, &callf) < 0 ||
-        ioctl(n->vhost_fd, VHOST_NET_SET_BACKEND, &backend) < 0) {
+    if (ioctl(nq->vhost_fd, VHOST_SET_VRING_NUM, &num) < 0 ||
+        ioctl(nq->vhost_fd, VHOST_SET_VRING_BASE, &base) < 0 ||
+        ioctl(nq->vhost_fd, VHOST_SET_VRING_ADDR, &addr) < 0 ||
+        ioctl(nq->vhost_fd, VHOST_SET_VRING_KICK, &kick) < 0 ||
+        ioctl(nq->vhost_fd, VHOST_SET_VRING_CALL, &callf) < 0 ||
+        ioctl(nq->vhost_fd, VHOST_NET_SET_BACKEND, &backend) < 0) {
         error_setg_errno(errp, errno, "virtio-net-pci %s: vhost queue %u",
                          virtio_pci_name(proxy), q);
         return false;
@@ -124,16 +160,18 @@ bool virtio_net_vhost_start(VirtIONetPCI *n, Error **errp)
     GuestMemMap *map;
     bool ok = true;
 
-    if (ioctl(n->vhost_fd, VHOST_SET_FEATURES, &features) < 0) {
-        error_setg_errno(errp, errno, "VHOST_SET_FEATURES 0x%" PRIx64,
-                         features);
-        return false;
-    }
-    if (!vhost_set_mem(n, errp)) {
-        return false;
+    for (unsigned i = 0; i < n->max_pairs; i++) {
+        if (ioctl(n->queues[i].vhost_fd, VHOST_SET_FEATURES, &features) < 0) {
+            error_setg_errno(errp, errno, "VHOST_SET_FEATURES 0x%" PRIx64,
+                             features);
+            return false;
+        }
+        if (!vhost_set_mem(n, n->queues[i].vhost_fd, errp)) {
+            return false;
+        }
     }
     map = virtio_pci_get_mem(proxy);
-    for (unsigned q = 0; q < proxy->nvqs && ok; q++) {
+    for (unsigned q = 0; q < 2 * n->max_pairs && ok; q++) {
         if (proxy->vqs[q].enabled) {
             ok = vhost_start_queue(n, q, map, errp);
         }
@@ -151,18 +189,19 @@ void virtio_net_vhost_stop(VirtIONetPCI *n)
 {
     VirtIOPCIProxy *proxy = VIRTIO_PCI(n);
 
-    if (n->vhost_fd < 0) {
+    if (!n->queues || n->queues[0].vhost_fd < 0) {
         return;
     }
-    for (unsigned q = 0; q < proxy->nvqs; q++) {
-        struct vhost_vring_file backend = { q, -1 };
-        struct vhost_vring_state base = { q, 0 };
+    for (unsigned q = 0; q < 2 * n->max_pairs; q++) {
+        VirtIONetQueue *nq = &n->queues[q / 2];
+        struct vhost_vring_file backend = { q % 2, -1 };
+        struct vhost_vring_state base = { q % 2, 0 };
 
         if (!proxy->vqs[q].external) {
             continue;
         }
-        ioctl(n->vhost_fd, VHOST_NET_SET_BACKEND, &backend);
-        ioctl(n->vhost_fd, VHOST_GET_VRING_BASE, &base);
+        ioctl(nq->vhost_fd, VHOST_NET_SET_BACKEND, &backend);
+        ioctl(nq->vhost_fd, VHOST_GET_VRING_BASE, &base);
         proxy->vqs[q].external = false;
     }
     if (n->vhost_running) {
@@ -173,9 +212,8 @@ void virtio_net_vhost_stop(VirtIONetPCI *n)
 
 void virtio_net_vhost_cleanup(VirtIONetPCI *n)
 {
-    if (n->vhost_fd >= 0) {
+    if (n->queues && n->queues[0].vhost_fd >= 0) {
         virtio_net_vhost_stop(n);
-        close(n->vhost_fd);
-        n->vhost_fd = -1;
+        vhost_close_all(n);
     }
 }

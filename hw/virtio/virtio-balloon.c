@@ -178,7 +178,7 @@ static void balloon_handle_pfns(VirtIOBalloonPCI *b, GuestMemMap *map,
                 balloon_discard(b, map, first << VIRTIO_BALLOON_PFN_SHIFT,
                                 count << VIRTIO_BALLOON_PFN_SHIFT);
             }
-            /* Deflated pages fault back in (zeroed) when the guest uses them. */
+            /* Deflated pages fault back in, zeroed, when next used. */
         }
     }
 }

@@ -46,6 +46,8 @@ typedef struct VirtIOBlkPCI {
     int32_t bootindex;
 } VirtIOBlkPCI;
 
+/* Request queues (num-queues): the transport's limit less one vector. */
+#define VIRTIO_BLK_MAX_QUEUES 32
 /* Default segment limit: just under 2 GiB, as QEMU's. */
 #define VIRTIO_BLK_MAX_REQ_SECTORS ((INT32_MAX & ~4095) / 512)
 /* Segments per DISCARD / WRITE_ZEROES request the device offers. */
@@ -56,21 +58,23 @@ typedef struct VirtIOBlkInflight {
     GuestMemMap *map;
     VirtIOBlkRequest req;
     uint16_t head;
+    unsigned q;                 /* the queue it came from */
     VirtQueueElement elem;      /* keeps the iovec the aio points into */
 } VirtIOBlkInflight;
 
 static void virtio_blk_complete(VirtIOBlkPCI *s, GuestMemMap *map,
-                                uint16_t head, uint8_t *status, uint8_t val,
-                                uint32_t len)
+                                unsigned q, uint16_t head, uint8_t *status,
+                                uint8_t val, uint32_t len)
 {
     VirtIOPCIProxy *proxy = VIRTIO_PCI(s);
 
     if (status) {
         *status = val;
     }
-    virtqueue_push(&proxy->vqs[0].vq, map, head, len);
+    /* The request goes back on the queue it came from. */
+    virtqueue_push(&proxy->vqs[q].vq, map, head, len);
     if (!s->draining) {
-        virtio_pci_notify_queue(proxy, 0, map);
+        virtio_pci_notify_queue(proxy, q, map);
     }
 }
 
@@ -96,7 +100,7 @@ static void virtio_blk_rw_done(void *opaque, ssize_t ret)
                      virtio_pci_name(VIRTIO_PCI(s)), write ? "write" : "read",
                      r->req.sector, ret < 0 ? g_strerror(-ret) : "short");
     }
-    virtio_blk_complete(s, r->map, r->head, r->req.status,
+    virtio_blk_complete(s, r->map, r->q, r->head, r->req.status,
                         ok ? VIRTIO_BLK_S_OK : VIRTIO_BLK_S_IOERR,
                         write ? 1 : (ok ? r->req.data_len + 1 : 1));
     guest_mem_map_unref(r->map);
@@ -198,7 +202,7 @@ static void virtio_blk_handle_one(VirtIOBlkPCI *s, GuestMemMap *map,
     case VIRTIO_BLK_PARSE_UNSUPP:
         qemu_log_guest_error("virtio-blk %s: request %u: %s\n",
                              virtio_pci_name(proxy), r->head, why);
-        virtio_blk_complete(s, map, r->head, req->status,
+        virtio_blk_complete(s, map, r->q, r->head, req->status,
                             p == VIRTIO_BLK_PARSE_UNSUPP ? VIRTIO_BLK_S_UNSUPP
                                                          : VIRTIO_BLK_S_IOERR,
                             req->status ? 1 : 0);
@@ -212,20 +216,21 @@ static void virtio_blk_handle_one(VirtIOBlkPCI *s, GuestMemMap *map,
         /* Completed writes are on the medium before the status. */
         ret = block_flush(s->bs);
         block_account(s->bs, BLOCK_ACCT_FLUSH, 0, ret < 0);
-        virtio_blk_complete(s, map, r->head, req->status,
+        virtio_blk_complete(s, map, r->q, r->head, req->status,
                             ret < 0 ? VIRTIO_BLK_S_IOERR : VIRTIO_BLK_S_OK, 1);
         g_free(r);
         return;
     case VIRTIO_BLK_T_DISCARD:
     case VIRTIO_BLK_T_WRITE_ZEROES:
         ret = virtio_blk_segments(s, req);
-        virtio_blk_complete(s, map, r->head, req->status,
+        virtio_blk_complete(s, map, r->q, r->head, req->status,
                             ret < 0 ? VIRTIO_BLK_S_IOERR : VIRTIO_BLK_S_OK, 1);
         g_free(r);
         return;
     case VIRTIO_BLK_T_GET_ID:
         virtio_blk_get_id(s, req);
-        virtio_blk_complete(s, map, r->head, req->status, VIRTIO_BLK_S_OK,
+        virtio_blk_complete(s, map, r->q, r->head, req->status,
+                            VIRTIO_BLK_S_OK,
                             MIN(req->data_len, VIRTIO_BLK_ID_BYTES) + 1);
         g_free(r);
         return;
@@ -233,7 +238,8 @@ static void virtio_blk_handle_one(VirtIOBlkPCI *s, GuestMemMap *map,
         break;
     }
     if (!req->data_len) {
-        virtio_blk_complete(s, map, r->head, req->status, VIRTIO_BLK_S_OK, 1);
+        virtio_blk_complete(s, map, r->q, r->head, req->status,
+                            VIRTIO_BLK_S_OK, 1);
         g_free(r);
         return;
     }
@@ -245,8 +251,8 @@ static void virtio_blk_handle_one(VirtIOBlkPCI *s, GuestMemMap *map,
         guest_mem_map_unref(r->map);
         error_report("virtio-blk %s: cannot submit I/O at sector %" PRIu64,
                      virtio_pci_name(proxy), req->sector);
-        virtio_blk_complete(s, map, r->head, req->status, VIRTIO_BLK_S_IOERR,
-                            1);
+        virtio_blk_complete(s, map, r->q, r->head, req->status,
+                            VIRTIO_BLK_S_IOERR, 1);
         g_free(r);
     }
 }
@@ -288,12 +294,13 @@ static void virtio_blk_handle_queue(VirtIOPCIProxy *proxy, unsigned q,
                                            "status byte");
                 return;
             }
-            virtio_blk_complete(s, map, r->elem.index, r->elem.tail,
+            virtio_blk_complete(s, map, q, r->elem.index, r->elem.tail,
                                 VIRTIO_BLK_S_IOERR, 1);
             g_free(r);
             continue;
         case VIRTQUEUE_OK:
             r->head = r->elem.index;
+            r->q = q;
             virtio_blk_handle_one(s, map, r);
             continue;
         }
@@ -314,7 +321,13 @@ static bool virtio_blk_start(VirtIOPCIProxy *proxy, Error **errp)
     VirtIOBlkPCI *s = VIRTIO_BLK_PCI(proxy);
 
     s->draining = false;
-    s->aio = block_aio_new(s->bs, proxy->vqs[0].vq.num, errp);
+    unsigned depth = 0;
+
+    /* Room for every request of every queue in flight at once. */
+    for (unsigned q = 0; q < proxy->nvqs; q++) {
+        depth += proxy->vqs[q].enabled ? proxy->vqs[q].vq.num : 0;
+    }
+    s->aio = block_aio_new(s->bs, MAX(depth, 1), errp);
     if (!s->aio) {
         return false;
     }
@@ -348,7 +361,7 @@ static void virtio_blk_set_config(VirtIOPCIProxy *proxy)
     cfg.capacity = GUINT64_TO_LE(block_size(s->bs) / 512);
     cfg.seg_max = GUINT32_TO_LE(MIN(s->queue_size, VIRTQUEUE_MAX_SG) - 2);
     cfg.blk_size = GUINT32_TO_LE(512);
-    cfg.num_queues = GUINT16_TO_LE(1);
+    cfg.num_queues = GUINT16_TO_LE(s->num_queues);
     if (s->discard) {
         cfg.max_discard_sectors = GUINT32_TO_LE(s->max_discard_sectors);
         cfg.max_discard_seg = GUINT32_TO_LE(VIRTIO_BLK_SEGS_OFFERED);
@@ -385,9 +398,9 @@ static bool virtio_blk_realize(VirtIOPCIProxy *proxy, Error **errp)
                           s->drive);
         return false;
     }
-    if (s->num_queues != 1) {
-        error_setg(errp, "virtio-blk-pci %s: num-queues=%u unsupported "
-                   "(only 1)", name, s->num_queues);
+    if (s->num_queues < 1 || s->num_queues > VIRTIO_BLK_MAX_QUEUES) {
+        error_setg(errp, "virtio-blk-pci %s: num-queues=%u is not between 1 "
+                   "and %u", name, s->num_queues, VIRTIO_BLK_MAX_QUEUES);
         return false;
     }
     if (s->queue_size < 4 || s->queue_size > VIRTQUEUE_MAX_SIZE ||
@@ -422,8 +435,14 @@ static bool virtio_blk_realize(VirtIOPCIProxy *proxy, Error **errp)
     if (!block_attach(s->bs, DEVICE(s), virtio_pci_backend(proxy), errp)) {
         return false;
     }
-    proxy->nvqs = 1;
-    proxy->vqs[0].max_size = s->queue_size;
+    /* num-queues: one request queue each, all served by the worker. */
+    proxy->nvqs = s->num_queues;
+    for (unsigned q = 0; q < s->num_queues; q++) {
+        proxy->vqs[q].max_size = s->queue_size;
+    }
+    if (s->num_queues > 1) {
+        proxy->host_features |= 1ull << VIRTIO_BLK_F_MQ;
+    }
     proxy->host_features |= (1ull << VIRTIO_BLK_F_SEG_MAX) |
                             (1ull << VIRTIO_BLK_F_BLK_SIZE);
     /* A volatile write cache the guest must flush, unless write-cache=off. */

@@ -13,11 +13,14 @@
 #define VIRTIO_NET_PCI(obj) \
     OBJECT_CHECK(VirtIONetPCI, (obj), TYPE_VIRTIO_NET_PCI)
 
-typedef struct VirtIONetPCI {
-    VirtIOPCIProxy parent_obj;
+typedef struct VirtIONetPCI VirtIONetPCI;
 
-    NetBackend *nb;
-    uint8_t mac[6];
+/* One queue pair: receive queue 2 * index, transmit queue 2 * index + 1. */
+typedef struct VirtIONetQueue {
+    VirtIONetPCI *n;
+    unsigned index;
+    int fd;                     /* the backend's fd for this pair */
+    bool tap_detached;          /* TUNSETQUEUE IFF_DETACH_QUEUE done */
 
     /* Worker thread only. */
     VirtQueueElement tx_elem;
@@ -28,12 +31,33 @@ typedef struct VirtIONetPCI {
     GSource *rx_source;
     uint64_t tx_packets, tx_dropped, tx_errors, rx_packets, rx_dropped;
 
-    /* vhost-net */
+    /* vhost-net: one device per pair. */
     int vhost_fd;
+} VirtIONetQueue;
+
+struct VirtIONetPCI {
+    VirtIOPCIProxy parent_obj;
+
+    NetBackend *nb;
+    uint8_t mac[6];
+
+    unsigned max_pairs;         /* queue pairs the device offers */
+    unsigned curr_pairs;        /* in use (VIRTIO_NET_CTRL_MQ); worker */
+    VirtIONetQueue *queues;     /* [max_pairs] */
+    unsigned ctrl_vq;           /* index of the control queue, if any */
+    bool has_ctrl_vq;
+    VirtQueueElement ctrl_elem;
+
+    /* vhost-net */
     uint64_t vhost_features;
     bool vhost_running;
 
+    /* set_link: the link is down (frames are dropped both ways). */
+    bool link_down;
+
     /* Properties. */
+    bool mq;
+    uint16_t host_mtu;
     char *netdev;
     char *mac_str;
     bool mrg_rxbuf;
@@ -41,11 +65,11 @@ typedef struct VirtIONetPCI {
     uint16_t rx_queue_size;
     uint16_t tx_queue_size;
     int32_t bootindex;
-} VirtIONetPCI;
+};
 
 /* vhost-net.c: open /dev/vhost-net (or the vhostfd), at realize. */
 bool virtio_net_vhost_init(VirtIONetPCI *n, Error **errp);
-/* DRIVER_OK: hand both queues to the kernel. */
+/* DRIVER_OK: hand every queue pair to the kernel. */
 bool virtio_net_vhost_start(VirtIONetPCI *n, Error **errp);
 void virtio_net_vhost_stop(VirtIONetPCI *n);
 void virtio_net_vhost_cleanup(VirtIONetPCI *n);

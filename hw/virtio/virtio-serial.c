@@ -321,7 +321,7 @@ static void serial_handle_ctrl_msg(VirtIOSerialPCI *s, const uint8_t *buf,
     }
 }
 
-/* ---- data ---------------------------------------------------------------- */
+/* ---- data -------------------------------------------------------------- */
 
 /* Guest to host: what the port's transmit queue holds goes to its chardev. */
 static void serial_port_tx(VirtIOSerialPCI *s, VirtIOSerialPort *port,

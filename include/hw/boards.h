@@ -60,6 +60,8 @@ struct MachineClass {
     void (*reset)(MachineState *ms);
     bool is_default;
     uint64_t default_ram_size;
+    /* query-machines' default-ram-id: the RAM back-end's id, or NULL. */
+    const char *default_ram_id;
     unsigned max_cpus;          /* 0: no limit of the machine's own */
     /* Whether -smp dies= may be above 1 (x86 only). */
     bool smp_dies_supported;
@@ -82,6 +84,9 @@ struct MachineState {
     bool acpi;
     AccelState *accelerator;
     bool dump_guest_core;       /* -machine dump-guest-core (default on) */
+    /* -machine memory-backend=ID: the -object that is guest RAM. */
+    char *memory_backend;
+    bool ram_owned;             /* ms->ram is ours to free */
     bool usb;                   /* -machine usb=on / -usb */
 };
 
@@ -108,6 +113,18 @@ bool machine_print_props(FILE *out, const char *name, Error **errp);
  * not mapped anywhere.  False with errp set if the host refuses.
  */
 bool machine_alloc_ram(MachineState *ms, const char *name, Error **errp);
+/*
+ * Before the board is built: -machine memory-backend= and -numa memdevs
+ * decide the RAM size when -m was not given (and must agree with it when
+ * it was).  False with errp set.
+ */
+bool machine_resolve_memory(MachineState *ms, Error **errp);
+
+/*
+ * -m's slots= and maxmem= against the size (0: not given), with QEMU's
+ * error texts; true if they may be used.
+ */
+bool machine_memory_check(const QemuOpts *opts, uint64_t size, Error **errp);
 
 /*
  * Merges one -smp argument ("[cpus=]N,sockets=S,...") into *config.

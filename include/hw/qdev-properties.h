@@ -15,6 +15,7 @@
 #include <glib.h>
 #include "qemu/typedefs.h"
 #include "hw/qdev-core.h"
+#include "qemu/option.h"
 
 typedef struct PropertyInfo PropertyInfo;
 
@@ -148,6 +149,12 @@ void qdev_prop_set_uint64(DeviceState *dev, const char *name, uint64_t value);
 
 /* The qdev Property of the device's class chain, or NULL. */
 const Property *qdev_find_prop(DeviceState *dev, const char *name);
+/*
+ * A value of @kind (qemu/option.h) for property @name: JSON must bring the
+ * type the property declares ("-device X,help"), text may spell any.
+ */
+bool qdev_prop_check_kind(DeviceState *dev, const char *name,
+                          QemuOptKind kind, Error **errp);
 const Property *qdev_class_find_prop(DeviceClass *dc, const char *name);
 /*
  * "-device DRIVER,help": one line per property,

@@ -5,6 +5,8 @@
  * by libvirt as fd=) or a datagram socket (fd=, one frame per message).
  * A backend is a file descriptor a NIC model reads and writes frames on,
  * from its own thread; it is created at start-up and lives until exit.
+ * A multiqueue tap (-netdev tap,queues=N with ifname=, or fds=a:b with
+ * vhostfds=c:d from libvirt) has one fd per queue pair.
  */
 #ifndef NET_NET_H
 #define NET_NET_H
@@ -12,10 +14,16 @@
 #include <stdbool.h>
 #include "qemu/typedefs.h"
 
+/* Queue pairs of a multiqueue tap (queues=, fds=a:b:...). */
+#define NET_MAX_QUEUES 16
+
 typedef struct NetBackend {
     char *id;
     char *ifname;               /* tap only */
-    int fd;                     /* non-blocking */
+    int fd;                     /* non-blocking; queue 0 (fds[0]) */
+    unsigned queues;            /* 1, or a multiqueue tap's queue count */
+    int fds[NET_MAX_QUEUES];    /* one per queue pair */
+    int vhostfds[NET_MAX_QUEUES];   /* vhostfds=, -1 where not given */
     bool is_tap;
     bool seqpacket;             /* a 0-byte read is the peer's close */
     bool peer_closed;           /* atomic: EOF or HUP seen, fd not polled */
@@ -23,6 +31,7 @@ typedef struct NetBackend {
     bool vhost;                 /* vhost=on: use /dev/vhost-net */
     bool vhost_force;
     int vhostfd;                /* vhostfd= given, else -1 */
+    bool owns_fds;              /* opened here or named with getfd */
     DeviceState *dev;
 } NetBackend;
 

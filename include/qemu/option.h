@@ -71,6 +71,42 @@ int qemu_opt_del(QemuOpts *opts, const char *key);
 /* Returns the last value for key (owned by caller) and removes them all. */
 char *qemu_opt_steal(QemuOpts *opts, const char *key);
 
+/*
+ * Where a value came from.  Text (the command line, key=value strings)
+ * may spell any type; a JSON value (QMP, -device '{...}') has a type of
+ * its own that must be the declared one, as the help output (-device
+ * X,help) declares it.  {} is kept as a value of kind JSON_OBJECT.
+ */
+typedef enum QemuOptKind {
+    QEMU_OPT_TEXT,
+    QEMU_OPT_JSON_STRING,
+    QEMU_OPT_JSON_INT,
+    QEMU_OPT_JSON_NUMBER,
+    QEMU_OPT_JSON_BOOL,
+    QEMU_OPT_JSON_OBJECT,
+} QemuOptKind;
+
+QemuOptKind qemu_opts_kind(const QemuOpts *opts, size_t i);
+/*
+ * Does a value of @kind fit the declared @type ("bool", "str", "uint16",
+ * "int32", "size", "number", "str-or-int"; anything else is a string)?
+ * Error: "Parameter 'KEY' expects a boolean (bool)", ...
+ */
+bool qemu_opt_kind_check(const char *key, QemuOptKind kind, const char *type,
+                         Error **errp);
+
+typedef struct QemuOptType {
+    const char *key;
+    const char *type;           /* as above, or "object" for a {} allowed */
+} QemuOptType;
+/*
+ * Checks each value whose key, after any number of leading @prefix
+ * ("file."), is in @types (ended by a NULL key); {} is refused for
+ * everything else.
+ */
+bool qemu_opts_check_types(const QemuOpts *opts, const QemuOptType *types,
+                           const char *prefix, Error **errp);
+
 typedef bool (*QemuOptsLoopFunc)(void *opaque, const char *key,
                                  const char *value, Error **errp);
 /* Calls fn for each pair in order; stops and returns false when fn fails. */

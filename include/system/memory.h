@@ -217,6 +217,15 @@ void memory_region_init_io(MemoryRegion *mr, Object *owner,
  */
 bool memory_region_init_ram(MemoryRegion *mr, Object *owner, const char *name,
                             uint64_t size, Error **errp);
+/*
+ * Guest RAM mapped from @fd (which it takes, even on failure): shared
+ * (MAP_SHARED, and the fd is kept for others to map) or private.  The
+ * mapping is @size rounded up to @align (a huge page size, or 0).
+ */
+bool memory_region_init_ram_from_fd(MemoryRegion *mr, Object *owner,
+                                    const char *name, uint64_t size,
+                                    uint64_t align, int fd, bool shared,
+                                    Error **errp);
 /* RAM at host memory the caller owns and keeps alive (no fd). */
 void memory_region_init_ram_ptr(MemoryRegion *mr, Object *owner,
                                 const char *name, uint64_t size, void *ptr);

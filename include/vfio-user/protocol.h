@@ -129,9 +129,10 @@ QEMU_BUILD_BUG_ON(sizeof(VFIOUserDeviceInfo) != 16);
 
 /*
  * VFIO_USER_DEVICE_GET_REGION_INFO uses struct vfio_region_info (32 bytes)
- * followed by a capability chain; VFIO_USER_DEVICE_GET_IRQ_INFO uses
- * struct vfio_irq_info; VFIO_USER_DEVICE_SET_IRQS uses struct vfio_irq_set
- * with eventfds (if any) as SCM_RIGHTS.
+ * followed by a capability chain, built and checked as the kernel's are
+ * (qemu/vfio-region-info.h); VFIO_USER_DEVICE_GET_IRQ_INFO uses struct
+ * vfio_irq_info; VFIO_USER_DEVICE_SET_IRQS uses struct vfio_irq_set with
+ * eventfds (if any) as SCM_RIGHTS.
  */
 #define VFIO_USER_REGION_INFO_SIZE  ((uint32_t)sizeof(struct vfio_region_info))
 #define VFIO_USER_IRQ_INFO_SIZE     ((uint32_t)sizeof(struct vfio_irq_info))
@@ -269,39 +270,5 @@ bool vfio_user_irq_set_decode(const void *payload, size_t len, size_t nfds,
                               uint32_t index_count,
                               const struct vfio_irq_set **out, int *err_no,
                               Error **errp);
-
-/*
- * Region info + capability chain building (server side).  The buffer
- * starts with a struct vfio_region_info; each add_cap appends an
- * 8-byte-aligned capability, links it at the end of the chain, sets
- * VFIO_REGION_INFO_FLAG_CAPS and keeps argsz equal to the buffer length.
- */
-GByteArray *vfio_user_region_info_new(uint32_t index, uint32_t flags,
-                                      uint64_t size, uint64_t offset);
-void vfio_user_region_info_add_cap(GByteArray *info, uint16_t id,
-                                   uint16_t version, const void *body,
-                                   size_t body_len);
-void vfio_user_region_info_add_sparse_mmap(
-    GByteArray *info, const struct vfio_region_sparse_mmap_area *areas,
-    uint32_t nr_areas);
-void vfio_user_region_info_add_msix_mappable(GByteArray *info);
-
-/*
- * Validates a region info reply (client side): the fixed struct is there;
- * if FLAG_CAPS and the reply is complete (argsz <= len), every capability
- * header lies inside the buffer past the fixed struct, next offsets strictly
- * increase (so the chain cannot loop), each capability's body fits before
- * the next one or the end, and a sparse-mmap cap's areas fit and lie inside
- * the region.
- */
-bool vfio_user_region_info_validate(const void *buf, size_t len,
-                                    Error **errp);
-/*
- * Finds capability id in a buffer that passed validation; returns its
- * header and sets *cap_len to the bytes available for it, or NULL.
- */
-const struct vfio_info_cap_header *
-vfio_user_region_info_find_cap(const void *buf, size_t len, uint16_t id,
-                               size_t *cap_len);
 
 #endif

@@ -77,6 +77,8 @@ LINUX_CPL0_BUDGET = float(os.environ.get('CONDUIT_KVM_CPL0_BUDGET', '2'))
 # Guards against a hung probe guest only.
 PROBE_TIMEOUT = 120
 L1_TIMEOUT = int(os.environ.get('CONDUIT_KVM_L1_TIMEOUT', '3600'))
+# One test inside L1 (its meson timeout, if shorter).
+JOB_TIMEOUT = int(os.environ.get('CONDUIT_KVM_JOB_TIMEOUT', '1500'))
 # An L1 guest that prints nothing but kernel lines for this long has
 # wedged (see scripts/bench/nested.py).
 L1_SILENCE = int(os.environ.get('CONDUIT_KVM_L1_SILENCE', '900'))
@@ -805,9 +807,10 @@ def _l1_lines(proc, deadline):
             yield text
 
 
-def boot_shared_l1(build, jobs, outdir):
+def boot_shared_l1(build, jobs, outdir, attempt=1):
     """Boots the L1 guest that runs @jobs and leaves each one's result in
-    @outdir/<name>.json; returns a summary dict (boot time, console)."""
+    @outdir/<name>.json; returns a summary dict (boot time, console, the
+    job that was running if L1 stopped before its end)."""
     qemu = guestboot.qemu_binary()
     ver, bzimage, mods = kvfio_image.find_kernel()
     cache = os.path.join(build, 'tests', 'functional', 'kvfio-cache')
@@ -827,7 +830,8 @@ def boot_shared_l1(build, jobs, outdir):
             .replace('@SELF@', shlex.quote(os.path.abspath(__file__))))
     initrd_data = kvfio_image.kvm_l1_initrd(
         mods, init, (), [(os.path.basename(m), m) for m in extra])
-    console = os.path.join(outdir, 'l1-console.log')
+    console = os.path.join(outdir, 'l1-console.log' if attempt == 1 else
+                           'l1-console-%d.log' % attempt)
     summary = {'console': console, 'jobs': [j['name'] for j in jobs]}
     with tempfile.TemporaryDirectory(prefix='conduit-kvm-l1-') as tmp:
         initrd = os.path.join(tmp, 'initrd')
@@ -859,6 +863,12 @@ def boot_shared_l1(build, jobs, outdir):
                     elif line.startswith(('KVMTEST-JOB', 'KVMTEST-ERROR',
                                           'KVMTEST-HOST')):
                         log('kvm-l1: ' + line)
+                        if line.startswith('KVMTEST-JOB-START '):
+                            summary['running'] = line.split()[1]
+                        elif line.startswith('KVMTEST-JOB-END '):
+                            summary['running'] = None
+                    elif line.startswith('KVMTEST-L1-DONE'):
+                        summary['finished'] = True
             finally:
                 if proc.poll() is None:
                     proc.kill()
@@ -895,6 +905,40 @@ def _hide_selftest(conduit):
     return lines
 
 
+def _run_streamed(job, env):
+    """Runs one job; each line it prints also goes to the L1 console as
+    "KVMTEST-OUT name: line" (progress for the host's watchdog, and the
+    story of a hang).  (status, output); -9 after JOB_TIMEOUT."""
+    proc = subprocess.Popen(job['cmd'], env=env, cwd=job['workdir'],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + min(job['timeout'], JOB_TIMEOUT)
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ)
+    out, buf = [], b''
+    try:
+        while True:
+            if time.monotonic() > deadline:
+                proc.kill()
+                out.append(b'\n(timed out in the L1 guest)\n')
+                break
+            if not sel.select(timeout=1):
+                continue
+            data = os.read(proc.stdout.fileno(), 65536)
+            if not data:
+                break
+            out.append(data)
+            buf += data
+            while b'\n' in buf:
+                line, buf = buf.split(b'\n', 1)
+                log('KVMTEST-OUT %s: %s' % (job['name'], line.decode(
+                    'utf-8', 'replace')[:300]))
+    finally:
+        sel.close()
+        proc.stdout.close()
+    return proc.wait(), b''.join(out)
+
+
 def l1_jobs(outdir):
     """Inside the L1 guest's chroot: run every job, one result file each."""
     with open(os.path.join(outdir, 'jobs.json')) as f:
@@ -911,20 +955,13 @@ def l1_jobs(outdir):
         env = dict(os.environ)
         env.update(job['env'])
         env.update({IN_L1_ENV: '1', RUN_ID_ENV: 'l1',
-                    STATE_ENV: '/tmp/kvm-state'})
+                    STATE_ENV: '/tmp/kvm-state', 'PYTHONUNBUFFERED': '1'})
         env.pop(HIDE_ENV, None)
         env.pop(WAY_ENV, None)
         log('KVMTEST-JOB-START %s' % job['name'])
         start = time.monotonic()
         try:
-            p = subprocess.run(job['cmd'], env=env, cwd=job['workdir'],
-                               stdin=subprocess.DEVNULL,
-                               stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT,
-                               timeout=job['timeout'] * 3)
-            rc, out = p.returncode, p.stdout
-        except subprocess.TimeoutExpired as e:
-            rc, out = -9, (e.output or b'') + b'\n(timed out in L1)\n'
+            rc, out = _run_streamed(job, env)
         except OSError as e:
             rc, out = 127, str(e).encode()
         secs = round(time.monotonic() - start, 1)
@@ -936,6 +973,32 @@ def l1_jobs(outdir):
         os.replace(tmp, os.path.join(outdir, job['name'] + '.json'))
         log('KVMTEST-JOB-END %s rc=%d %.1fs' % (job['name'], rc, secs))
     return 0
+
+
+def _retry_after_a_stop(build, jobs, outdir, summary):
+    """L1 stopped before the end (wedged, killed by the watchdog): the job
+    that was running fails with the console's tail, and the jobs after it
+    get one fresh L1 guest, so one hang does not cost every KVM test."""
+    if summary.get('finished'):
+        return summary
+    hung = summary.get('running')
+    if hung and not os.path.exists(os.path.join(outdir, hung + '.json')):
+        with open(summary['console'], errors='replace') as f:
+            tail = f.read()[-8000:]
+        with open(os.path.join(outdir, hung + '.json'), 'w') as f:
+            json.dump({'name': hung, 'rc': 1, 'seconds': 0,
+                       'output': 'the L1 guest stopped while this test '
+                                 'ran; its console ends:\n' + tail}, f)
+    rest = [j for j in jobs
+            if not os.path.exists(os.path.join(outdir, j['name'] + '.json'))]
+    if not rest:
+        return summary
+    log('kvm-l1: the L1 guest stopped during %s; a second one runs the %d '
+        'test(s) after it' % (hung, len(rest)))
+    again = boot_shared_l1(build, rest, outdir, attempt=2)
+    again['jobs'] = summary['jobs']
+    again['first_boot'] = summary
+    return again
 
 
 def nested_result(name, verdict):
@@ -962,6 +1025,7 @@ def nested_result(name, verdict):
             with tempfile.TemporaryDirectory() as tmp:
                 linux_probe_elf(tmp, build)    # ready for L1's probe
             summary = boot_shared_l1(build, jobs, outdir)
+            summary = _retry_after_a_stop(build, jobs, outdir, summary)
             summary['booted_by'] = name
             with open(done, 'w') as f:
                 json.dump(summary, f)

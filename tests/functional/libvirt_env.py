@@ -46,6 +46,46 @@ stdio_handler = "file"
 '''
 
 
+def hugetlbfs_available():
+    try:
+        with open('/proc/filesystems') as f:
+            return any(line.split()[-1] == 'hugetlbfs' for line in f
+                       if line.strip())
+    except OSError:
+        return False
+
+
+def reserve_hugepages(count):
+    """At least @count free 2 MiB pages (raising vm.nr_hugepages, which
+    needs root); returns the old setting for release_hugepages(), or
+    None if it could not be done."""
+    path = '/proc/sys/vm/nr_hugepages'
+    free = '/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages'
+    try:
+        with open(path) as f:
+            old = int(f.read())
+        with open(free) as f:
+            have = int(f.read())
+        if have < count:
+            with open(path, 'w') as f:
+                f.write(str(old + count - have))
+        with open(free) as f:
+            if int(f.read()) < count:
+                release_hugepages(old)
+                return None
+        return old
+    except (OSError, ValueError):
+        return None
+
+
+def release_hugepages(old):
+    try:
+        with open('/proc/sys/vm/nr_hugepages', 'w') as f:
+            f.write(str(old))
+    except OSError:
+        pass
+
+
 def unavailable_reason():
     """Why libvirt cannot run here, or None."""
     if os.geteuid() != 0:
@@ -99,6 +139,12 @@ class Libvirtd:
                   '/bin/mount -t tmpfs -o mode=0755 tmpfs /run',
                   # virsh console locks the pty there (/var/lock).
                   '/bin/mkdir -p /run/lock']
+        # Huge pages for <memoryBacking><hugepages/>: libvirt finds the
+        # mount in /proc/mounts; this one is the daemon's alone.
+        if hugetlbfs_available():
+            mounts += ['/bin/mkdir -p /dev/hugepages',
+                       '/bin/mount -t hugetlbfs -o pagesize=2M hugetlbfs '
+                       '/dev/hugepages']
         for name, target in STATE_DIRS.items():
             mounts.append('/bin/mount --bind %s %s' % (self.path(name),
                                                       target))
@@ -125,6 +171,36 @@ class Libvirtd:
                     return self
             time.sleep(0.2)
         raise RuntimeError('libvirtd did not come up: %s' % self.log_tail())
+
+    def restart(self):
+        """Stops libvirtd (SIGTERM, as a package upgrade does) and starts
+        a new one in the same namespaces and state directories, where
+        the domains it left keep running; returns once virsh answers.
+        libvirt then reconnects to each domain's monitor."""
+        anchor = [p for p in self.namespace_pids() if p != self.proc.pid]
+        if not anchor:
+            raise RuntimeError('nothing runs in the namespace to restart '
+                               'libvirtd beside')
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(self.timeout)
+        env = dict(os.environ, PATH='/usr/sbin:/sbin')
+        # -r and -w: the domain's root and directory too (a chroot, in
+        # the nested test), not the namespace's.
+        self.proc = subprocess.Popen(
+            [NSENTER, '-t', str(anchor[0]), '-m', '-n', '-r', '-w', '--',
+             LIBVIRTD, '--pid-file', self.path('run', 'libvirtd.pid')],
+            stdout=self.daemon_log, stderr=subprocess.STDOUT,
+            start_new_session=True, env=env)
+        deadline = time.monotonic() + self.timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError('libvirtd exited: %s' % self.log_tail())
+            r = self.virsh('list', '--all', check=False)
+            if r.returncode == 0:
+                return self
+            time.sleep(0.2)
+        raise RuntimeError('libvirtd did not come back: %s' %
+                           self.log_tail())
 
     def netns_argv(self, argv):
         """@argv run in the daemon's network namespace (where its taps

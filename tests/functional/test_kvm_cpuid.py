@@ -7,6 +7,10 @@ MONITOR are withheld, and the HYPERVISOR bit is set.  A crafted PVH image
 (see test_kvm_vmm.py) runs CPUID leaf 1 and reports those three bits of
 ECX through isa-debug-exit: value = CX16 << 2 | MONITOR << 1 | HYPERVISOR.
 
+-cpu host,... changes reach the guest's CPUID: a second image reports
+the KVM signature (leaf 0x40000000), a non-empty PMU leaf 0xA, AVX and
+PDCM (leaf 1 ECX bits 28, 15); kvm=off, pmu=off and -avx clear them.
+
 Environment (set by meson): CONDUIT_BINARY.  Skips without /dev/kvm.
 """
 import os
@@ -42,6 +46,35 @@ CPUID1_BITS = bytes.fromhex(
     'F4EBFD')           # hlt; jmp hlt
 
 
+# value = PDCM << 3 | AVX << 2 | (leaf 0xA EAX != 0) << 1 | KVM signature
+CPUID_CHANGES = bytes.fromhex(
+    'B800000040'        # mov eax, 0x40000000
+    '31C9'              # xor ecx, ecx
+    '0FA2'              # cpuid
+    '31FF'              # xor edi, edi
+    '81FB4B564D4B'      # cmp ebx, "KVMK"
+    '7501'              # jne +1
+    '47'                # inc edi
+    'B80A000000'        # mov eax, 0xa
+    '31C9'              # xor ecx, ecx
+    '0FA2'              # cpuid
+    '85C0'              # test eax, eax
+    '7403'              # jz +3
+    '83CF02'            # or edi, 2
+    'B801000000'        # mov eax, 1
+    '31C9'              # xor ecx, ecx
+    '0FA2'              # cpuid
+    '0FBAE11C'          # bt ecx, 28 (AVX)
+    '7303'              # jnc +3
+    '83CF04'            # or edi, 4
+    '0FBAE10F'          # bt ecx, 15 (PDCM)
+    '7303'              # jnc +3
+    '83CF08'            # or edi, 8
+    '89F8'              # mov eax, edi
+    '66BAF400EE'        # mov dx, 0xf4; out dx, al
+    'F4EBFD')           # hlt; jmp hlt
+
+
 class KvmCpuid(unittest.TestCase):
     def setUp(self):
         if not CONDUIT or not os.access(CONDUIT, os.X_OK):
@@ -53,10 +86,10 @@ class KvmCpuid(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
 
-    def cpuid1_bits(self, *extra):
+    def run_image(self, code, *extra):
         image = os.path.join(self.tmp, 'cpuid.elf')
         with open(image, 'wb') as f:
-            f.write(pvh_elf(CPUID1_BITS))
+            f.write(pvh_elf(code))
         proc = subprocess.run(
             [CONDUIT, '-accel', 'kvm', '-nographic', '-m', '64',
              '-kernel', image,
@@ -66,7 +99,10 @@ class KvmCpuid(unittest.TestCase):
         # The VMM exits with (value << 1) | 1.
         self.assertEqual(proc.returncode & 1, 1,
                          proc.stderr.decode(errors='replace'))
-        value = proc.returncode >> 1
+        return proc.returncode >> 1
+
+    def cpuid1_bits(self, *extra):
+        value = self.run_image(CPUID1_BITS, *extra)
         return {'cx16': bool(value & 4), 'monitor': bool(value & 2),
                 'hypervisor': bool(value & 1)}
 
@@ -74,6 +110,25 @@ class KvmCpuid(unittest.TestCase):
         bits = self.cpuid1_bits()
         self.assertEqual(bits, {'cx16': False, 'monitor': False,
                                 'hypervisor': True})
+
+    def changes(self, *cpu):
+        value = self.run_image(CPUID_CHANGES, *cpu)
+        return {'kvm': bool(value & 1), 'pmu': bool(value & 2),
+                'avx': bool(value & 4), 'pdcm': bool(value & 8)}
+
+    def test_cpu_host_options(self):
+        plain = self.changes()
+        print('cpuid as KVM offers it: %s' % plain)
+        # The KVM signature is there unless hidden.
+        self.assertTrue(plain['kvm'], plain)
+        hidden = self.changes('-cpu', 'host,kvm=off,pmu=off,-avx,'
+                              'migratable=on')
+        self.assertEqual(hidden, {'kvm': False, 'pmu': False, 'avx': False,
+                                  'pdcm': False})
+        # QEMU's other spellings; the rest as the host has it.
+        other = self.changes('-cpu', 'host,avx=off')
+        self.assertEqual(other, dict(plain, avx=False))
+        self.assertEqual(self.changes('-cpu', 'host,kvm=on,+avx'), plain)
 
 
 if __name__ == '__main__':

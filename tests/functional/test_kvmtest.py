@@ -6,6 +6,8 @@ failure, which tests the shared L1 guest takes from meson's introspection
 and the `meson test` command line, that hiding /dev/kvm hides it, and
 that scripts/ci-summary lists each KVM test with its way.  Seconds.
 """
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -108,10 +110,14 @@ class Way(unittest.TestCase):
             kvmtest.way('vfio', verdict())
 
     def test_no_way_skips_except_in_ci(self):
-        with Environ(**CLEAN):
-            self.assertEqual(kvmtest.no_way('t', 'why'), kvmtest.SKIP)
-        with Environ(**dict(CLEAN, CI='true')):
-            self.assertEqual(kvmtest.no_way('t', 'why'), 1)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            with Environ(**CLEAN):
+                self.assertEqual(kvmtest.no_way('t', 'why'), kvmtest.SKIP)
+            with Environ(**dict(CLEAN, CI='true')):
+                self.assertEqual(kvmtest.no_way('t', 'why'), 1)
+        self.assertIn('KVM-WAY: t none: why (skipped', out.getvalue())
+        self.assertIn('CI=true makes that a failure', out.getvalue())
 
 
 class Probe(unittest.TestCase):
@@ -220,6 +226,39 @@ class SharedL1Jobs(unittest.TestCase):
                                        'unit', '--num-processes', '2'],
                                  verdict())
             self.assertEqual(names, ['test_kvm_a', 'test_kvm_linux'])
+
+
+class Retry(unittest.TestCase):
+    def test_a_hang_fails_one_test_and_reboots_for_the_rest(self):
+        jobs = [{'name': n} for n in ('a', 'b', 'c')]
+        with tempfile.TemporaryDirectory() as out:
+            console = os.path.join(out, 'l1-console.log')
+            with open(console, 'w') as f:
+                f.write('KVMTEST-JOB-START b\nsoft lockup\n')
+            with open(os.path.join(out, 'a.json'), 'w') as f:
+                json.dump({'name': 'a', 'rc': 0}, f)
+            first = {'console': console, 'jobs': ['a', 'b', 'c'],
+                     'running': 'b'}
+            booted = []
+
+            def boot(build, rest, outdir, attempt=1):
+                booted.append(([j['name'] for j in rest], attempt))
+                return {'console': console, 'finished': True}
+            with mock.patch.object(kvmtest, 'boot_shared_l1', boot), \
+                    contextlib.redirect_stdout(io.StringIO()):
+                summary = kvmtest._retry_after_a_stop('/b', jobs, out, first)
+            with open(os.path.join(out, 'b.json')) as f:
+                hung = json.load(f)
+        self.assertEqual(booted, [(['c'], 2)])
+        self.assertEqual(hung['rc'], 1)
+        self.assertIn('soft lockup', hung['output'])
+        self.assertEqual(summary['jobs'], ['a', 'b', 'c'])
+
+    def test_a_finished_boot_is_not_repeated(self):
+        with mock.patch.object(kvmtest, 'boot_shared_l1') as boot:
+            kvmtest._retry_after_a_stop('/b', [{'name': 'a'}], '/nowhere',
+                                        {'finished': True})
+        boot.assert_not_called()
 
 
 class CiSummary(unittest.TestCase):

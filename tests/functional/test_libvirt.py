@@ -82,10 +82,16 @@ LINUX_WAIT = int(os.environ.get('LIBVIRT_LINUX_WAIT', '600'))
 
 def domain_xml(name, kernel, append='', vcpus=1, serial='pty',
                serial_path=None, devices='', qemu_args=(), initrd=None,
-               memory=128):
+               memory=128, sysinfo='', os_extra='', uuid=None):
     if serial == 'file':
         chardev = ("<serial type='file'><source path='%s'/>"
                    "<target port='0'/></serial>" % serial_path)
+    elif serial == 'pty-log':
+        # Nova's console: a pty, and everything logged to a file.
+        chardev = ("<serial type='pty'><log file='%s' append='off'/>"
+                   "<target port='0'/></serial>"
+                   "<console type='pty'><target type='serial' port='0'/>"
+                   "</console>" % serial_path)
     else:
         chardev = ("<serial type='pty'><target port='0'/></serial>"
                    "<console type='pty'><target type='serial' port='0'/>"
@@ -97,13 +103,16 @@ def domain_xml(name, kernel, append='', vcpus=1, serial='pty',
     return '''<domain type='kvm'
         xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'>
   <name>%(name)s</name>
+  %(uuid)s
   <memory unit='MiB'>%(memory)d</memory>
+  %(sysinfo)s
   <vcpu placement='static'>%(vcpus)d</vcpu>
   <os>
     <type arch='x86_64' machine='pc'>hvm</type>
     <kernel>%(kernel)s</kernel>
     %(initrd)s
     <cmdline>%(append)s</cmdline>
+    %(os_extra)s
   </os>
   <features><acpi/></features>
   <clock offset='utc'/>
@@ -121,7 +130,9 @@ def domain_xml(name, kernel, append='', vcpus=1, serial='pty',
 </domain>
 ''' % dict(name=name, kernel=kernel, append=append, vcpus=vcpus,
            emulator=CONDUIT, chardev=chardev, devices=devices,
-           cmdline=cmdline, memory=memory,
+           cmdline=cmdline, memory=memory, sysinfo=sysinfo,
+           os_extra=os_extra,
+           uuid='<uuid>%s</uuid>' % uuid if uuid else '',
            initrd='<initrd>%s</initrd>' % initrd if initrd else '')
 
 
@@ -175,6 +186,22 @@ DISK_XML = """
   <readonly/>
 </disk>
 """
+
+# What OpenStack Nova writes into every domain (nova/virt/libvirt).
+NOVA_UUID = '6e3d1c1a-7a43-4d8e-9d3b-0c3a5c0f4b21'
+NOVA_SERIAL = '3b8f2c6d-51e4-4d7a-b0a9-6c2e9f1d7a35'
+NOVA_SYSINFO = """
+<sysinfo type='smbios'>
+  <system>
+    <entry name='manufacturer'>OpenStack Foundation</entry>
+    <entry name='product'>OpenStack Nova</entry>
+    <entry name='version'>27.1.0</entry>
+    <entry name='serial'>%s</entry>
+    <entry name='uuid'>%s</entry>
+    <entry name='family'>Virtual Machine</entry>
+  </system>
+</sysinfo>
+""" % (NOVA_SERIAL, NOVA_UUID)
 
 HOTPLUG_MAC = '52:54:00:4c:56:50'
 HOTPLUG_DISK_XML = """
@@ -238,6 +265,11 @@ echo "L2-VDA-CACHE $(cat /sys/block/vda/queue/write_cache)"
 echo "L2-VDB-CACHE $(cat /sys/block/vdb/queue/write_cache)"
 if dd if=/tmp/out of=/dev/vdb bs=512 seek=1 conv=sync,fsync 2>/dev/null
 then echo "L2-VDB-WRITE accepted"; else echo "L2-VDB-WRITE refused"; fi
+d=/sys/class/dmi/id
+echo "L2-DMI-SERIAL $(cat $d/product_serial 2>/dev/null)"
+echo "L2-DMI-UUID $(cat $d/product_uuid 2>/dev/null)"
+echo "L2-DMI-PRODUCT $(cat $d/product_name 2>/dev/null)"
+echo "L2-DMI-VENDOR $(cat $d/sys_vendor 2>/dev/null)"
 ip link set lo up
 @NICS@nvme=none
 for i in $(seq 30); do
@@ -317,6 +349,74 @@ def l2_initrd(modules):
         init = init.replace(key, value)
     c.add_data('init', init.encode(), 0o755)
     return gzip.compress(c.finish(), 1)
+
+
+# The Nova-shaped guest: what Linux sees of the NUMA cells and SMBIOS.
+NOVA_INIT = kvfio_image.INIT_PROLOGUE + r"""echo "NOVA-BOOTED"
+n=/sys/devices/system/node
+echo "NOVA-NODES $(ls -d $n/node[0-9]* | wc -l)"
+echo "NOVA-NODE0-CPUS $(cat $n/node0/cpulist)"
+echo "NOVA-NODE1-CPUS $(cat $n/node1/cpulist 2>/dev/null)"
+echo "NOVA-NODE1-MEM-KB $(sed -n 's/.*MemTotal: *\([0-9]*\).*/\1/p' \
+    $n/node1/meminfo 2>/dev/null)"
+echo "NOVA-DIST0 $(cat $n/node0/distance)"
+echo "NOVA-CPUS $(grep -c ^processor /proc/cpuinfo)"
+echo "NOVA-DMI-SERIAL $(cat /sys/class/dmi/id/product_serial)"
+echo "NOVA-DMI-UUID $(cat /sys/class/dmi/id/product_uuid)"
+echo "NOVA-DONE"
+sleep 100000
+"""
+NOVA_MEM_MIB = 384
+NOVA_XML = """<domain type='kvm'>
+  <name>%(name)s</name>
+  <uuid>%(uuid)s</uuid>
+  <metadata>
+    <nova:instance xmlns:nova="http://openstack.org/xmlns/libvirt/nova/1.1">
+      <nova:name>conduit-nova</nova:name>
+      <nova:flavor name="nfv.numa2.hugepages"/>
+    </nova:instance>
+  </metadata>
+  <memory unit='KiB'>%(mem_kib)d</memory>
+  <currentMemory unit='KiB'>%(mem_kib)d</currentMemory>
+  <memoryBacking>
+    <hugepages><page size='2048' unit='KiB'/></hugepages>
+  </memoryBacking>
+  <vcpu placement='static'>2</vcpu>
+  %(sysinfo)s
+  <os>
+    <type arch='x86_64' machine='pc'>hvm</type>
+    <kernel>%(kernel)s</kernel>
+    <initrd>%(initrd)s</initrd>
+    <cmdline>console=ttyS0 panic=-1 loglevel=4 noxsave nosoftlockup</cmdline>
+    <smbios mode='sysinfo'/>
+  </os>
+  <features><acpi/><apic/></features>
+  <cpu mode='%(cpu_mode)s'>
+    <topology sockets='2' dies='1' cores='1' threads='1'/>
+    <numa>
+      <cell id='0' cpus='0' memory='%(cell_kib)d' unit='KiB'/>
+      <cell id='1' cpus='1' memory='%(cell_kib)d' unit='KiB'/>
+    </numa>
+  </cpu>
+  <clock offset='utc'>
+    <timer name='rtc' tickpolicy='catchup'/>
+    <timer name='hpet' present='no'/>
+  </clock>
+  <on_poweroff>destroy</on_poweroff>
+  <on_reboot>destroy</on_reboot>
+  <on_crash>destroy</on_crash>
+  <devices>
+    <emulator>%(emulator)s</emulator>
+    <controller type='usb' model='none'/>
+    <serial type='pty'>
+      <log file='%(log)s' append='off'/>
+      <target port='0'/>
+    </serial>
+    <console type='pty'><target type='serial' port='0'/></console>
+    <memballoon model='none'/>
+  </devices>
+</domain>
+"""
 
 
 class LibvirtTest(unittest.TestCase):
@@ -714,6 +814,39 @@ class LibvirtTest(unittest.TestCase):
                              self.read(self.lv.logfile)[self.log_mark:]):
             print('libvirt qmp: ' + m.group(1)[:300])
 
+    def restart_libvirtd_keeps(self, dom):
+        domid = self.lv.virsh('domid', dom).stdout.strip()
+        mark = len(self.read(self.lv.logfile))
+        self.lv.restart()
+        # The reconnect holds the domain's job: this waits for its end.
+        r = self.lv.virsh('qemu-monitor-command', dom,
+                          '{"execute": "query-status"}', check=False)
+        sent = re.findall(r'QEMU_MONITOR_SEND_MSG: mon=\S+ msg=(\{.*?\})'
+                          r'(?:\\r\\n)?\s+fd=',
+                          self.read(self.lv.logfile)[mark:])
+        for m in sent:
+            print('libvirt reconnect qmp: ' + m[:200])
+        for m in re.findall(r'QEMU_MONITOR_RECV_REPLY: mon=\S+ reply=(\{'
+                            r'"error".*?\})\s', self.read(self.lv.logfile)[
+                                mark:]):
+            print('libvirt reconnect error reply: ' + m[:300])
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr +
+                         self.lv.log_tail())
+        self.assertIn('"running"', r.stdout)
+        self.assertEqual(self.domstate(dom), 'running',
+                         self.lv.log_tail())
+        self.assertEqual(self.lv.virsh('domid', dom).stdout.strip(), domid)
+        self.assertTrue(any('query-jobs' in m for m in sent), sent)
+        if HOSTDEV_BDF:
+            self.assertEqual(len(self.hmp_qmp(dom, 'x-query-vfio')), 1)
+            self.assertIn('<hostdev', self.lv.virsh('dumpxml', dom).stdout)
+        self.lv.virsh('suspend', dom)
+        self.assertEqual(self.domstate(dom), 'paused')
+        self.lv.virsh('resume', dom)
+        self.assertEqual(self.domstate(dom), 'running')
+        print('libvirt restart: domain %s kept running (id %s), %d QMP '
+              'commands on reconnect' % (dom, domid, len(sent)))
+
     def test_disk_bridge_hostdev(self):
         self.need_kvm('linux')
         if not os.access('/bin/busybox', os.X_OK):
@@ -775,9 +908,9 @@ class LibvirtTest(unittest.TestCase):
         dom = self.define(domain_xml(
             'conduit-linux', bzimage, initrd=initrd, memory=384,
             append='console=ttyS0 acpi=off panic=-1 loglevel=4 noxsave '
-                   'nosoftlockup lvn_token=' + token, serial='file',
-            serial_path=log,
-            devices=devices))
+                   'nosoftlockup lvn_token=' + token, serial='pty-log',
+            serial_path=log, devices=devices, uuid=NOVA_UUID,
+            sysinfo=NOVA_SYSINFO, os_extra="<smbios mode='sysinfo'/>"))
         self.addCleanup(self.show_domain_logs, dom, log)
         started = time.monotonic()
         self.log_mark = len(self.read(self.lv.logfile))
@@ -851,6 +984,13 @@ class LibvirtTest(unittest.TestCase):
         if HOSTDEV_BDF:
             # The passed-through NVMe, beside them.
             self.assertEqual(l2.get('L2-NVME'), 'CONDUIT-NVMETEST', out)
+        # Nova's <sysinfo>: Linux's DMI scan found Conduit's SMBIOS.
+        self.assertEqual(l2.get('L2-DMI-SERIAL'), NOVA_SERIAL, out)
+        self.assertEqual(l2.get('L2-DMI-UUID'), NOVA_UUID, out)
+        self.assertEqual(l2.get('L2-DMI-PRODUCT'), 'OpenStack Nova', out)
+        self.assertEqual(l2.get('L2-DMI-VENDOR'), 'OpenStack Foundation',
+                         out)
+        self.assertRegex(argv, r"-smbios '?type=1,manufacturer=OpenStack")
 
         # What libvirt reads back.
         # As in QEMU: named by the device's virtio-backend child, which
@@ -914,6 +1054,30 @@ class LibvirtTest(unittest.TestCase):
         # <driver name='qemu'/>: the worker moved the frames.
         self.assertGreater(net1['kicks'], 0, net1)
 
+        # libvirtd restarted under the running guest (disk, NICs, the
+        # <hostdev>): it reconnects and adopts the domain; nothing is
+        # killed and virsh controls it afterwards (the hot-plugs below).
+        self.restart_libvirtd_keeps(dom)
+
+        # virsh inject-nmi: Linux reports an NMI it did not expect.
+        self.lv.virsh('inject-nmi', dom)
+        self.wait_for('the guest reporting the NMI',
+                      lambda: 'NMI received' in self.read(log), timeout=120)
+        print('libvirt inject-nmi: the guest saw it')
+        # query-pci and HMP info pci / info qtree see libvirt's devices.
+        pci = self.hmp_qmp(dom, 'query-pci')
+        ids = {d['qdev_id'] for b in pci for d in b['devices']}
+        expect = {'virtio-disk0', 'virtio-disk1', 'net0', 'net1'}
+        if HOSTDEV_BDF:
+            expect.add('hostdev0')
+        self.assertTrue(expect <= ids, pci)
+        text = self.lv.virsh('qemu-monitor-command', '--hmp', dom,
+                             'info pci').stdout
+        self.assertIn('id "virtio-disk0"', text)
+        text = self.lv.virsh('qemu-monitor-command', '--hmp', dom,
+                             'info qtree').stdout
+        self.assertIn('dev: virtio-net-pci, id "net0"', text)
+
         # A third disk, plugged and unplugged live: libvirt sends
         # blockdev-add twice and device_add, then device_del and
         # blockdev-del twice.
@@ -966,6 +1130,120 @@ class LibvirtTest(unittest.TestCase):
         with open(ro_disk, 'rb') as f:
             self.assertEqual(f.read(1024), VDB_IN + bytes(1024 -
                                                           len(VDB_IN)))
+
+    # ---- what remains refused, and how libvirt shows it ----
+
+    def test_refusals_named(self):
+        # Each refusal docs/system/libvirt.rst lists is an error at
+        # define or start that names the cause; none starts a domain
+        # that lacks the feature.
+        self.need_kvm('api')
+        kernel = self.guest('hello')
+        qcow2 = self.lv.path('disk.qcow2')
+        # A valid qcow2 header (version 3, 1 MiB), nothing allocated.
+        with open(qcow2, 'wb') as f:
+            f.write(bytes.fromhex('514649fb00000003') + bytes(12) +
+                    bytes.fromhex('00000010') + (1 << 20).to_bytes(8, 'big'))
+            f.truncate(1 << 16)
+        cases = [
+            ('qcow2', "<disk type='file' device='disk'><driver name='qemu' "
+             "type='qcow2'/><source file='%s'/><target dev='vda' "
+             "bus='virtio'/></disk>" % qcow2, '', "Unknown driver 'qcow2'"),
+            ('s3', '', "<pm><suspend-to-mem enabled='yes'/></pm>",
+             'S3 (suspend to RAM) is not supported'),
+            ('cpu-model', '', "<cpu mode='custom' match='exact'>"
+             "<model fallback='forbid'>Skylake-Client</model></cpu>",
+             'Skylake-Client'),
+        ]
+        for name, devices, extra, needle in cases:
+            xml = domain_xml('conduit-refuse-' + name, kernel,
+                             devices=devices)
+            xml = xml.replace('<on_poweroff>', extra + '<on_poweroff>')
+            dom = self.define(xml)
+            r = self.lv.virsh('start', dom, check=False)
+            print('libvirt refusal %s: %s' % (name, ' | '.join(
+                r.stderr.strip().splitlines())[:600]))
+            if r.returncode == 0:
+                self.lv.virsh('destroy', dom, check=False)
+            self.assertNotEqual(r.returncode, 0, name)
+            self.assertIn(needle, r.stderr, name)
+            self.assertNotIn(dom, self.lv.virsh('list').stdout)
+
+    # ---- a domain as OpenStack Nova writes it ----
+
+    def test_nova_domain(self):
+        # Nova's NFV flavor: sysinfo/SMBIOS, a pty console with <log>,
+        # 2 NUMA cells on 2 MiB huge pages, rtc catch-up, no HPET, and
+        # host-model where libvirt offers it (else host-passthrough, said
+        # so); the guest sees the SMBIOS serial and both nodes.
+        self.need_kvm('linux')
+        try:
+            ver, bzimage, mods = kvfio_image.find_kernel()
+        except kvfio_image.Unavailable as e:
+            self.skipTest(str(e))
+        if not libvirt_env.hugetlbfs_available():
+            self.fail('the kernel has no hugetlbfs for <hugepages/>')
+        pages = NOVA_MEM_MIB // 2 + 8
+        old = libvirt_env.reserve_hugepages(pages)
+        self.assertIsNotNone(old, 'could not reserve %d huge pages' % pages)
+        self.addCleanup(libvirt_env.release_hugepages, old)
+        initrd = self.lv.path('nova.cpio')
+        c = kvfio_image.Cpio()
+        c.add_file('bin/busybox', '/bin/busybox', 0o755)
+        c.add_data('init', NOVA_INIT.encode(), 0o755)
+        with open(initrd, 'wb') as f:
+            f.write(gzip.compress(c.finish(), 1))
+        caps = self.domcaps(CONDUIT, 'x86_64', 'pc', 'kvm').stdout
+        host_model = re.search(r"<mode name='host-model' supported='yes'",
+                               caps) is not None
+        print('libvirt nova: host-model %s' % (
+            'offered' if host_model else
+            'NOT offered by domcapabilities: host-passthrough instead'))
+        log = self.lv.path('nova-console.log')
+        dom = self.define(NOVA_XML % dict(
+            name='conduit-nova', uuid=NOVA_UUID, sysinfo=NOVA_SYSINFO,
+            mem_kib=NOVA_MEM_MIB * 1024, cell_kib=NOVA_MEM_MIB * 512,
+            kernel=bzimage, initrd=initrd, emulator=CONDUIT, log=log,
+            cpu_mode='host-model' if host_model else 'host-passthrough'))
+        self.log_mark = len(self.read(self.lv.logfile))
+        self.addCleanup(self.show_domain_logs, dom, log)
+        free_before = self.free_hugepages()
+        self.lv.virsh('start', dom)
+        argv = self.read(self.lv.path('log', 'qemu', dom + '.log'))
+        for line in argv.replace(' -', '\n-').splitlines():
+            if line.startswith(('-object', '-numa', '-cpu', '-smbios',
+                                '-machine', '-rtc', '-chardev')):
+                print('libvirt nova argv: ' + line)
+        self.assertRegex(argv, r'memory-backend-file\S*/dev/hugepages')
+        self.assertRegex(argv, r'-numa node,nodeid=1,cpus=1,memdev=')
+        self.assertIn('driftfix=slew', argv)
+        # Preallocated from the pool: the guest's memory is huge pages.
+        used = free_before - self.free_hugepages()
+        self.assertGreaterEqual(used, NOVA_MEM_MIB // 2, argv)
+        out = self.wait_for('NOVA-DONE in %s' % log,
+                            lambda: 'NOVA-DONE' in self.read(log) and
+                            self.read(log), timeout=LINUX_WAIT)
+        nova = dict(re.findall(r'^(NOVA-[A-Z0-9-]+) ?(.*?)\r?$', out, re.M))
+        print('\n'.join('libvirt nova L2: %s %s' % kv for kv in
+                        sorted(nova.items())))
+        self.assertEqual(nova.get('NOVA-NODES'), '2', out)
+        self.assertEqual(nova.get('NOVA-NODE0-CPUS'), '0', out)
+        self.assertEqual(nova.get('NOVA-NODE1-CPUS'), '1', out)
+        self.assertGreater(int(nova.get('NOVA-NODE1-MEM-KB') or 0),
+                           NOVA_MEM_MIB * 1024 // 4, out)
+        self.assertEqual(nova.get('NOVA-DIST0', '').split(), ['10', '20'],
+                         out)
+        self.assertEqual(nova.get('NOVA-CPUS'), '2', out)
+        self.assertEqual(nova.get('NOVA-DMI-SERIAL'), NOVA_SERIAL, out)
+        self.assertEqual(nova.get('NOVA-DMI-UUID'), NOVA_UUID, out)
+        self.lv.virsh('destroy', dom)
+        self.wait_for('huge pages back', lambda: self.free_hugepages() >=
+                      free_before, timeout=60)
+
+    def free_hugepages(self):
+        with open('/sys/kernel/mm/hugepages/hugepages-2048kB/'
+                  'free_hugepages') as f:
+            return int(f.read())
 
 
 if __name__ == '__main__':

@@ -224,8 +224,8 @@ class MgmtProbeTest(unittest.TestCase):
         self.assertEqual(args('migrate-set-capabilities'),
                          {'capabilities': ('[any]', False)})
         # Nothing Conduit lacks is claimed.
-        for absent in ('migrate', 'query-cpu-model-expansion', 'object-add',
-                       'blockdev-create', 'chardev-add'):
+        for absent in ('migrate', 'object-add', 'blockdev-create',
+                       'chardev-add'):
             self.assertNotIn(absent, by_name)
         # ... and what it has since the block layer (issue 19) is.
         for present in ('blockdev-add', 'blockdev-del', 'netdev_add',
@@ -245,8 +245,16 @@ class MgmtProbeTest(unittest.TestCase):
         accels = {t['name'] for t in mon.cmd('qom-list-types',
                                              implements='accel')}
         self.assertEqual(accels, {'kvm-accel', 'qtest-accel'})
+        # Types this binary lacks answer an empty list.
         self.assertEqual(mon.cmd('qom-list-properties',
-                                 typename='memory-backend-file'), [])
+                                 typename='no-such-type'), [])
+        backend = {p['name'] for p in mon.cmd('qom-list-properties',
+                                              typename='memory-backend-file')}
+        self.assertTrue({'size', 'mem-path', 'share', 'prealloc',
+                         'discard-data'} <= backend, backend)
+        cpu = {p['name'] for p in mon.cmd('qom-list-properties',
+                                          typename='max-x86_64-cpu')}
+        self.assertTrue({'migratable', 'pmu', 'kvm', 'vmx'} <= cpu, cpu)
         secret = {p['name'] for p in mon.cmd('qom-list-properties',
                                              typename='secret')}
         self.assertTrue({'data', 'file', 'format'} <= secret, secret)
@@ -276,7 +284,17 @@ class MgmtProbeTest(unittest.TestCase):
         r = mon.raw('query-command-line-options', option='sandbox')
         self.assertIn('invalid option name', r['error']['desc'])
         self.assertEqual([c['name'] for c in
-                          mon.cmd('query-cpu-definitions')], ['host', 'max'])
+                          mon.cmd('query-cpu-definitions')],
+                         ['host', 'max', 'qemu64'])
+        # The expansion reads what KVM would give a vCPU: none here.
+        r = mon.raw('query-cpu-model-expansion', type='full',
+                    model={'name': 'host'})
+        self.assertIn('needs the KVM accelerator', r['error']['desc'])
+        r = mon.raw('query-cpu-model-expansion', type='full',
+                    model={'name': 'Haswell'})
+        self.assertEqual(r['error']['desc'],
+                         "The CPU type 'Haswell' is not a recognized CPU "
+                         "model")
         self.assertEqual(mon.cmd('query-tpm-models'), [])
         self.assertEqual(mon.cmd('query-tpm-types'), [])
         self.assertEqual(mon.cmd('query-uuid'),
@@ -418,15 +436,17 @@ class MgmtProbeTest(unittest.TestCase):
     def test_refused_options_name_themselves(self):
         self.assertRefused(['-sandbox', 'on'], 'seccomp')
         self.assertRefused(['-overcommit', 'cpu-pm=on'], 'cpu-pm')
-        self.assertRefused(['-rtc', 'base=localtime'], 'base=localtime')
+        self.assertRefused(['-rtc', 'base=tomorrow'], 'datetime format')
         self.assertRefused(['-boot', 'order=c'], "'order'")
         self.assertRefused(['-audiodev', 'pa,id=a'], "'pa'")
         self.assertRefused(['-cpu', 'Skylake-Client'], 'Skylake-Client')
-        self.assertRefused(['-cpu', 'host,+avx'], 'cannot be changed')
+        self.assertRefused(['-cpu', 'host,+frob'],
+                           "Property 'host-x86_64-cpu.frob' not found")
         self.assertRefused(['-uuid', 'not-a-uuid'], 'UUID')
         self.assertRefused(['-object', 'memory-backend-file,id=m,size=1M'],
-                           'invalid object type: memory-backend-file',
-                           'secret')
+                           "'mem-path' is required")
+        self.assertRefused(['-object', 'frob-backend,id=m'],
+                           'invalid object type: frob-backend', 'secret')
         self.assertRefused(['-object', 'secret,id=s,data=x,keyid=k'],
                            'encrypted secrets')
         self.assertRefused(['-add-fd', 'set=1,fd=99'], 'fd 99')

@@ -15,8 +15,7 @@
 #include "qom/object.h"
 #include "hw/boards.h"
 #include "hw/qdev-core.h"
-#include "system/accel.h"
-#include "system/qtest.h"
+#include "pc-machine.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -25,21 +24,7 @@ static MachineClass *pc_class;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-    MachineState *ms;
-
-    qemu_init_main_loop();
-    bql_lock();
-    pc_class = machine_find_class("pc");
-    g_assert(pc_class);
-    ms = MACHINE(object_new_with_class(OBJECT_CLASS(pc_class)));
-    object_property_add_child(object_get_root(), "machine", OBJECT(ms));
-    object_unref(ms);
-    current_machine = ms;
-    qtest_set_enabled(true);
-    g_assert(accel_init_machine(accel_find("qtest"), ms, &error_abort));
-    g_assert(pc_class->init(ms, &error_abort));
-    qdev_hotplug = true;
-    qemu_run_machine_init_done();
+    pc_class = fuzz_pc_machine_init();
     return 0;
 }
 

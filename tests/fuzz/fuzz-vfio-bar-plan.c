@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libFuzzer target: the region-info capability-chain walker
- * (hw/vfio/region-info.c) and vfio_bar_plan() (hw/vfio/bar-plan.c) on an
+ * (util/vfio-region-info.c) and vfio_bar_plan() (hw/vfio/bar-plan.c) on an
  * arbitrary region info, MSI-X location and page size.  The plan's
  * invariants are checked on every success:
  *  - areas are non-empty, sorted, disjoint and not adjacent, inside the
@@ -19,7 +19,7 @@
 #include "qemu/osdep.h"
 #include "qapi/error.h"
 #include "hw/vfio/bar-plan.h"
-#include "hw/vfio/region-info.h"
+#include "qemu/vfio-region-info.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -30,8 +30,8 @@
 #include "qemu/sockets.h"
 #include "system/memory.h"
 #include "system/address-spaces.h"
-#include "hw/vfio-user/vfio-user.h"
-#include "hw/vfio/region-info.h"
+#include "hw/vfio-user/client.h"
+#include "qemu/vfio-region-info.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

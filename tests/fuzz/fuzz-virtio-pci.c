@@ -27,12 +27,11 @@
 #include "qom/object.h"
 #include "hw/boards.h"
 #include "hw/qdev-core.h"
-#include "system/accel.h"
 #include "system/address-spaces.h"
 #include "system/memory.h"
-#include "system/qtest.h"
 #include "block/block.h"
 #include "net/net.h"
+#include "pc-machine.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -211,24 +210,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
                                             "fuzz-virtio-pci-XXXXXX", NULL);
     g_autofree char *blk = NULL;
     g_autofree char *net = NULL;
-    MachineClass *pc_class;
-    MachineState *ms;
     QemuOpts *opts;
     int fd, sv[2];
 
-    qemu_init_main_loop();
-    bql_lock();
-    pc_class = machine_find_class("pc");
-    g_assert(pc_class);
-    ms = MACHINE(object_new_with_class(OBJECT_CLASS(pc_class)));
-    object_property_add_child(object_get_root(), "machine", OBJECT(ms));
-    object_unref(ms);
-    current_machine = ms;
-    qtest_set_enabled(true);
-    g_assert(accel_init_machine(accel_find("qtest"), ms, &error_abort));
-    g_assert(pc_class->init(ms, &error_abort));
-    qdev_hotplug = true;
-    qemu_run_machine_init_done();
+    fuzz_pc_machine_init();
 
     /* The disk: a 1 MiB file, removed at once (the fd keeps it). */
     fd = g_mkstemp(img);

@@ -438,8 +438,65 @@ def virtio_pci():
           bytes([11, 60]) + bytes(range(60)) + loop)
 
 
+def usb_hcd():
+    """fuzz-usb-hcd: UHCI and xHCI brought up on the 64 KiB window."""
+    t = "fuzz-usb-hcd"
+
+    def u16(v):
+        return struct.pack("<H", v)
+
+    def u32(v):
+        return struct.pack("<I", v)
+
+    def word(off, addr, flags):
+        # op 6: a pointer into the window (take_addr: in-window form).
+        return bytes([6]) + u16(off) + u16((addr - 0x100000) // 2) + \
+            bytes([flags])
+
+    def uhci(reg, val):
+        return bytes([0, reg]) + u32(val)
+
+    def flbase(addr):
+        return bytes([0, 0x08]) + u32(0) + u16((addr - 0x100000) // 2)
+
+    def xhci(off, val):
+        return bytes([2]) + u16(off) + bytes([0]) + u32(val)
+
+    def xhci_ptr(off, addr):
+        return bytes([2]) + u16(off) + bytes([1]) + \
+            u16((addr - 0x100000) // 2)
+
+    tick = bytes([7, 3])
+    # Frame list entry 0..3 -> QH at 0x101000, whose element is a TD.
+    uhci_up = (flbase(0x100000) + word(0, 0x101000, 2) + word(4, 0x101000, 2)
+               + word(0x1000, 0x101000, 3) + word(0x1004, 0x102000, 0) +
+               uhci(0x10, 0x200) + uhci(0x10, 0) + uhci(0x10, 4) +
+               uhci(0, 0xc1))
+    write(t, "uhci-run", uhci_up + tick + tick)
+    # A TD: link T, active, SETUP to addr 0 of 8 bytes at 0x103000.
+    td = bytes([5]) + u16(0x2000) + bytes([16]) + u32(1) + \
+        u32(0x18800000) + u32(0x00e0002d) + u32(0x103000)
+    write(t, "uhci-setup-td", uhci_up + td + tick)
+    # xHCI: reset, 8 slots, DCBAA, command ring, ERST, run, No-Op.
+    xhci_up = (xhci(0x40, 2) + xhci(0x40 + 0x38, 8) +
+               xhci_ptr(0x40 + 0x30, 0x104000) + xhci(0x40 + 0x34, 0) +
+               xhci_ptr(0x40 + 0x18, 0x105000) + xhci(0x40 + 0x1c, 0) +
+               word(0x6000, 0x107000, 0) + bytes([5]) + u16(0x6008) +
+               bytes([4]) + u32(16) + xhci(0x1028, 1) +
+               xhci_ptr(0x1038, 0x107000) + xhci(0x103c, 0) +
+               xhci_ptr(0x1030, 0x106000) + xhci(0x1034, 0) +
+               xhci(0x1020, 2) + xhci(0x40, 5))
+    noop = bytes([5]) + u16(0x5000) + bytes([16]) + u32(0) + u32(0) + \
+        u32(0) + u32((23 << 10) | 1)
+    write(t, "xhci-noop", xhci_up + noop + bytes([4, 0, 0]))
+    enable = bytes([5]) + u16(0x5000) + bytes([16]) + u32(0) + u32(0) + \
+        u32(0) + u32((9 << 10) | 1)
+    write(t, "xhci-enable-slot", xhci_up + enable + bytes([4, 0, 0]) +
+          xhci(0x440, 0x210))
+
+
 TARGETS = [codec, plan, client, libvfu, nvme, qtest, qmp, options,
-           virtqueue, blk_req, virtio_pci]
+           virtqueue, blk_req, virtio_pci, usb_hcd]
 
 if __name__ == "__main__":
     for fn in TARGETS:

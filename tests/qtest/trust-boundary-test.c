@@ -10,7 +10,11 @@
  *    its own half-realized device, the MSI window) crashed or deadlocked
  *    Conduit: server DMA reaches guest RAM only and gets an error reply;
  *  - device_del removed board devices (the PCI host, the MSI window, the
- *    RTC): refused with QEMU's error texts.
+ *    RTC): refused with QEMU's error texts;
+ *  - the alignment padding between the ACPI tables (and the gaps around
+ *    the SMBIOS entry points) held uninitialised host heap bytes, an
+ *    ASLR leak to every guest: with the heap filled with a pattern
+ *    (MALLOC_PERTURB_), every byte the tables do not use is zero.
  * After each, the VM must still answer QMP and qtest.
  */
 #include "qemu/osdep.h"
@@ -373,6 +377,96 @@ static void test_server_dma_into_mmio(void)
     qtest_quit(qts);
 }
 
+/* ---- guest-visible buffers are zeroed ---------------------------------- */
+
+#define ACPI_AREA 0xe0000
+#define ACPI_AREA_SIZE 0x10000
+#define SMBIOS_AREA 0xf0000
+
+static void mark(uint8_t *used, uint64_t addr, uint32_t len)
+{
+    g_assert_cmpuint(addr, >=, ACPI_AREA);
+    g_assert_cmpuint(addr + len, <=, ACPI_AREA + ACPI_AREA_SIZE);
+    memset(used + (addr - ACPI_AREA), 1, len);
+}
+
+static uint32_t table_len(const uint8_t *area, uint64_t addr)
+{
+    return ldl_le_p(area + (addr - ACPI_AREA) + 4);
+}
+
+static void check_acpi_padding(QTestState *qts)
+{
+    g_autofree uint8_t *area = g_malloc(ACPI_AREA_SIZE);
+    g_autofree uint8_t *used = g_malloc0(ACPI_AREA_SIZE);
+    const uint8_t *rsdp;
+    uint64_t xsdt, rsdt;
+    unsigned nonzero = 0;
+
+    qtest_memread(qts, ACPI_AREA, area, ACPI_AREA_SIZE);
+    rsdp = area;
+    g_assert_cmpmem(rsdp, 8, "RSD PTR ", 8);
+    mark(used, ACPI_AREA, 36);
+    rsdt = ldl_le_p(rsdp + 16);
+    xsdt = ldq_le_p(rsdp + 24);
+    mark(used, rsdt, table_len(area, rsdt));
+    mark(used, xsdt, table_len(area, xsdt));
+    for (uint32_t off = 36; off < table_len(area, xsdt); off += 8) {
+        uint64_t t = ldq_le_p(area + (xsdt - ACPI_AREA) + off);
+
+        mark(used, t, table_len(area, t));
+        if (!memcmp(area + (t - ACPI_AREA), "FACP", 4)) {
+            uint64_t facs = ldl_le_p(area + (t - ACPI_AREA) + 36);
+            uint64_t dsdt = ldl_le_p(area + (t - ACPI_AREA) + 40);
+
+            mark(used, facs, table_len(area, facs));
+            mark(used, dsdt, table_len(area, dsdt));
+        }
+    }
+    for (size_t i = 0; i < ACPI_AREA_SIZE; i++) {
+        if (!used[i] && area[i]) {
+            if (!nonzero++) {
+                g_test_message("first non-zero padding byte at 0x%zx: "
+                               "0x%02x", ACPI_AREA + i, area[i]);
+            }
+        }
+    }
+    g_assert_cmpuint(nonzero, ==, 0);
+}
+
+static void test_guest_buffers_zeroed(void)
+{
+    QTestState *qts;
+
+    /* Every malloc'd byte is 0x5a until written: a leak cannot hide. */
+    g_setenv("MALLOC_PERTURB_", "165", TRUE);
+    qts = qtest_init("-M pc -m 64M -smp 3 -smbios type=1,serial=S1 "
+                     "-smbios type=0,vendor=V");
+    g_unsetenv("MALLOC_PERTURB_");
+    check_acpi_padding(qts);
+    /* Rewritten at reset from fresh allocations: still zero. */
+    qtest_qmp_assert_success(qts, "{'execute':'system_reset'}");
+    check_acpi_padding(qts);
+    {
+        uint8_t smb[0x40];
+
+        /* If SMBIOS is there, the gaps around its entry points are 0. */
+        qtest_memread(qts, SMBIOS_AREA, smb, sizeof(smb));
+        if (!memcmp(smb, "_SM3_", 5)) {
+            for (size_t i = smb[6]; i < 0x20; i++) {
+                g_assert_cmphex(smb[i], ==, 0);
+            }
+            if (!memcmp(smb + 0x20, "_SM_", 4)) {
+                for (size_t i = 0x20 + smb[0x25]; i < 0x40; i++) {
+                    g_assert_cmphex(smb[i], ==, 0);
+                }
+            }
+        }
+    }
+    assert_vm_alive(qts);
+    qtest_quit(qts);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -384,5 +478,7 @@ int main(int argc, char **argv)
                    test_device_del_board_devices);
     g_test_add_func("/trust/vfio-user/server-dma-into-mmio",
                    test_server_dma_into_mmio);
+    g_test_add_func("/trust/guest-buffers-zeroed",
+                    test_guest_buffers_zeroed);
     return g_test_run();
 }

@@ -305,8 +305,20 @@ static void test_cmdline_errors(void)
                              "Invalid netdev type 'user'");
     qtest_assert_start_fails("-M pc -accel qtest -netdev tap,id=n,fd=9999",
                              "expects an open file descriptor");
+    /* stdin is Conduit's; an inherited pipe is no datagram socket. */
     qtest_assert_start_fails("-M pc -accel qtest -netdev socket,id=n,fd=0",
-                             "is not a datagram socket");
+                             "fd 0 is one Conduit uses for standard I/O");
+    {
+        g_autofree char *args = NULL;
+        int p[2];
+
+        g_assert_cmpint(pipe(p), ==, 0);
+        args = g_strdup_printf("-M pc -accel qtest -netdev socket,id=n,"
+                               "fd=%d", p[0]);
+        qtest_assert_start_fails(args, "is not a datagram socket");
+        close(p[0]);
+        close(p[1]);
+    }
     if (access("/dev/vhost-net", F_OK) && !access("/dev/net/tun", R_OK)) {
         /* vhost=on where the kernel has no vhost-net. */
         qtest_assert_start_fails("-M pc -accel qtest "

@@ -268,6 +268,67 @@ static void test_foreach(void)
     error_free(err);
 }
 
+/* JSON values keep their type; the declared type decides what fits. */
+static void test_json_kinds(void)
+{
+    g_autoptr(QemuOpts) opts = qemu_opts_from_json(
+        "{\"s\":\"x\",\"i\":12,\"d\":1.5,\"b\":true,\"o\":{},"
+        "\"n\":{\"k\":false}}", &error_abort);
+    g_autoptr(QemuOpts) text = qemu_opts_parse("s=x,i=12,b=on", NULL,
+                                               &error_abort);
+    static const QemuOptKind want[] = {
+        QEMU_OPT_JSON_STRING, QEMU_OPT_JSON_INT, QEMU_OPT_JSON_NUMBER,
+        QEMU_OPT_JSON_BOOL, QEMU_OPT_JSON_OBJECT, QEMU_OPT_JSON_BOOL,
+    };
+    static const QemuOptType types[] = {
+        { "s", "str" }, { "i", "uint16" }, { "d", "number" },
+        { "b", "bool" }, { "k", "bool" }, { NULL, NULL },
+    };
+    static const QemuOptType wrong[] = {
+        { "i", "str" }, { NULL, NULL },
+    };
+    Error *err = NULL;
+
+    g_assert_cmpuint(qemu_opts_count(opts), ==, G_N_ELEMENTS(want));
+    for (size_t i = 0; i < G_N_ELEMENTS(want); i++) {
+        g_assert_cmpint(qemu_opts_kind(opts, i), ==, want[i]);
+    }
+    g_assert_cmpstr(qemu_opts_key(opts, 4), ==, "o");
+    g_assert_cmpstr(qemu_opts_key(opts, 5), ==, "n.k");
+    for (size_t i = 0; i < qemu_opts_count(text); i++) {
+        g_assert_cmpint(qemu_opts_kind(text, i), ==, QEMU_OPT_TEXT);
+    }
+    /* Text fits anything; JSON only its own type. */
+    g_assert_true(qemu_opt_kind_check("x", QEMU_OPT_TEXT, "bool", NULL));
+    g_assert_true(qemu_opt_kind_check("x", QEMU_OPT_JSON_INT, "int32",
+                                      NULL));
+    g_assert_true(qemu_opt_kind_check("x", QEMU_OPT_JSON_STRING,
+                                      "OnOffAuto", NULL));
+    g_assert_false(qemu_opt_kind_check("x", QEMU_OPT_JSON_STRING, "uint8",
+                                       NULL));
+    g_assert_false(qemu_opt_kind_check("x", QEMU_OPT_JSON_NUMBER, "size",
+                                       NULL));
+    g_assert_false(qemu_opt_kind_check("x", QEMU_OPT_JSON_OBJECT, "str",
+                                       NULL));
+    g_assert_false(qemu_opt_kind_check("serial", QEMU_OPT_JSON_INT, "str",
+                                       &err));
+    g_assert_cmpstr(error_get_pretty(err), ==,
+                    "Parameter 'serial' expects a string (str)");
+    error_free(err);
+    err = NULL;
+    /* The {} is refused unless the key takes an object ("o" does not). */
+    g_assert_false(qemu_opts_check_types(opts, types, "n.", &err));
+    g_assert_nonnull(strstr(error_get_pretty(err), "Parameter 'o'"));
+    error_free(err);
+    err = NULL;
+    qemu_opt_del(opts, "o");
+    g_assert_true(qemu_opts_check_types(opts, types, "n.", &error_abort));
+    g_assert_false(qemu_opts_check_types(opts, wrong, NULL, &err));
+    g_assert_cmpstr(error_get_pretty(err), ==,
+                    "Parameter 'i' expects a string (str)");
+    error_free(err);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -284,5 +345,6 @@ int main(int argc, char **argv)
     g_test_add_func("/option/strtou64/range-and-garbage", test_numbers);
     g_test_add_func("/option/get/typed-with-errors", test_typed_getters);
     g_test_add_func("/option/foreach/stops-on-error", test_foreach);
+    g_test_add_func("/option/json/kinds-and-types", test_json_kinds);
     return g_test_run();
 }

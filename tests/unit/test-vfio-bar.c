@@ -4,9 +4,9 @@
  * device memory: which accesses are forwarded, which are served by
  * load/store on the mapping (trapped but mapped), and which land on a
  * RAM-device region and are never counted -- the trap rule that makes
- * qtest see what KVM would.  It links hw/vfio/bar.c, bar-plan.c and
- * region-info.c with the memory API only: the BAR needs nothing of the
- * PCI device model but the two hooks it calls.
+ * qtest see what KVM would.  It links hw/vfio/bar.c and bar-plan.c with
+ * the memory API only (region info parsing is in qemuutil): the BAR needs
+ * nothing of the PCI device model but the two hooks it calls.
  */
 #include "qemu/osdep.h"
 #include <sys/mman.h>
@@ -345,7 +345,7 @@ static void test_readonly_region(void)
     rig_start_flags(&r, true, O(4096), O(0x1800), 0, false,
                     VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_MMAP,
                     true);
-    g_assert_cmpuint(r.bar->region.nr_mmaps, ==, 1);
+    g_assert_cmpuint(r.bar->nr_mmaps, ==, 1);
     r.shadow[O(0x2000)] = 0x42;
     r.shadow[O(0x1000) + 8] = 0x43;
     g_assert_cmphex(address_space_ldub(&r.as, O(0x2000), NULL), ==, 0x42);
@@ -374,15 +374,15 @@ static void test_mmap_alignment(void)
     g_assert_cmpuint(align, ==, BAR_SIZE);
     /* No capability: two areas around the table page. */
     rig_start(&r, false, O(4096), O(0x1800), 0, false);
-    g_assert_cmpuint(r.bar->region.nr_mmaps, ==, 2);
-    for (i = 0; i < r.bar->region.nr_mmaps; i++) {
-        VFIOMmap *m = &r.bar->region.mmaps[i];
+    g_assert_cmpuint(r.bar->nr_mmaps, ==, 2);
+    for (i = 0; i < r.bar->nr_mmaps; i++) {
+        VFIOMmap *m = &r.bar->mmaps[i];
 
         g_assert_cmpuint(((uintptr_t)m->mmap - m->offset) % align, ==, 0);
     }
     /* The mapping is the device memory at that offset. */
     r.shadow[O(0x2000) + 4] = 0x99;
-    g_assert_cmphex(((uint8_t *)r.bar->region.mmaps[1].mmap)[4], ==, 0x99);
+    g_assert_cmphex(((uint8_t *)r.bar->mmaps[1].mmap)[4], ==, 0x99);
     rig_stop(&r);
 }
 

@@ -17,7 +17,7 @@
 #include "qemu/error-report.h"
 #include "hw/vfio/vfio-ioctl.h"
 #include "hw/vfio/vfio-kernel.h"
-#include "hw/vfio/region-info.h"
+#include "qemu/vfio-region-info.h"
 
 #define FD_CONTAINER_BASE 100
 #define FD_GROUP_BASE 200

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * vfio_msix_relocation_plan(): where x-msix-relocation puts the emulated
- * MSI-X table and PBA, and when it must refuse.
+ * vfio_msix_relocation_decide(), every rule of msix-reloc.h: whether
+ * x-msix-relocation moves the emulated MSI-X table and PBA (the modes,
+ * and for where-helpful what the BAR plans say moving would untrap),
+ * where they go, when it must refuse, and what it says about it.
  */
 #include "qemu/osdep.h"
 #include "qapi/error.h"
-#include "hw/vfio/pci.h"
+#include "hw/vfio/msix-reloc.h"
 
 #define KiB 1024ULL
 #define MiB (1024 * KiB)
@@ -28,26 +30,81 @@ static void all_full(VFIOMsixRelocSlot s[PCI_ROM_SLOT], uint64_t size)
 
 static uint64_t page_size = 4 * KiB;
 
-static bool plan(const VFIOMsixRelocSlot *s, VFIOMsixRelocation mode,
-                 uint32_t table_bar, uint16_t entries,
-                 VFIOMsixRelocResult *res, char **msg)
+static const VFIORegionCaps cap_msix = { .msix_mappable = true };
+static const VFIORegionCaps cap_none;
+
+#define RW_MMAP (VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE | \
+                 VFIO_REGION_INFO_FLAG_MMAP)
+
+/*
+ * The decision's input for @s with the table in @table_bar.  Only
+ * where-helpful reads the BAR plans: the table's BAR is NVMe-like, with
+ * registers at 0, the table at 0x1800 (doorbell page 0x1000) and the
+ * PBA at 0x2000, mappable with MSIX_MAPPABLE.
+ */
+static VFIOMsixRelocInput input(const VFIOMsixRelocSlot *s,
+                                VFIOMsixRelocation mode, uint32_t table_bar,
+                                uint16_t entries)
+{
+    VFIOMsixRelocInput in = {
+        .mode = mode,
+        .entries = entries,
+        .table_bar = table_bar,
+        .table_offset = 0x1800,
+        .pba_bar = table_bar,
+        .pba_offset = 0x2000,
+        .page_size = page_size,
+    };
+
+    memcpy(in.slots, s, sizeof(in.slots));
+    for (int i = 0; i < PCI_ROM_SLOT; i++) {
+        in.bar_plans[i] = (VFIOBarPlanInput) {
+            .bar = i,
+            .size = s[i].size,
+            .flags = RW_MMAP,
+            .caps = &cap_msix,
+            .host_page_size = 4 * KiB,
+            .page_size_override = page_size == 4 * KiB ? 0 : page_size,
+            .lazy_pba = true,
+        };
+    }
+    return in;
+}
+
+static bool decide(const VFIOMsixRelocInput *in, VFIOMsixRelocDecision *d,
+                   char **msg)
 {
     Error *err = NULL;
-    bool ok = vfio_msix_relocation_plan(s, mode, table_bar, entries,
-                                        page_size, res, &err);
+    bool ok = vfio_msix_relocation_decide(in, d, &err);
 
     g_assert_true(ok == !err);
+    /* Every decision explains itself; a refusal explains nothing. */
+    g_assert_true(ok == (d->explanation != NULL));
     if (msg) {
-        *msg = err ? g_strdup(error_get_pretty(err)) : NULL;
+        *msg = ok ? g_strdup(d->explanation)
+                  : g_strdup(error_get_pretty(err));
     }
     error_free(err);
+    vfio_msix_relocation_decision_clear(d);
+    return ok;
+}
+
+/* Placement: the mode must relocate (auto, barN) or helps (where-helpful). */
+static bool plan(const VFIOMsixRelocSlot *s, VFIOMsixRelocation mode,
+                 uint32_t table_bar, uint16_t entries,
+                 VFIOMsixRelocDecision *res, char **msg)
+{
+    VFIOMsixRelocInput in = input(s, mode, table_bar, entries);
+    bool ok = decide(&in, res, msg);
+
+    g_assert_true(!ok || res->relocated);
     return ok;
 }
 
 static void test_auto_first_free_slot(void)
 {
     VFIOMsixRelocSlot s[PCI_ROM_SLOT];
-    VFIOMsixRelocResult r;
+    VFIOMsixRelocDecision r;
 
     nvme_like(s);
     /* BAR1 is taken by the 64-bit BAR0: BAR2 is the first free slot. */
@@ -67,7 +124,7 @@ static void test_auto_first_free_slot(void)
 static void test_new_bar_size_fits_table_and_pba(void)
 {
     VFIOMsixRelocSlot s[PCI_ROM_SLOT];
-    VFIOMsixRelocResult r;
+    VFIOMsixRelocDecision r;
 
     nvme_like(s);
     g_assert_true(plan(s, VFIO_MSIX_RELOCATION_AUTO, 0, 2048, &r, NULL));
@@ -80,7 +137,7 @@ static void test_new_bar_size_fits_table_and_pba(void)
 static void test_auto_doubles_table_bar(void)
 {
     VFIOMsixRelocSlot s[PCI_ROM_SLOT];
-    VFIOMsixRelocResult r;
+    VFIOMsixRelocDecision r;
 
     all_full(s, 16 * KiB);
     g_assert_true(plan(s, VFIO_MSIX_RELOCATION_AUTO, 3, 8, &r, NULL));
@@ -94,7 +151,7 @@ static void test_auto_doubles_table_bar(void)
 static void test_explicit_bar(void)
 {
     VFIOMsixRelocSlot s[PCI_ROM_SLOT];
-    VFIOMsixRelocResult r;
+    VFIOMsixRelocDecision r;
 
     nvme_like(s);
     g_assert_true(plan(s, VFIO_MSIX_RELOCATION_BAR0 + 5, 0, 8, &r, NULL));
@@ -111,7 +168,7 @@ static void test_explicit_bar(void)
 static void test_refusals(void)
 {
     VFIOMsixRelocSlot s[PCI_ROM_SLOT];
-    VFIOMsixRelocResult r;
+    VFIOMsixRelocDecision r;
     g_autofree char *upper = NULL, *io = NULL, *big = NULL, *small = NULL;
     g_autofree char *full = NULL;
 
@@ -145,7 +202,7 @@ static void test_refusals(void)
 static void test_large_bars_that_may_double(void)
 {
     VFIOMsixRelocSlot s[PCI_ROM_SLOT];
-    VFIOMsixRelocResult r;
+    VFIOMsixRelocDecision r;
 
     all_full(s, 1 * GiB);
     /* A 1 GiB 32-bit BAR doubles to 2 GiB, still below 4 GiB. */
@@ -161,7 +218,7 @@ static void test_large_bars_that_may_double(void)
 static void test_offset_must_fit_capability(void)
 {
     VFIOMsixRelocSlot s[PCI_ROM_SLOT];
-    VFIOMsixRelocResult r;
+    VFIOMsixRelocDecision r;
     g_autofree char *msg = NULL;
 
     all_full(s, 1 * GiB);
@@ -180,7 +237,7 @@ static void test_offset_must_fit_capability(void)
 static void test_host_page_64k(void)
 {
     VFIOMsixRelocSlot s[PCI_ROM_SLOT];
-    VFIOMsixRelocResult r;
+    VFIOMsixRelocDecision r;
     g_autofree char *msg = NULL;
 
     page_size = 64 * KiB;
@@ -214,7 +271,7 @@ static void test_host_page_64k(void)
 static void test_bad_page_size(void)
 {
     VFIOMsixRelocSlot s[PCI_ROM_SLOT];
-    VFIOMsixRelocResult r;
+    VFIOMsixRelocDecision r;
     g_autofree char *msg = NULL;
 
     nvme_like(s);
@@ -224,91 +281,159 @@ static void test_bad_page_size(void)
     page_size = 4 * KiB;
 }
 
-/* An NVMe-like BAR0: registers at 0, doorbells and table on page 0x1000. */
-static VFIOBarPlan *db_page_plan(uint64_t page, bool mappable, bool table_on,
-                                 bool pba_on)
-{
-    static VFIORegionCaps caps;
-    VFIOBarPlanInput in = {
-        .bar = 0,
-        .size = 16 * KiB,
-        .flags = VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE |
-                 VFIO_REGION_INFO_FLAG_MMAP,
-        .caps = &caps,
-        .table = { true, 0x1800, 65 * 16, table_on },
-        .pba = { true, 0x2000, 16, pba_on },
-        .host_page_size = 4 * KiB,
-        .page_size_override = page,
-    };
+/* ---- where-helpful: whether moving untraps registers ---- */
 
-    caps.msix_mappable = mappable;
-    return vfio_bar_plan(&in, &error_abort);
+/* The doorbell page shares the table's page: moving maps it. */
+static void test_helpful_doorbell_page(void)
+{
+    VFIOMsixRelocSlot s[PCI_ROM_SLOT];
+    VFIOMsixRelocInput in;
+    VFIOMsixRelocDecision d;
+    g_autofree char *why = NULL;
+
+    nvme_like(s);
+    in = input(s, VFIO_MSIX_RELOCATION_WHERE_HELPFUL, 0, 65);
+    g_assert_true(vfio_msix_relocation_decide(&in, &d, &error_abort));
+    g_assert_true(d.relocated);
+    g_assert_true(d.notable);
+    g_assert_false(d.impossible);
+    g_assert_cmphex(d.gain_bytes, ==, 0x800);
+    g_assert_cmpuint(d.gain_bar, ==, 0);
+    g_assert_cmphex(d.gain_page, ==, 0x1000);
+    g_assert_cmpuint(d.bar, ==, 2);
+    g_assert_true(d.new_bar);
+    g_assert_nonnull(strstr(d.explanation, "BAR0 page 0x1000 is mapped"));
+    g_assert_nonnull(strstr(d.explanation, "x-msix-relocation=off"));
+    vfio_msix_relocation_decision_clear(&d);
+
+    /* One 64 KiB page holds the whole BAR: the registers before 0x1800. */
+    page_size = 64 * KiB;
+    in = input(s, VFIO_MSIX_RELOCATION_WHERE_HELPFUL, 0, 65);
+    g_assert_true(vfio_msix_relocation_decide(&in, &d, &error_abort));
+    g_assert_true(d.relocated);
+    g_assert_cmphex(d.gain_bytes, ==, 0x1800);
+    g_assert_cmphex(d.gain_page, ==, 0);
+    g_assert_cmphex(d.bar_size, ==, 64 * KiB);
+    vfio_msix_relocation_decision_clear(&d);
+    page_size = 4 * KiB;
+
+    /* auto and barN move whatever the plans say, quietly. */
+    in = input(s, VFIO_MSIX_RELOCATION_BAR0 + 3, 0, 65);
+    g_assert_true(decide(&in, &d, &why));
+    g_assert_true(d.relocated);
+    g_assert_false(d.notable);
+    g_assert_cmpstr(why, ==, "MSI-X table and PBA relocated to BAR3 offset "
+                    "0x0 (x-msix-relocation=bar3)");
 }
 
-static void test_untrapped(void)
+/* Nothing to gain: the table stays, and the decision says why. */
+static void test_helpful_keeps_table(void)
 {
-    g_autoptr(VFIOBarPlan) now = db_page_plan(0, true, true, false);
-    g_autoptr(VFIOBarPlan) moved = db_page_plan(0, true, false, false);
-    g_autoptr(VFIOBarPlan) now_nocap = db_page_plan(0, false, true, false);
-    g_autoptr(VFIOBarPlan) moved_nocap = db_page_plan(0, false, false, false);
-    g_autoptr(VFIOBarPlan) now_pba = db_page_plan(0, true, false, true);
-    g_autoptr(VFIOBarPlan) now_64k = db_page_plan(64 * KiB, true, true,
-                                                  false);
-    g_autoptr(VFIOBarPlan) moved_64k = db_page_plan(64 * KiB, true, false,
-                                                    false);
-    uint64_t page = ~0ULL;
+    VFIOMsixRelocSlot s[PCI_ROM_SLOT];
+    VFIOMsixRelocInput in;
+    VFIOMsixRelocDecision d;
+    g_autofree char *nocap = NULL, *own = NULL, *pba = NULL, *spapr = NULL;
+    g_autofree char *off = NULL;
 
-    /* The table's page holds doorbells the capability lets us map. */
-    g_assert_cmphex(vfio_msix_relocation_untrapped(now, moved, &page), ==,
-                    0x800);
-    g_assert_cmphex(page, ==, 0x1000);
-    /* Without MSIX_MAPPABLE the page stays unmapped: nothing to gain. */
-    g_assert_cmphex(vfio_msix_relocation_untrapped(now_nocap, moved_nocap,
-                                                   NULL), ==, 0);
-    /* An enabled PBA overlay at the start of its page: nothing before. */
-    g_assert_cmphex(vfio_msix_relocation_untrapped(now_pba, moved, NULL),
-                    ==, 0);
-    /* Moving changes nothing: nothing gained. */
-    g_assert_cmphex(vfio_msix_relocation_untrapped(moved, moved, NULL), ==,
-                    0);
-    /* One 64 KiB page holds the whole 16 KiB BAR, registers first. */
-    page = ~0ULL;
-    g_assert_cmphex(vfio_msix_relocation_untrapped(now_64k, moved_64k,
-                                                   &page), ==, 0x1800);
-    g_assert_cmphex(page, ==, 0);
+    nvme_like(s);
+    /* Without MSIX_MAPPABLE the page stays unmapped anyway. */
+    in = input(s, VFIO_MSIX_RELOCATION_WHERE_HELPFUL, 0, 65);
+    in.bar_plans[0].caps = &cap_none;
+    g_assert_true(decide(&in, &d, &nocap));
+    g_assert_false(d.relocated);
+    g_assert_false(d.notable);
+    g_assert_cmphex(d.gain_bytes, ==, 0);
+    g_assert_nonnull(strstr(nocap, "shares no host page"));
+
+    /* A table alone on its page (QEMU's emulated NVMe). */
+    in = input(s, VFIO_MSIX_RELOCATION_WHERE_HELPFUL, 0, 65);
+    in.table_offset = 0x2000;
+    in.pba_offset = 0x3000;
+    g_assert_true(decide(&in, &d, &own));
+    g_assert_false(d.relocated);
+
+    /* An always-on PBA at the start of its page: nothing before it. */
+    in.bar_plans[0].lazy_pba = false;
+    g_assert_true(decide(&in, &d, &pba));
+    g_assert_false(d.relocated);
+
+    /* pseries does not emulate the table: moving it would help nothing. */
+    in = input(s, VFIO_MSIX_RELOCATION_WHERE_HELPFUL, 0, 65);
+    in.bar_plans[0].no_msix_emulation = true;
+    g_assert_true(decide(&in, &d, &spapr));
+    g_assert_false(d.relocated);
+    g_assert_nonnull(strstr(spapr, "vfio-no-msix-emulation"));
+
+    in = input(s, VFIO_MSIX_RELOCATION_OFF, 0, 65);
+    g_assert_true(decide(&in, &d, &off));
+    g_assert_false(d.relocated);
+    g_assert_cmpstr(off, ==,
+                    "MSI-X table kept in place (x-msix-relocation=off)");
 }
 
-/* A table alone on a page (QEMU's emulated NVMe): nothing to gain. */
-static void test_untrapped_table_own_page(void)
+/*
+ * The PBA decides too, when it is always shown (x-lazy-pba=off): the
+ * registers before it on its page trap only because of it.  A lazy PBA
+ * leaves its page mapped: nothing to gain.
+ */
+static void test_helpful_pba_page(void)
 {
-    static VFIORegionCaps caps = { .msix_mappable = true };
-    VFIOBarPlanInput in = {
-        .size = 16 * KiB,
-        .flags = VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE |
-                 VFIO_REGION_INFO_FLAG_MMAP,
-        .caps = &caps,
-        .table = { true, 0x2000, 65 * 16, true },
-        .pba = { true, 0x3000, 16, false },
-        .host_page_size = 4 * KiB,
-    };
-    g_autoptr(VFIOBarPlan) now = vfio_bar_plan(&in, &error_abort);
-    g_autoptr(VFIOBarPlan) moved = NULL;
+    VFIOMsixRelocSlot s[PCI_ROM_SLOT];
+    VFIOMsixRelocInput in;
+    VFIOMsixRelocDecision d;
+    g_autofree char *lazy = NULL;
 
-    in.table.enabled = false;
-    moved = vfio_bar_plan(&in, &error_abort);
-    g_assert_cmpuint(now->nr_trapped, ==, 1);
-    g_assert_cmpuint(moved->nr_trapped, ==, 0);
-    g_assert_cmphex(vfio_msix_relocation_untrapped(now, moved, NULL), ==, 0);
-    /* With 64 KiB pages the registers at 0 share the table's page. */
-    in.page_size_override = 64 * KiB;
-    in.table.enabled = true;
-    g_clear_pointer(&now, vfio_bar_plan_free);
-    g_clear_pointer(&moved, vfio_bar_plan_free);
-    now = vfio_bar_plan(&in, &error_abort);
-    in.table.enabled = false;
-    moved = vfio_bar_plan(&in, &error_abort);
-    g_assert_cmphex(vfio_msix_relocation_untrapped(now, moved, NULL), ==,
-                    0x2000);
+    nvme_like(s);
+    in = input(s, VFIO_MSIX_RELOCATION_WHERE_HELPFUL, 0, 65);
+    in.table_offset = 0x2000;           /* a page of its own */
+    in.pba_offset = 0x3800;             /* registers at 0x3000..0x37ff */
+    g_assert_true(decide(&in, &d, &lazy));
+    g_assert_false(d.relocated);
+    in.bar_plans[0].lazy_pba = false;
+    g_assert_true(vfio_msix_relocation_decide(&in, &d, &error_abort));
+    g_assert_true(d.relocated);
+    g_assert_cmpuint(d.gain_bar, ==, 0);
+    g_assert_cmphex(d.gain_page, ==, 0x3000);
+    g_assert_cmphex(d.gain_bytes, ==, 0x800);
+    vfio_msix_relocation_decision_clear(&d);
+
+    /* The same PBA in a BAR of its own: that BAR's plan is asked. */
+    s[2] = (VFIOMsixRelocSlot) { .size = 16 * KiB };
+    in = input(s, VFIO_MSIX_RELOCATION_WHERE_HELPFUL, 0, 65);
+    in.table_offset = 0x2000;
+    in.pba_bar = 2;
+    in.pba_offset = 0x800;
+    in.bar_plans[2].lazy_pba = false;
+    g_assert_true(vfio_msix_relocation_decide(&in, &d, &error_abort));
+    g_assert_true(d.relocated);
+    g_assert_cmpuint(d.gain_bar, ==, 2);
+    g_assert_cmphex(d.gain_page, ==, 0);
+    g_assert_cmpuint(d.bar, ==, 3);
+    vfio_msix_relocation_decision_clear(&d);
+}
+
+/* The default wants to move the table and cannot: it says so, no error. */
+static void test_helpful_but_impossible(void)
+{
+    VFIOMsixRelocSlot s[PCI_ROM_SLOT];
+    VFIOMsixRelocInput in;
+    VFIOMsixRelocDecision d;
+    g_autofree char *msg = NULL;
+
+    /* No free slot, and a 2 GiB 32-bit BAR cannot double. */
+    all_full(s, 2 * GiB);
+    in = input(s, VFIO_MSIX_RELOCATION_WHERE_HELPFUL, 0, 65);
+    g_assert_true(vfio_msix_relocation_decide(&in, &d, &error_abort));
+    g_assert_false(d.relocated);
+    g_assert_true(d.impossible);
+    g_assert_true(d.notable);
+    g_assert_nonnull(strstr(d.explanation, "kept on BAR0 page 0x1000"));
+    g_assert_nonnull(strstr(d.explanation, "2 GiB"));
+    vfio_msix_relocation_decision_clear(&d);
+    /* auto, told the same, refuses to realize. */
+    in.mode = VFIO_MSIX_RELOCATION_AUTO;
+    g_assert_false(decide(&in, &d, &msg));
+    g_assert_nonnull(strstr(msg, "no free BAR slot"));
 }
 
 int main(int argc, char **argv)
@@ -331,8 +456,13 @@ int main(int argc, char **argv)
                     test_host_page_64k);
     g_test_add_func("/vfio/msix-relocation/bad-page-size",
                     test_bad_page_size);
-    g_test_add_func("/vfio/msix-relocation/untrapped", test_untrapped);
-    g_test_add_func("/vfio/msix-relocation/untrapped-table-own-page",
-                    test_untrapped_table_own_page);
+    g_test_add_func("/vfio/msix-relocation/where-helpful/doorbell-page",
+                    test_helpful_doorbell_page);
+    g_test_add_func("/vfio/msix-relocation/where-helpful/keeps-table",
+                    test_helpful_keeps_table);
+    g_test_add_func("/vfio/msix-relocation/where-helpful/pba-page",
+                    test_helpful_pba_page);
+    g_test_add_func("/vfio/msix-relocation/where-helpful/impossible",
+                    test_helpful_but_impossible);
     return g_test_run();
 }

@@ -6,7 +6,7 @@
  */
 #include "qemu/osdep.h"
 #include "qapi/error.h"
-#include "hw/vfio/region-info.h"
+#include "qemu/vfio-region-info.h"
 
 #define HDR sizeof(struct vfio_region_info)     /* first capability offset */
 
@@ -232,6 +232,49 @@ static void test_offset_outside_buffer(void)
     g_assert_true(vfio_region_info_check(info, len, &error_abort));
 }
 
+/*
+ * What the kernel and libvfu answer a buffer too small for the chain: the
+ * size needed in argsz and no chain.  Valid; a reply that keeps pointing
+ * at a chain it did not send is not.
+ */
+static void test_needed_size_reply(void)
+{
+    size_t len;
+    g_autofree struct vfio_region_info *info = build_full(&len);
+    const struct vfio_info_cap_header *cap;
+
+    info->flags &= ~VFIO_REGION_INFO_FLAG_CAPS;
+    info->cap_offset = 0;
+    g_assert_true(vfio_region_info_check(info, HDR, &error_abort));
+    g_assert_true(vfio_region_info_find_cap(info, HDR,
+                                            VFIO_REGION_INFO_CAP_SPARSE_MMAP,
+                                            &cap, &error_abort));
+    g_assert_null(cap);
+    info->flags |= VFIO_REGION_INFO_FLAG_CAPS;
+    info->cap_offset = HDR;
+    assert_parse_fails(info, HDR, "outside");
+}
+
+/* The builder's chain is what the checker demands: 8-byte aligned. */
+static void test_builder_alignment(void)
+{
+    static const uint8_t odd[5] = { 1, 2, 3, 4, 5 };
+    VFIORegionInfoBuilder *b = vfio_region_info_builder_new(0, 0, 0x1000, 0);
+    g_autofree struct vfio_region_info *info = NULL;
+    size_t len;
+
+    vfio_region_info_builder_add_raw(b, 0x7777, 1, odd, sizeof(odd));
+    vfio_region_info_builder_add_msix_mappable(b);
+    info = vfio_region_info_builder_finish(b, &len);
+    g_assert_cmpuint(info->cap_offset % 8, ==, 0);
+    g_assert_cmpuint(cap_hdr(info, info->cap_offset)->next % 8, ==, 0);
+    g_assert_true(vfio_region_info_check(info, len, &error_abort));
+    /* The same chain 4-aligned, as a lax peer might send it, is refused. */
+    cap_hdr(info, info->cap_offset)->next -= 4;
+    memmove((uint8_t *)info + len - 12, (uint8_t *)info + len - 8, 8);
+    assert_parse_fails(info, len - 4, "aligned");
+}
+
 static void test_bad_tail(void)
 {
     size_t len;
@@ -373,6 +416,10 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/vfio/region-info/no-caps", test_no_caps);
     g_test_add_func("/vfio/region-info/valid-chain", test_valid_chain);
+    g_test_add_func("/vfio/region-info/needed-size-reply",
+                    test_needed_size_reply);
+    g_test_add_func("/vfio/region-info/builder-8-byte-aligned",
+                    test_builder_alignment);
     g_test_add_func("/vfio/region-info/unknown-and-duplicate",
                     test_unknown_and_duplicate_caps);
     g_test_add_func("/vfio/region-info/malformed/short-buffer",

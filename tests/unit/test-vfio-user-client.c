@@ -10,8 +10,8 @@
 #include <sys/socket.h>
 #include "qapi/error.h"
 #include "qemu/sockets.h"
-#include "hw/vfio-user/vfio-user.h"
-#include "hw/vfio/region-info.h"
+#include "hw/vfio-user/client.h"
+#include "qemu/vfio-region-info.h"
 
 #define REGION_SIZE 0x10000
 #define SERVER_MAX_FDS 64

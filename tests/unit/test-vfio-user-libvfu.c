@@ -12,8 +12,8 @@
 #include <sys/eventfd.h>
 #include <linux/pci_regs.h>
 #include "qapi/error.h"
-#include "hw/vfio-user/vfio-user.h"
-#include "hw/vfio/region-info.h"
+#include "hw/vfio-user/client.h"
+#include "qemu/vfio-region-info.h"
 #include "hw/vfio/bar-plan.h"
 #include "contrib/vfio-user/libvfu/libvfu.h"
 

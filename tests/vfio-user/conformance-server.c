@@ -22,6 +22,7 @@
 #include "qapi/error.h"
 #include "qemu/sockets.h"
 #include "vfio-user/protocol.h"
+#include "qemu/vfio-region-info.h"
 #include "server-process.h"
 
 /* Liveness bound on a reply; CONFORMANCE_LIVENESS_S raises it (valgrind). */
@@ -405,8 +406,8 @@ static void check_region_info_argsz(Conn *c, uint32_t index,
     g_assert_cmpuint(info->argsz, ==, needed);
     g_assert_true(info->flags & VFIO_REGION_INFO_FLAG_CAPS);
     g_assert_cmpuint(info->cap_offset, >=, 32);
-    g_assert_true(vfio_user_region_info_validate(r.data->data, r.data->len,
-                                                 &error_abort));
+    g_assert_true(vfio_region_info_check((void *)r.data->data, r.data->len,
+                                         &error_abort));
     /* A mappable region comes with its fd. */
     if (info->flags & VFIO_REGION_INFO_FLAG_MMAP) {
         g_assert_cmpint(r.fd, >=, 0);

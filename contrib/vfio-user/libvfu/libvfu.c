@@ -14,6 +14,7 @@
 #include "qapi/error.h"
 #include "qemu/error-report.h"
 #include "qemu/sockets.h"
+#include "qemu/vfio-region-info.h"
 #include "libvfu-internal.h"
 #include "trace.h"
 
@@ -384,9 +385,11 @@ static int handle_get_info(VfuCtx *ctx, VfuMsg *msg)
 static int handle_get_region_info(VfuCtx *ctx, VfuMsg *msg)
 {
     struct vfio_region_info req;
-    g_autoptr(GByteArray) buf = NULL;
+    g_autoptr(VFIORegionInfoBuilder) b = NULL;
+    g_autofree struct vfio_region_info *info = NULL;
     const VfuRegion *r;
     uint32_t flags = 0;
+    size_t len;
 
     if (msg->len != sizeof(req) || msg->nfds) {
         return -EINVAL;
@@ -399,27 +402,27 @@ static int handle_get_region_info(VfuCtx *ctx, VfuMsg *msg)
     if (r->present) {
         flags = r->info.flags | (r->fd >= 0 ? VFIO_REGION_INFO_FLAG_MMAP : 0);
     }
-    buf = vfio_user_region_info_new(req.index, flags,
-                                    r->present ? r->info.size : 0,
-                                    r->fd >= 0 ? r->info.fd_offset : 0);
+    /* The chain as qemu/vfio-region-info.h defines it, for any client. */
+    b = vfio_region_info_builder_new(req.index, flags,
+                                     r->present ? r->info.size : 0,
+                                     r->fd >= 0 ? r->info.fd_offset : 0);
     if (r->present && r->fd >= 0 && r->info.nr_sparse) {
-        g_autofree struct vfio_region_sparse_mmap_area *areas =
-            g_new0(struct vfio_region_sparse_mmap_area, r->info.nr_sparse);
+        g_autofree VFIOSparseArea *areas =
+            g_new0(VFIOSparseArea, r->info.nr_sparse);
 
         for (uint32_t i = 0; i < r->info.nr_sparse; i++) {
             areas[i].offset = r->sparse[i].offset;
             areas[i].size = r->sparse[i].size;
         }
-        vfio_user_region_info_add_sparse_mmap(buf, areas, r->info.nr_sparse);
+        vfio_region_info_builder_add_sparse(b, areas, r->info.nr_sparse);
     }
     if (r->present && r->info.msix_mappable) {
-        vfio_user_region_info_add_msix_mappable(buf);
+        vfio_region_info_builder_add_msix_mappable(b);
     }
-    if (req.argsz < buf->len) {
-        /* Too small for the chain: tell the size needed, as VFIO does. */
-        struct vfio_region_info *info = (void *)buf->data;
-
+    info = vfio_region_info_builder_finish(g_steal_pointer(&b), &len);
+    if (req.argsz < len) {
         /*
+         * Too small for the chain: tell the size needed, as VFIO does.
          * The CAPS flag means "a chain is in this reply": clear it, or a
          * client that checks cap_offset (QEMU does) fails instead of
          * retrying with the argsz we return.  (vfio-pci keeps the flag;
@@ -427,15 +430,14 @@ static int handle_get_region_info(VfuCtx *ctx, VfuMsg *msg)
          */
         info->flags &= ~VFIO_REGION_INFO_FLAG_CAPS;
         info->cap_offset = 0;
-        g_byte_array_set_size(buf, sizeof(*info));
         trace_vfu_region_info(req.index, info->flags, info->size,
                               info->argsz, -1);
-        g_byte_array_append(msg->reply, buf->data, buf->len);
+        g_byte_array_append(msg->reply, (const guint8 *)info, sizeof(*info));
         return 0;
     }
     trace_vfu_region_info(req.index, flags, r->present ? r->info.size : 0,
-                          buf->len, r->fd);
-    g_byte_array_append(msg->reply, buf->data, buf->len);
+                          len, r->fd);
+    g_byte_array_append(msg->reply, (const guint8 *)info, len);
     msg->reply_fd = r->fd;
     return 0;
 }

@@ -49,6 +49,11 @@
 #define ACPI_IOAPIC_ADDR        0xfec00000u
 #define ACPI_LAPIC_ADDR         0xfee00000u
 
+typedef struct AcpiNumaMem {
+    uint64_t base, size;
+    uint32_t node;
+} AcpiNumaMem;
+
 typedef struct AcpiPlatform {
     unsigned nr_cpus;               /* enabled processors */
     unsigned max_cpus;              /* the rest are listed disabled */
@@ -66,6 +71,12 @@ typedef struct AcpiPlatform {
     uint16_t gpe0_base;             /* 0: no GPE0 block */
     uint8_t gpe0_len;
     bool s4;                        /* \_S4 present (no disable_s4) */
+    /* NUMA (-numa): SRAT and SLIT when numa_nodes > 0. */
+    unsigned numa_nodes;
+    const uint32_t *cpu_node;       /* max_cpus entries */
+    const AcpiNumaMem *numa_mem;    /* guest-physical ranges of each node */
+    unsigned nr_numa_mem;
+    const uint8_t *numa_distance;   /* numa_nodes x numa_nodes, row-major */
 } AcpiPlatform;
 
 /* A pointer field in the blob (to a place in the blob), size 4 or 8. */
@@ -87,6 +98,7 @@ typedef struct AcpiTables {
     size_t tables_start;        /* first table after the RSDP */
     GArray *pointers;           /* AcpiPointer, each holding base + offset */
     GArray *checksums;          /* AcpiChecksum */
+    size_t srat, slit;          /* 0: not built */
 } AcpiTables;
 
 /* The reset register the FADT names (the chipset's 0xcf9) and its value. */
@@ -100,6 +112,9 @@ uint8_t acpi_checksum(const uint8_t *data, size_t len);
 GByteArray *acpi_build_dsdt(const AcpiPlatform *p);
 GByteArray *acpi_build_madt(const AcpiPlatform *p);
 GByteArray *acpi_build_mcfg(const AcpiPlatform *p);
+/* NUMA affinity (ACPI 6.5, 5.2.16) and distances (5.2.17). */
+GByteArray *acpi_build_srat(const AcpiPlatform *p);
+GByteArray *acpi_build_slit(const AcpiPlatform *p);
 /* FADT pointing at facs and dsdt. */
 GByteArray *acpi_build_fadt(const AcpiPlatform *p, uint64_t facs,
                             uint64_t dsdt);

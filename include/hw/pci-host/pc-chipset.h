@@ -73,10 +73,21 @@ void pc_chipset_enable_pam(PCIDevice *host_func, MemoryRegion *system,
 /* Without firmware, Conduit programs what firmware would (at reset). */
 void pc_chipset_firmware_setup(PCIDevice *host_func, PCIDevice *lpc);
 
-/* The PIIX4 PM function moves the PM block on pc (PMBA, PMIOSE). */
-void piix4_pm_func_set_pm(PCIDevice *func, DeviceState *acpi_pm);
+/*
+ * Where the chipset decodes the ACPI PM block: the board installs the
+ * hook that moves it (hw/acpi/pm.c's block), so the chipset knows the
+ * registers and not the device behind them.
+ */
+typedef void (*PCChipsetPMHook)(void *opaque, bool enabled, uint16_t base);
 
-/* The ICH9 LPC moves the machine's ACPI PM block (hw/acpi/pm.c). */
-void ich9_lpc_set_pm(PCIDevice *lpc, DeviceState *acpi_pm);
+/* The PIIX4 PM function moves the PM block on pc (PMBA, PMIOSE). */
+void piix4_pm_func_set_pm(PCIDevice *func, PCChipsetPMHook hook,
+                          void *opaque);
+
+/* The ICH9 LPC moves it on q35 (PMBASE, ACPI_EN). */
+void ich9_lpc_set_pm(PCIDevice *lpc, PCChipsetPMHook hook, void *opaque);
+/* ICH9-LPC's disable_s3 / disable_s4 properties. */
+void ich9_lpc_sleep_states(PCIDevice *lpc, uint8_t *disable_s3,
+                           uint8_t *disable_s4);
 
 #endif

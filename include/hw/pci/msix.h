@@ -27,6 +27,18 @@
 
 #include "hw/pci/pci.h"
 
+/* Bytes of the MSI-X table of @nentries vectors: 16 per entry. */
+static inline uint32_t msix_table_size(uint32_t nentries)
+{
+    return nentries * PCI_MSIX_ENTRY_SIZE;
+}
+
+/* Bytes of the PBA: qwords, one bit per vector. */
+static inline uint32_t msix_pba_size(uint32_t nentries)
+{
+    return QEMU_ALIGN_UP(nentries, 64) / 8;
+}
+
 /*
  * Adds the capability at cap_pos (0: anywhere) with nentries vectors
  * (1..2048).  Table and PBA must lie inside their BARs and not overlap

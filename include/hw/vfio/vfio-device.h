@@ -34,36 +34,6 @@
 typedef struct VFIODevice VFIODevice;
 typedef struct VFIODeviceIOOps VFIODeviceIOOps;
 
-/* One mmapped area of a region, as decided by vfio_bar_plan(). */
-typedef struct VFIOMmap {
-    uint64_t offset;            /* inside the region, host-page aligned */
-    uint64_t size;
-    void *mmap;                 /* NULL until mapped */
-    MemoryRegion *mem;          /* RAM-device region over @mmap, or NULL */
-} VFIOMmap;
-
-/*
- * A device region (a BAR, config space, ROM...).  Filled from
- * get_region_info; the mmaps are executed by the mechanism that owns the
- * region (hw/vfio/pci.c for BARs).
- */
-typedef struct VFIORegion {
-    VFIODevice *vbasedev;
-    uint32_t index;             /* VFIO_PCI_BAR0_REGION_INDEX... */
-    uint32_t flags;             /* VFIO_REGION_INFO_FLAG_* */
-    uint64_t size;
-    /*
-     * Offset to pass to mmap(mmap_fd, ...): the region's offset inside
-     * the kernel device fd, or the offset the vfio-user server gave
-     * for the fd it sent with the region info.
-     */
-    uint64_t fd_offset;
-    int mmap_fd;                /* -1: the region cannot be mmapped */
-    unsigned nr_mmaps;
-    VFIOMmap *mmaps;
-    MemoryRegion *mem;          /* container holding trapped + mmap parts */
-} VFIORegion;
-
 struct VFIODeviceIOOps {
     /*
      * Fills @info (argsz/flags/num_regions/num_irqs).  Device-info
@@ -74,7 +44,7 @@ struct VFIODeviceIOOps {
     /*
      * Returns in *@info a g_malloc'ed buffer holding the whole region
      * info including its capability chain (info->argsz is the buffer
-     * length; walk it with hw/vfio/region-info.h), and in *@fd the fd to
+     * length; walk it with qemu/vfio-region-info.h), and in *@fd the fd to
      * mmap the region through: the kernel backend returns -1 (callers
      * mmap vbasedev->fd at info->offset); vfio-user returns the fd the
      * server passed (owned by the caller from then on, to be mmapped at

@@ -1,17 +1,29 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Region-info capability chains (struct vfio_region_info + caps).
+ * Region-info capability chains (struct vfio_region_info + caps): the one
+ * definition of a valid chain, for everything that reads or writes one --
+ * the kernel backend (hw/vfio/device-kernel.c), the vfio-user client
+ * (hw/vfio-user/device.c), the vfio-user server library (libvfu builds
+ * its GET_REGION_INFO replies with the builder) and the test clients.
  *
- * The buffer comes from the kernel or from a vfio-user peer, so it is
- * untrusted: every walker here bounds each capability by the smaller of
- * info->argsz and the length actually held, requires offsets to be
- * 8-byte aligned (the kernel aligns each capability to 8 bytes), to lie
- * after the fixed header and to strictly increase along the chain (which
- * rules out loops), and checks that a known capability's body fits before
- * the next one.  A malformed chain yields an Error, never a crash or hang.
+ * A chain read here comes from the kernel or from a vfio-user peer, so it
+ * is untrusted: every walker bounds each capability by the smaller of
+ * info->argsz and the length actually held, requires offsets to lie after
+ * the fixed header, to be 8-byte aligned and to strictly increase along
+ * the chain (which rules out loops), and checks that a known capability's
+ * body fits before the next one.  A malformed chain yields an Error,
+ * never a crash or hang.
+ *
+ * Why 8-byte alignment, for both sides: the kernel places every
+ * capability at an 8-byte aligned offset (vfio_info_add_capability()
+ * rounds each to sizeof(u64)), the capabilities hold u64 fields (sparse
+ * areas) that a reader may then load in place, and the vfio-user spec
+ * reuses the kernel's layout, which libvfio-user follows too.  A
+ * 4-byte-aligned chain is therefore malformed from any peer, and our own
+ * builder never makes one.
  */
-#ifndef HW_VFIO_REGION_INFO_H
-#define HW_VFIO_REGION_INFO_H
+#ifndef QEMU_VFIO_REGION_INFO_H
+#define QEMU_VFIO_REGION_INFO_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -82,9 +94,9 @@ bool vfio_region_info_parse_caps(const struct vfio_region_info *info,
 void vfio_region_caps_clear(VFIORegionCaps *caps);
 
 /*
- * Builder for well-formed info buffers (unit tests, fuzzer seeds, the
- * vfio-user server side).  Capabilities are appended in call order,
- * 8-byte aligned, and linked; argsz is the final length.
+ * Builder for well-formed info buffers (the vfio-user server side, unit
+ * tests, fuzzer seeds).  Capabilities are appended in call order, 8-byte
+ * aligned, and linked; argsz is the final length.
  */
 typedef struct VFIORegionInfoBuilder VFIORegionInfoBuilder;
 

@@ -2,12 +2,14 @@
 /*
  * Region-info capability chains: a bounded walker, parsers for the
  * capabilities Conduit uses, and a builder for well-formed buffers.
+ * The rules are stated once, in qemu/vfio-region-info.h.
  */
 #include "qemu/osdep.h"
 #include "qapi/error.h"
-#include "hw/vfio/region-info.h"
+#include "qemu/vfio-region-info.h"
 #include "trace.h"
 
+/* Alignment of every capability (see the header for why 8). */
 #define CAP_ALIGN 8
 
 /* A capability body we understand and need complete (header included). */

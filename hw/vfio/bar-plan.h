@@ -52,7 +52,7 @@
 #include <glib.h>
 #include "qemu/compiler.h"
 #include "qemu/typedefs.h"
-#include "hw/vfio/region-info.h"
+#include "qemu/vfio-region-info.h"
 
 /* x-msix-mappable */
 typedef enum VFIOMsixMappableMode {
