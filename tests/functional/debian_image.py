@@ -34,11 +34,12 @@ import subprocess
 import tempfile
 
 # Bump when the layout or the init changes: the cache is keyed by it.
-IMAGE_VERSION = 3
+IMAGE_VERSION = 4
 SUITE = 'bookworm'
 MIRROR = os.environ.get('DEBIAN_MIRROR', 'http://deb.debian.org/debian')
 SECTOR = 512
-DISK_MIB = 1024
+# The root partition: what the files take, plus this much room.
+ROOT_SLACK_MIB = 96
 BIOS_PART = (2048, 2048)            # (first LBA, sectors): 1 MiB
 ESP_PART = (4096, 65536)            # 32 MiB
 ROOT_START = 69632
@@ -249,8 +250,12 @@ def _esp(work, efi):
 
 def _assemble(path, root, work):
     disk = path + '.tmp'
+    used = int(run(['du', '-sm', '--apparent-size', root]).split()[0])
+    # Small on purpose: every run copies it (the nested L1 through 9p).
+    root_mib = int(used * 1.2) + ROOT_SLACK_MIB
+    disk_mib = ROOT_START * SECTOR // (1 << 20) + root_mib + 1
     with open(disk, 'wb') as f:
-        f.truncate(DISK_MIB << 20)
+        f.truncate(disk_mib << 20)
     run(['sgdisk', '-Z', disk])
     run(['sgdisk',
          '-n', '1:%d:+%d' % BIOS_PART, '-t', '1:ef02',

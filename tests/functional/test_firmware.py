@@ -44,7 +44,7 @@ OVMF_VARS = '/usr/share/OVMF/OVMF_VARS_4M.fd'
 SEABIOS = '/usr/share/seabios/bios-256k.bin'
 NVME_MIB = 16
 # Guards against a hung guest only; nothing asserts on time.
-TIMEOUT = int(os.environ.get('FIRMWARE_BOOT_TIMEOUT', '1200'))
+TIMEOUT = int(os.environ.get('FIRMWARE_BOOT_TIMEOUT', '600'))
 
 
 def pflash_blockdev(code, vars_):
@@ -82,7 +82,13 @@ class FirmwareBootTest(unittest.TestCase):
             raise unittest.SkipTest(str(e))
         cls.tmp = tempfile.TemporaryDirectory(prefix='conduit-fw-')
         cls.disk = os.path.join(cls.tmp.name, 'disk.raw')
-        subprocess.run(['cp', '--sparse=always', src, cls.disk], check=True)
+        start = time.monotonic()
+        subprocess.run(['dd', 'if=' + src, 'of=' + cls.disk, 'bs=4M',
+                        'conv=sparse', 'status=none'], check=True)
+        print('FIRMWARE-IMAGE %s copied in %.0f s (%d MiB)' %
+              (src, time.monotonic() - start,
+               os.path.getsize(cls.disk) >> 20))
+        sys.stdout.flush()
 
     @classmethod
     def tearDownClass(cls):
@@ -120,13 +126,10 @@ class FirmwareBootTest(unittest.TestCase):
                      '-device', 'pcie-root-port,id=rp1,chassis=1,slot=1',
                      '-device', 'vfio-user-pci,socket=%s,bus=rp1,id=nvme0' %
                      sock])
+            print('FIRMWARE-CASE %s: %s' % (case, ' '.join(argv)))
+            sys.stdout.flush()
             start = time.monotonic()
-            try:
-                r = subprocess.run(argv, stdout=subprocess.PIPE,
-                                   stderr=subprocess.STDOUT, timeout=TIMEOUT)
-                rc, out = r.returncode, r.stdout.decode(errors='replace')
-            except subprocess.TimeoutExpired as e:
-                rc, out = None, (e.output or b'').decode(errors='replace')
+            rc, out = self.run_watched(argv, log, case)
             seconds = time.monotonic() - start
         finally:
             server.terminate()
@@ -141,6 +144,34 @@ class FirmwareBootTest(unittest.TestCase):
               (case, machine, seconds))
         sys.stdout.flush()
         return rc, out, console, sector, seconds
+
+    def run_watched(self, argv, log, case):
+        """Runs Conduit; every 30 s prints the console's last line (a
+        sign of life for the L1 watchdog, and where a hang stopped)."""
+        with tempfile.TemporaryFile() as out:
+            proc = subprocess.Popen(argv, stdout=out,
+                                    stderr=subprocess.STDOUT)
+            deadline = time.monotonic() + TIMEOUT
+            while proc.poll() is None and time.monotonic() < deadline:
+                try:
+                    proc.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    try:
+                        with open(log, errors='replace') as f:
+                            tail = f.read()[-300:].strip().splitlines()
+                    except OSError:
+                        tail = []
+                    print('FIRMWARE-WAIT %s: %s' %
+                          (case, tail[-1][-160:] if tail else '(no output)'))
+                    sys.stdout.flush()
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+                rc = None
+            else:
+                rc = proc.returncode
+            out.seek(0)
+            return rc, out.read().decode(errors='replace')
 
     def check(self, case, machine, firmware_args, fw):
         rc, out, console, sector, _ = self.boot(case, machine, firmware_args)
