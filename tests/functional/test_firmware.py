@@ -44,7 +44,7 @@ OVMF_VARS = '/usr/share/OVMF/OVMF_VARS_4M.fd'
 SEABIOS = '/usr/share/seabios/bios-256k.bin'
 NVME_MIB = 16
 # Guards against a hung guest only; nothing asserts on time.
-TIMEOUT = int(os.environ.get('FIRMWARE_BOOT_TIMEOUT', '600'))
+TIMEOUT = int(os.environ.get('FIRMWARE_BOOT_TIMEOUT', '420'))
 
 
 def pflash_blockdev(code, vars_):
@@ -129,7 +129,7 @@ class FirmwareBootTest(unittest.TestCase):
             print('FIRMWARE-CASE %s: %s' % (case, ' '.join(argv)))
             sys.stdout.flush()
             start = time.monotonic()
-            rc, out = self.run_watched(argv, log, case)
+            rc, out = self.run_watched(argv, log, case, dbg)
             seconds = time.monotonic() - start
         finally:
             server.terminate()
@@ -145,7 +145,7 @@ class FirmwareBootTest(unittest.TestCase):
         sys.stdout.flush()
         return rc, out, console, sector, seconds
 
-    def run_watched(self, argv, log, case):
+    def run_watched(self, argv, log, case, dbg=None):
         """Runs Conduit; every 30 s prints the console's last line (a
         sign of life for the L1 watchdog, and where a hang stopped)."""
         with tempfile.TemporaryFile() as out:
@@ -161,8 +161,16 @@ class FirmwareBootTest(unittest.TestCase):
                             tail = f.read()[-300:].strip().splitlines()
                     except OSError:
                         tail = []
-                    print('FIRMWARE-WAIT %s: %s' %
-                          (case, tail[-1][-160:] if tail else '(no output)'))
+                    fw = []
+                    if dbg:
+                        try:
+                            with open(dbg, errors='replace') as f:
+                                fw = f.read()[-400:].strip().splitlines()
+                        except OSError:
+                            pass
+                    print('FIRMWARE-WAIT %s: console: %s | firmware: %s' %
+                          (case, tail[-1][-120:] if tail else '(no output)',
+                           ' / '.join(fw[-3:])[-240:] if fw else '-'))
                     sys.stdout.flush()
             if proc.poll() is None:
                 proc.kill()
@@ -177,6 +185,11 @@ class FirmwareBootTest(unittest.TestCase):
         rc, out, console, sector, _ = self.boot(case, machine, firmware_args)
         what = 'conduit: %s\nconsole:\n%s\nfirmware log:\n%s' % (
             out[-3000:], console[-6000:], self.fwlog[-4000:])
+        if rc != 0 or 'CONDUIT-BOOTED' not in console:
+            # Now, not at the end: a later case may take the L1 guest down.
+            for line in what.splitlines()[-150:]:
+                print('FIRMWARE-FAIL %s: %s' % (case, line))
+            sys.stdout.flush()
         self.assertEqual(rc, 0, what)
         self.assertIn('CONDUIT-GRUB loading linux', console, what)
         self.assertIn('CONDUIT-BOOTED firmware=%s' % fw, console, what)
