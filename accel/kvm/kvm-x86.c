@@ -578,6 +578,21 @@ static void kvm_x86_report_vcpu(KVMVCPU *cpu, const char *what)
                  s.gdt.base, s.gdt.limit, s.idt.base, s.idt.limit);
 }
 
+bool kvm_pit_set_reinject(bool reinject, Error **errp)
+{
+    struct kvm_reinject_control rc = { .pit_reinject = reinject };
+
+    if (!kvm_state || kvm_state->vm_fd < 0) {
+        error_setg(errp, "kvm-pit: no KVM VM");
+        return false;
+    }
+    if (ioctl(kvm_state->vm_fd, KVM_REINJECT_CONTROL, &rc) < 0) {
+        error_setg_errno(errp, errno, "kvm-pit: KVM_REINJECT_CONTROL");
+        return false;
+    }
+    return true;
+}
+
 static bool kvm_x86_inject_nmi(KVMVCPU *cpu, Error **errp)
 {
     if (ioctl(cpu->fd, KVM_NMI) < 0) {

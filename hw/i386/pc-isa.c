@@ -9,6 +9,7 @@
 #include "hw/i386/pc-isa.h"
 #include "hw/char/serial.h"
 #include "hw/rtc/mc146818rtc.h"
+#include "hw/i386/kvm-pit.h"
 #include "hw/irq.h"
 #include "system/system.h"
 #include "system/kvm.h"
@@ -28,6 +29,10 @@ bool pc_isa_init(MachineState *ms, Error **errp)
 {
     if (kvm_enabled()) {
         serial_isa_set_irq_source(pc_isa_serial_irq);
+    }
+    /* The in-kernel PIT (kvm-x86.c made it) and its lost-tick policy. */
+    if (kvm_enabled() && !kvm_pit_create(ms, errp)) {
+        return false;
     }
     /* Every pc has its CMOS clock; guests probe it unconditionally. */
     if (!mc146818_rtc_create(ms, kvm_enabled() ?

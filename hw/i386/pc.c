@@ -286,6 +286,28 @@ static bool pc_machine_set_hpet(Object *obj, bool value, Error **errp)
     return true;
 }
 
+/*
+ * vmport=off (virt-install's <vmport state='off'/>) is what this machine
+ * is: it has no VMware backdoor port.  on/auto are refused.
+ */
+static char *pc_machine_get_vmport(Object *obj, Error **errp)
+{
+    return g_strdup("off");
+}
+
+static bool pc_machine_set_vmport(Object *obj, const char *value,
+                                  Error **errp)
+{
+    if (strcmp(value, "off")) {
+        error_setg(errp, "vmport=%s is not supported: Conduit's pc machine "
+                   "has no VMware I/O port", value);
+        error_append_hint(errp, "Use vmport=off (libvirt: <vmport "
+                          "state='off'/>).\n");
+        return false;
+    }
+    return true;
+}
+
 static void pc_machine_class_init(ObjectClass *oc, void *data)
 {
     MachineClass *mc = MACHINE_CLASS(oc);
@@ -307,6 +329,8 @@ static void pc_machine_class_init(ObjectClass *oc, void *data)
                                   pc_set_pflash1);
     object_class_property_add_bool(oc, "hpet", pc_machine_get_hpet,
                                    pc_machine_set_hpet);
+    object_class_property_add_str(oc, "vmport", pc_machine_get_vmport,
+                                  pc_machine_set_vmport);
 }
 
 /* ---- the versioned machine names ---- */

@@ -8,7 +8,6 @@
 #include "qemu/osdep.h"
 #include "hw/i386/x86-cpu.h"
 #include "monitor/monitor.h"
-#include "system/target-info.h"
 #include "qapi/error.h"
 
 typedef struct X86CpuView {
@@ -23,7 +22,8 @@ static const X86CpuidEntry *x86_view_leaf(const X86CpuView *v,
 
         if (e->function == function &&
             (e->index == index || (function != 7 && function != 0xd &&
-                                   function != 0xb && function != 4))) {
+                                   function != 0xb && function != 4 &&
+                                   function != 0x14))) {
             return e;
         }
     }
@@ -65,12 +65,8 @@ static void x86_missing_one(const X86FeatureBit *f, void *opaque)
 
 static bool x86_model_known(const char *name)
 {
-    for (const char *const *m = target_info()->cpu_models; *m; m++) {
-        if (!strcmp(*m, name)) {
-            return true;
-        }
-    }
-    return false;
+    return !strcmp(name, "host") || !strcmp(name, "max") ||
+           x86_cpu_model_features(name);
 }
 
 /* Leaf 1's signature, leaf 0's vendor and the brand string. */

@@ -70,7 +70,38 @@ static const X86FeatureBit x86_features[] = {
     FXD("syscall", 11), FXD("nx", 20), FXD("mmxext", 22),
     FXD("fxsr-opt", 25), FXD("pdpe1gb", 26), FXD("rdtscp", 27),
     FXD("lm", 29), FXD("3dnowext", 30), FXD("3dnow", 31),
+    { "arat", 6, 0, X86_EAX, 2 },
+    F7B("sgx", 2), F7B("fdp-excptn-only", 6), F7B("zero-fcs-fds", 13),
+    F7B("pcommit", 22), F7B("intel-pt", 25),
+    F7C("waitpkg", 5), F7C("bus-lock-detect", 24), F7C("sgxlc", 30),
+    F7C("pks", 31),
+    F7D("avx512-vp2intersect", 8), F7D("pconfig", 18), F7D("arch-lbr", 19),
+    F7D("avx512-fp16", 23), F7D("amx-bf16", 22), F7D("amx-tile", 24),
+    F7D("amx-int8", 25),
+    FXC("mwaitx", 29),
     { "invtsc", 0x80000007, 0, X86_EDX, 8 },
+    { "clzero", 0x80000008, 0, X86_EBX, 0 },
+    { "xsaveerptr", 0x80000008, 0, X86_EBX, 2 },
+    { "wbnoinvd", 0x80000008, 0, X86_EBX, 9 },
+    { "ibrs", 0x80000008, 0, X86_EBX, 14 },
+    { "stibp-always-on", 0x80000008, 0, X86_EBX, 17 },
+    { "amd-no-ssb", 0x80000008, 0, X86_EBX, 26 },
+    { "amd-psfd", 0x80000008, 0, X86_EBX, 28 },
+    { "npt", 0x8000000a, 0, X86_EDX, 0 },
+    { "lbrv", 0x8000000a, 0, X86_EDX, 1 },
+    { "svm-lock", 0x8000000a, 0, X86_EDX, 2 },
+    { "nrip-save", 0x8000000a, 0, X86_EDX, 3 },
+    { "tsc-scale", 0x8000000a, 0, X86_EDX, 4 },
+    { "vmcb-clean", 0x8000000a, 0, X86_EDX, 5 },
+    { "flushbyasid", 0x8000000a, 0, X86_EDX, 6 },
+    { "decodeassists", 0x8000000a, 0, X86_EDX, 7 },
+    { "pause-filter", 0x8000000a, 0, X86_EDX, 10 },
+    { "pfthreshold", 0x8000000a, 0, X86_EDX, 12 },
+    { "avic", 0x8000000a, 0, X86_EDX, 13 },
+    { "v-vmsave-vmload", 0x8000000a, 0, X86_EDX, 15 },
+    { "vgif", 0x8000000a, 0, X86_EDX, 16 },
+    { "vnmi", 0x8000000a, 0, X86_EDX, 25 },
+    { "svme-addr-chk", 0x8000000a, 0, X86_EDX, 28 },
     { "ibpb", 0x80000008, 0, X86_EBX, 12 },
     { "amd-stibp", 0x80000008, 0, X86_EBX, 15 },
     { "amd-ssbd", 0x80000008, 0, X86_EBX, 24 },
@@ -158,6 +189,20 @@ static bool x86_model_has(const char *const *features, const char *name)
     return false;
 }
 
+/* Features of IA32_ARCH_CAPABILITIES and the VMX capability MSRs. */
+static bool x86_cpu_msr_feature(const char *name)
+{
+    static const char *const arch_caps[] = {
+        "rdctl-no", "ibrs-all", "rsba", "skip-l1dfl-vmentry", "ssb-no",
+        "mds-no", "pschange-mc-no", "tsx-ctrl", "taa-no", "sbdr-ssdp-no",
+        "fbsdp-no", "psdp-no", "fb-clear", "pbrsb-no", "gds-no", "rfds-no",
+        NULL,
+    };
+    g_autofree char *n = g_strdelimit(g_strdup(name), "_", '-');
+
+    return g_str_has_prefix(n, "vmx-") || g_strv_contains(arch_caps, n);
+}
+
 void x86_cpu_config_init(X86CPUConfig *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));
@@ -237,6 +282,21 @@ bool x86_cpu_parse_options(X86CPUConfig *cfg, const char *model,
             continue;
         }
         f = x86_cpu_feature_find(name);
+        if (!f && x86_cpu_msr_feature(name)) {
+            /*
+             * Reported through a capability MSR, not CPUID: KVM gives the
+             * guest the host's value, so "on" is what happens anyway and
+             * "off" cannot be honoured.
+             */
+            if (!on) {
+                error_setg(errp, "%s=off is not supported: KVM reports the "
+                           "host's %s capability MSR to the guest", name,
+                           g_str_has_prefix(name, "vmx-") ? "VMX" :
+                           "IA32_ARCH_CAPABILITIES");
+                return false;
+            }
+            continue;
+        }
         if (!f) {
             error_setg(errp, "Property '%s-x86_64-cpu.%s' not found", model,
                        name);
@@ -411,11 +471,4 @@ static const TypeInfo x86_cpu_types[] = {
     },
 };
 
-static void x86_cpu_register_types(void)
-{
-    for (size_t i = 0; i < G_N_ELEMENTS(x86_cpu_types); i++) {
-        type_register_static(&x86_cpu_types[i]);
-    }
-}
-
-type_init(x86_cpu_register_types)
+DEFINE_TYPES(x86_cpu_types)

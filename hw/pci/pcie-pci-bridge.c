@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * pcie-pci-bridge: a PCI Express to conventional PCI bridge (type 1
  * header, PCIe capability of type "PCI Express to PCI/PCI-X bridge"),
  * the controller libvirt adds on q35 for devices that are not PCIe

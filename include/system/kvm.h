@@ -72,4 +72,10 @@ typedef struct KVMExitStats {
 } KVMExitStats;
 void kvm_get_exit_stats(KVMExitStats *stats);
 
+/*
+ * The in-kernel PIT re-injects ticks the guest missed (true, KVM's
+ * default) or drops them.  False with errp set if KVM cannot.
+ */
+bool kvm_pit_set_reinject(bool reinject, Error **errp);
+
 #endif

@@ -109,7 +109,10 @@ def unavailable_reason():
 
 
 class Libvirtd:
-    def __init__(self, tmpdir=None, timeout=60):
+    def __init__(self, tmpdir=None, timeout=60, emulators=()):
+        # (name, path) pairs: path found as name on the daemon's PATH, so
+        # that its capabilities list it (virt-install picks from them).
+        self.emulators = list(emulators)
         self.own_tmp = tmpdir is None
         self.tmp = tmpdir or tempfile.mkdtemp(prefix='conduit-libvirt-')
         self.timeout = timeout
@@ -153,7 +156,7 @@ class Libvirtd:
         self.daemon_log = open(self.path('libvirtd.stderr'), 'w')
         # Without /usr/bin on PATH libvirtd does not find (and probe at
         # start-up) every qemu-system-* installed: only our emulator.
-        env = dict(os.environ, PATH='/usr/sbin:/sbin')
+        env = dict(os.environ, PATH=self.daemon_path())
         self.proc = subprocess.Popen(
             ['/usr/bin/unshare', '--mount', '--net', '--', '/bin/sh', '-c',
              script],
@@ -183,7 +186,7 @@ class Libvirtd:
                                'libvirtd beside')
         self.proc.send_signal(signal.SIGTERM)
         self.proc.wait(self.timeout)
-        env = dict(os.environ, PATH='/usr/sbin:/sbin')
+        env = dict(os.environ, PATH=self.daemon_path())
         # -r and -w: the domain's root and directory too (a chroot, in
         # the nested test), not the namespace's.
         self.proc = subprocess.Popen(
@@ -201,6 +204,17 @@ class Libvirtd:
             time.sleep(0.2)
         raise RuntimeError('libvirtd did not come back: %s' %
                            self.log_tail())
+
+    def daemon_path(self):
+        if not self.emulators:
+            return '/usr/sbin:/sbin'
+        bindir = self.path('bin')
+        os.makedirs(bindir, exist_ok=True)
+        for name, target in self.emulators:
+            link = os.path.join(bindir, name)
+            if not os.path.lexists(link):
+                os.symlink(target, link)
+        return bindir + ':/usr/sbin:/sbin'
 
     def netns_argv(self, argv):
         """@argv run in the daemon's network namespace (where its taps

@@ -367,6 +367,24 @@ echo "NOVA-DONE"
 sleep 100000
 """
 NOVA_MEM_MIB = 384
+
+# virt-install's guest: each PCI function and the driver that took it.
+VI_MODULES = ['virtio_pci', 'virtio_blk', 'virtio_rng', 'virtio_balloon',
+              'virtio_console', 'xhci_pci', 'xhci_hcd', 'uhci_hcd']
+VI_INIT = kvfio_image.INIT_PROLOGUE + r"""echo "VI-BOOTED"
+for m in @MODULES@; do insmod /lib/modules/$m 2>/dev/null; done
+sleep 5
+for d in /sys/bus/pci/devices/*; do
+    drv=none
+    [ -e $d/driver ] && drv=$(basename $(readlink $d/driver))
+    echo "VI-PCI ${d##*/} $(cat $d/vendor):$(cat $d/device) $drv $(cat $d/class)"
+done
+echo "VI-DISK $(dd if=/dev/vda bs=16 count=1 2>/dev/null)"
+echo "VI-RNG $(cat /sys/class/misc/hw_random/rng_current 2>/dev/null)"
+echo "VI-PORTS $(ls /sys/class/virtio-ports 2>/dev/null | tr '\n' ' ')"
+echo "VI-DONE"
+sleep 100000
+"""
 NOVA_XML = """<domain type='kvm'>
   <name>%(name)s</name>
   <uuid>%(uuid)s</uuid>
@@ -428,8 +446,12 @@ class LibvirtTest(unittest.TestCase):
         if not CONDUIT or not os.access(CONDUIT, os.X_OK):
             raise unittest.SkipTest('CONDUIT_BINARY not built')
         cls.tmp = tempfile.TemporaryDirectory(prefix='conduit-libvirt-')
-        cls.lv = libvirt_env.Libvirtd(os.path.join(cls.tmp.name, 'lv'),
-                                      timeout=WAIT)
+        # Conduit also as qemu-system-x86_64 on libvirtd's PATH: the
+        # emulator virt-install finds in the capabilities.
+        cls.lv = libvirt_env.Libvirtd(
+            os.path.join(cls.tmp.name, 'lv'), timeout=WAIT,
+            emulators=[('qemu-system-x86_64', os.path.abspath(CONDUIT))]
+            if CONDUIT else [])
         os.makedirs(cls.lv.tmp)
         try:
             cls.lv.start_or_cleanup()
@@ -674,6 +696,51 @@ class LibvirtTest(unittest.TestCase):
         self.domains.remove(dom)
         r = self.lv.virsh('dominfo', dom, check=False)
         self.assertNotEqual(r.returncode, 0)
+
+    def test_save_restore(self):
+        # virsh save / restore, managedsave + start and dump of a guest in
+        # the middle of its virtio-blk I/O (issue 29): libvirt's own
+        # getfd + migrate to an fd, -incoming defer + migrate-incoming,
+        # dump-guest-memory.  The guest must finish its I/O afterwards.
+        self.need_kvm()
+        sys.path.insert(0, os.path.join(HERE, '..', '..', 'scripts', 'bench'))
+        import virtioblkbench as vb
+        img = self.lv.path('save-disk.raw')
+        vb.make_image(img)
+        log = self.lv.path('save-serial.log')
+        disk = ("<disk type='file' device='disk'><driver name='qemu' "
+                "type='raw'/><source file='%s'/><target dev='vda' "
+                "bus='virtio'/></disk>" % img)
+        dom = self.define(domain_xml(
+            'conduit-save', self.guest('virtio-blk'),
+            append='qd=4 ios=3000 mode=irq verify=1 write=1',
+            serial='file', serial_path=log, devices=disk,
+            qemu_args=['-device', 'isa-debug-exit,iobase=0xf4,iosize=4']))
+        self.lv.virsh('start', dom)
+        self.wait_for('the guest starting its I/O',
+                      lambda: vb.START_MARKER in self.read(log))
+        state = self.lv.path('conduit-save.state')
+        self.lv.virsh('save', dom, state)
+        self.assertEqual(self.domstate(dom), 'shut off')
+        self.assertGreater(os.path.getsize(state), 0)
+        self.lv.virsh('restore', state)
+        self.assertEqual(self.domstate(dom), 'running')
+        self.lv.virsh('managedsave', dom)
+        self.assertEqual(self.domstate(dom), 'shut off')
+        self.assertIn('yes', self.lv.virsh('dominfo', dom).stdout.split(
+            'Managed save:')[1].splitlines()[0])
+        self.lv.virsh('start', dom)
+        self.assertEqual(self.domstate(dom), 'running')
+        core = self.lv.path('conduit-save.core')
+        self.lv.virsh('dump', '--memory-only', dom, core)
+        with open(core, 'rb') as f:
+            self.assertEqual(f.read(4), b'\x7fELF')
+        self.wait_for('the guest to finish after three restores',
+                      lambda: 'unexpected failures' in self.read(log),
+                      timeout=600)
+        out = self.read(log)
+        self.assertRegex(out, r'SUMMARY: \d+ tests, 0 unexpected failures')
+        self.assertRegex(out, r'RESULT .*ios=3000')
 
     def test_serial_log_fd_passed(self):
         # <serial type='file'>: libvirt opens the file and passes it with
@@ -1148,7 +1215,7 @@ class LibvirtTest(unittest.TestCase):
         cases = [
             ('qcow2', "<disk type='file' device='disk'><driver name='qemu' "
              "type='qcow2'/><source file='%s'/><target dev='vda' "
-             "bus='virtio'/></disk>" % qcow2, '', "Unknown driver 'qcow2'"),
+             "bus='virtio'/></disk>" % qcow2, '', '"driver":"qcow2"'),
             ('s3', '', "<pm><suspend-to-mem enabled='yes'/></pm>",
              'S3 (suspend to RAM) is not supported'),
             ('cpu-model', '', "<cpu mode='custom' match='exact'>"
@@ -1168,6 +1235,114 @@ class LibvirtTest(unittest.TestCase):
             self.assertNotEqual(r.returncode, 0, name)
             self.assertIn(needle, r.stderr, name)
             self.assertNotIn(dom, self.lv.virsh('list').stdout)
+
+    # ---- what virt-install writes ----
+
+    def test_virt_install_xml(self):
+        # virt-install's own headless XML (--import --graphics none
+        # --machine pc) is defined and started unchanged; the Linux guest
+        # lists every PCI device of it with the driver that bound.
+        self.need_kvm('linux')
+        if not shutil.which('virt-install'):
+            self.fail('virt-install is missing (scripts/install-deps '
+                      'installs virtinst)')
+        try:
+            ver, bzimage, mods = kvfio_image.find_kernel()
+        except kvfio_image.Unavailable as e:
+            self.skipTest(str(e))
+        initrd = self.lv.path('vi.cpio')
+        modules = []
+        for m in VI_MODULES:
+            try:
+                modules += [k for k in kvfio_image.module_load_order(
+                    mods, [m]) if k not in modules]
+            except Exception as e:      # built in, or not shipped
+                print('virt-install L2: module %s not added: %s' % (m, e))
+        c = kvfio_image.Cpio()
+        c.add_file('bin/busybox', '/bin/busybox', 0o755)
+        for ko in modules:
+            c.add_file('lib/modules/' + os.path.basename(ko), ko, 0o644)
+        c.add_data('init', VI_INIT.replace('@MODULES@', ' '.join(
+            os.path.basename(k) for k in modules)).encode(), 0o755)
+        with open(initrd, 'wb') as f:
+            f.write(gzip.compress(c.finish(), 1))
+        disk = self.lv.path('vi.img')
+        with open(disk, 'wb') as f:
+            f.write(b'CONDUIT-VI-DISK0')
+            f.truncate(16 << 20)
+        r = subprocess.run(
+            ['virt-install', '--connect', self.lv.uri, '--print-xml',
+             '--import', '--graphics', 'none', '--machine', 'pc',
+             '--name', 'conduit-vi', '--memory', '384', '--vcpus', '1',
+             '--osinfo', 'linux2022', '--virt-type', 'kvm',
+             '--arch', 'x86_64', '--disk', disk + ',format=raw,bus=virtio',
+             '--network', 'none',
+             '--boot', 'kernel=%s,initrd=%s,kernel_args=console=ttyS0 '
+             'panic=-1 loglevel=4' % (bzimage, initrd)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            universal_newlines=True, timeout=WAIT)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        xml = r.stdout
+        root = ET.fromstring(xml)
+        print('virt-install devices: ' + ' '.join(sorted(
+            '%s%s' % (d.tag, ('[%s]' % (d.get('model') or d.get('type')))
+                      if (d.get('model') or d.get('type')) else '')
+            for d in root.find('devices'))))
+        for t in root.iter('timer'):
+            print('virt-install timer: %s' % t.attrib)
+        dom = self.define(xml)
+        self.log_mark = len(self.read(self.lv.logfile))
+        log = self.lv.path('log', 'qemu', dom + '.log')
+        self.addCleanup(self.show_domain_logs, dom, log)
+        r = self.lv.virsh('start', dom, check=False)
+        argv = self.read(log)
+        for line in argv.replace(' -', '\n-').splitlines():
+            if line.startswith(('-device', '-object', '-global', '-machine',
+                                '-cpu', '-rtc', '-chardev', '-no-hpet')):
+                print('virt-install argv: ' + line)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        # The console is a pty: read the guest through virsh console.
+        out = self.console_until(dom, 'VI-DONE')
+        pci = re.findall(r'^VI-PCI (\S+) (\S+) (\S+) 0x(\S+)', out, re.M)
+        print('\n'.join('virt-install L2 pci: %s %s %s %s' % p for p in pci))
+        for line in out.splitlines():
+            if line.startswith(('VI-RNG', 'VI-PORTS', 'VI-DISK')):
+                print('virt-install L2: ' + line.strip())
+        drivers = {d for _, _, d, _ in pci}
+        self.assertIn('virtio-pci', drivers, out)
+        self.assertIn('VI-DISK CONDUIT-VI-DISK0', out)
+        # Every function of the XML has a driver in the guest (the host
+        # and ISA bridges, class 06, need none).
+        for slot, ids, drv, cls in pci:
+            if not cls.startswith('06'):
+                self.assertNotEqual(drv, 'none', '%s %s\n%s' % (slot, ids,
+                                                                 out))
+        self.lv.virsh('destroy', dom)
+
+    def console_until(self, dom, marker, timeout=LINUX_WAIT):
+        pid, fd = pty.fork()
+        if pid == 0:
+            os.execv(libvirt_env.VIRSH, [libvirt_env.VIRSH, '-c',
+                                         self.lv.uri, 'console', '--force',
+                                         dom])
+        out = b''
+        deadline = time.monotonic() + timeout
+        try:
+            while marker.encode() not in out and \
+                    time.monotonic() < deadline:
+                ready, _, _ = select.select([fd], [], [], 5)
+                if ready:
+                    try:
+                        out += os.read(fd, 65536)
+                    except OSError:
+                        break
+        finally:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            os.close(fd)
+        text = out.decode(errors='replace')
+        self.assertIn(marker, text, text[-3000:])
+        return text
 
     # ---- a domain as OpenStack Nova writes it ----
 

@@ -41,6 +41,17 @@ static void test_parse(void)
     err = NULL;
     g_assert_false(x86_cpu_parse_options(&cfg, "host", "+avx=on", &err));
     error_free(err);
+    /* Capability-MSR features: on is what KVM does, off is refused. */
+    err = NULL;
+    x86_cpu_config_init(&cfg);
+    g_assert_true(x86_cpu_parse_options(&cfg, "qemu64", "mds-no=on,"
+                                        "vmx-exit-load-efer=on,arat=on",
+                                        &error_abort));
+    g_assert_false(x86_cpu_parse_options(&cfg, "qemu64", "ssb-no=off",
+                                         &err));
+    g_assert_nonnull(strstr(error_get_pretty(err), "ssb-no=off"));
+    error_free(err);
+    err = NULL;
     g_assert_nonnull(x86_cpu_feature_find("sse4.1"));
     g_assert_true(x86_cpu_feature_find("sse4_1") ==
                   x86_cpu_feature_find("sse4.1"));

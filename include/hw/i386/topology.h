@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * x86 APIC IDs of the -smp topology, as the SDM and AMD's APM define
  * them and QEMU numbers them: the ID is the thread, core, die and
  * package numbers packed in fields of ceil(log2(count)) bits each, so
