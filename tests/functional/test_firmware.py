@@ -44,7 +44,7 @@ OVMF_VARS = '/usr/share/OVMF/OVMF_VARS_4M.fd'
 SEABIOS = '/usr/share/seabios/bios-256k.bin'
 NVME_MIB = 16
 # Guards against a hung guest only; nothing asserts on time.
-TIMEOUT = int(os.environ.get('FIRMWARE_BOOT_TIMEOUT', '420'))
+TIMEOUT = int(os.environ.get('FIRMWARE_BOOT_TIMEOUT', '240'))
 
 
 def pflash_blockdev(code, vars_):
