@@ -311,12 +311,14 @@ char *x86_fw_bootorder(void)
 void x86_fw_cfg_set_smbios(FWCfgState *fw, void *anchor, size_t anchor_len,
                            void *tables, size_t tables_len)
 {
-    if (!fw_cfg_modify_file(fw, "etc/smbios/smbios-anchor", anchor,
-                            anchor_len)) {
+    /* fw_cfg_modify_file() frees the data when there is no such file. */
+    if (fw_cfg_file_key(fw, "etc/smbios/smbios-anchor") != FW_CFG_INVALID) {
+        fw_cfg_modify_file(fw, "etc/smbios/smbios-anchor", anchor,
+                           anchor_len);
+        fw_cfg_modify_file(fw, "etc/smbios/smbios-tables", tables,
+                           tables_len);
+    } else {
         fw_cfg_add_file(fw, "etc/smbios/smbios-anchor", anchor, anchor_len);
-    }
-    if (!fw_cfg_modify_file(fw, "etc/smbios/smbios-tables", tables,
-                            tables_len)) {
         fw_cfg_add_file(fw, "etc/smbios/smbios-tables", tables, tables_len);
     }
 }

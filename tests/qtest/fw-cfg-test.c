@@ -258,6 +258,26 @@ static void test_bootorder(void)
     unlink(disk);
 }
 
+/* The SMBIOS tables for firmware: a 2.1 anchor and the structures. */
+static void test_smbios(void)
+{
+    QTestState *qts = fw_start("q35", "-smbios type=1,manufacturer=Acme");
+    uint32_t asize, tsize;
+    g_autofree uint8_t *anchor = fw_read_file(qts, "etc/smbios/smbios-anchor",
+                                              &asize);
+    g_autofree uint8_t *tables = fw_read_file(qts, "etc/smbios/smbios-tables",
+                                              &tsize);
+
+    g_assert_nonnull(anchor);
+    g_assert_nonnull(tables);
+    g_assert_cmpuint(asize, ==, 0x1f);
+    g_assert_cmpmem(anchor, 4, "_SM_", 4);
+    g_assert_cmpmem(anchor + 0x10, 5, "_DMI_", 5);
+    g_assert_cmpuint(lduw_le_p(anchor + 0x16), ==, tsize);
+    g_assert_nonnull(memmem(tables, tsize, "Acme", 4));
+    qtest_quit(qts);
+}
+
 static void test_sercon(void)
 {
     QTestState *qts = qtest_initf("-M pc -bios %s -nodefaults "
@@ -282,6 +302,7 @@ int main(int argc, char **argv)
     g_test_add_func("/fw_cfg/acpi-table-loader", test_acpi_files);
     g_test_add_func("/fw_cfg/bootorder", test_bootorder);
     g_test_add_func("/fw_cfg/sercon-port", test_sercon);
+    g_test_add_func("/fw_cfg/smbios", test_smbios);
     ret = g_test_run();
     unlink(bios_path);
     g_free(bios_path);
