@@ -1109,6 +1109,13 @@ void memory_region_set_readonly(MemoryRegion *mr, bool readonly)
     memory_region_topology_changed();
 }
 
+void memory_region_set_readonly_writes(MemoryRegion *mr, MemoryRegion *io)
+{
+    g_assert(mr->kind == MEMORY_REGION_RAM);
+    g_assert(!io || (io->kind == MEMORY_REGION_IO && io->size >= mr->size));
+    mr->readonly_writes = io;
+}
+
 /* ---- Accessors -------------------------------------------------------- */
 
 uint64_t memory_region_size(MemoryRegion *mr)
@@ -1502,6 +1509,10 @@ static MemTxResult memory_region_access(MemoryRegion *mr, hwaddr addr,
                                         bool is_write, bool readonly)
 {
     if (is_write && readonly) {
+        if (mr->kind == MEMORY_REGION_RAM && mr->readonly_writes) {
+            /* A ROM device in array mode: the chip sees the write. */
+            return io_access(mr->readonly_writes, addr, buf, len, true);
+        }
         /* ROM semantics: the write is silently ignored. */
         return MEMTX_OK;
     }

@@ -232,6 +232,16 @@ void qemu_system_reset_request_cause(ShutdownCause cause)
     qemu_notify_event();
 }
 
+void qemu_system_guest_reset_request(void)
+{
+    /* -no-reboot / -action reboot=shutdown: the reset ends the VM. */
+    if (no_reboot) {
+        qemu_system_shutdown_request_cause(SHUTDOWN_CAUSE_GUEST_RESET, 0);
+    } else {
+        qemu_system_reset_request_cause(SHUTDOWN_CAUSE_GUEST_RESET);
+    }
+}
+
 void qemu_system_reset_request(void)
 {
     qemu_system_reset_request_cause(SHUTDOWN_CAUSE_GUEST_RESET);

@@ -99,6 +99,9 @@ void qemu_unregister_powerdown_handler(QemuPowerdownHandler *fn,
                                        void *opaque);
 /* Asks the main loop to reset the machine (guest-reset cause). */
 void qemu_system_reset_request(void);
+/* A reset the guest asked for (chipset, 8042, triple fault): honours
+ * -no-reboot, as QEMU does. */
+void qemu_system_guest_reset_request(void);
 void qemu_system_reset_request_cause(ShutdownCause cause);
 
 /*

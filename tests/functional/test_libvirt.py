@@ -562,9 +562,12 @@ class LibvirtTest(unittest.TestCase):
         self.assertNotIn('tcg', flags)
         self.assertIn('vfio-pci', flags)
         self.assertEqual(caps.findtext('arch'), 'x86_64')
-        # The probe saw exactly the machines Conduit has.
-        machines = {m.get('name') for m in caps.iter('machine')}
-        self.assertEqual(machines, {'pc'})  # libvirt drops 'none'
+        # The probe saw the machines Conduit has, with QEMU's aliases.
+        machines = {m.get('name'): m.get('alias')
+                    for m in caps.iter('machine')}
+        self.assertEqual(machines.get('pc-i440fx-8.2'), 'pc')
+        self.assertEqual(machines.get('pc-q35-8.2'), 'q35')
+        self.assertNotIn('none', machines)  # libvirt drops 'none'
 
     def test_probe_ppc64(self):
         if not CONDUIT_PPC64 or not os.access(CONDUIT_PPC64, os.X_OK):
@@ -581,6 +584,23 @@ class LibvirtTest(unittest.TestCase):
         self.assertNotIn('kvm', flags)
         self.assertNotIn('tcg', flags)
         self.assertIn('pseries', {m.get('name') for m in caps.iter('machine')})
+
+    def test_probe_kvm_q35_efi(self):
+        # domcapabilities of q35 lists Debian's OVMF (its firmware
+        # descriptors) and both firmware kinds, as for QEMU.
+        self.need_kvm('api')
+        if not os.path.exists('/usr/share/OVMF/OVMF_CODE_4M.fd'):
+            self.skipTest('ovmf is not installed')
+        r = self.domcaps(CONDUIT, 'x86_64', 'q35', 'kvm')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        root = ET.fromstring(r.stdout)
+        self.assertEqual(root.findtext('machine'), 'pc-q35-8.2')
+        loader = root.find('os/loader')
+        self.assertEqual(loader.get('supported'), 'yes', r.stdout)
+        values = [v.text for v in loader.findall('value')]
+        self.assertIn('/usr/share/OVMF/OVMF_CODE_4M.fd', values, r.stdout)
+        fw = {v.text for v in root.findall("os/enum[@name='firmware']/value")}
+        self.assertIn('efi', fw, r.stdout)
 
     def test_probe_kvm_hostdev(self):
         self.need_kvm('api')
