@@ -289,6 +289,22 @@ def stat_delta(end, start, name):
     return end[name] - start[name]
 
 
+def start_server(build, tmp, extra):
+    sock = os.path.join(tmp, 'nvme.sock')
+    if os.path.exists(sock):
+        os.unlink(sock)
+    argv = [os.path.join(build, 'vfio-user-nvme'), '--socket', sock,
+            '--backend', 'null', '--queues', '4'] + list(extra)
+    proc = spawn(argv, stdout=subprocess.DEVNULL)
+    deadline = time.time() + 30
+    while not os.path.exists(sock):
+        if proc.poll() is not None or time.time() > deadline:
+            raise RuntimeError('vfio-user-nvme did not start: ' +
+                               ' '.join(argv))
+        time.sleep(0.02)
+    return proc, sock
+
+
 def parse_result(serial):
     for line in reversed(serial.splitlines()):
         if line.startswith('RESULT '):

@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -221,6 +222,19 @@ class BenchPinningTest(unittest.TestCase):
                          (1.0, 2.0, 9.0))
         self.assertEqual(n['cpu_us_per_io'], 1.5)
 
+    def test_the_scripts_find_what_they_call(self):
+        # Every helper the bench scripts call is there (a lost one made
+        # every NVMe run of a whole make bench fail).
+        for name in ('start_server', 'run_guest', 'run_qemu', 'watch_peer',
+                     'pin_vmm', 'pin_threads', 'kvm_vm_stat', 'stat_delta',
+                     'io_numbers', 'parse_result', 'qemu_version',
+                     'kill_leftovers'):
+            self.assertTrue(callable(getattr(nvmebench, name, None)), name)
+        vb = load_script('virtio-blk').vb
+        for name in ('measure', 'run_qemu', 'run_guest', 'make_image',
+                     'make_qcow2', 'blockdev_args', 'process_stat_ns'):
+            self.assertTrue(callable(getattr(vb, name, None)), name)
+
     def test_kvm_debugfs_absent_is_none(self):
         old = nvmebench.KVM_DEBUGFS
         with tempfile.TemporaryDirectory() as tmp:
@@ -301,6 +315,23 @@ class VirtioBlkBenchPlumbingTest(unittest.TestCase):
         self.assertEqual(by['qemu', 'perf', 'raw']['vs_qemu'], '')
         self.assertEqual(by['conduit', 'qcow2', 'qcow2']['qcow2_vs_raw'],
                          '0.5')
+
+    def test_process_cpu_keeps_exited_threads(self):
+        import threading
+        vb = load_script('virtio-blk').vb
+
+        def burn():
+            t = time.process_time()
+            while time.process_time() - t < 0.3:
+                pass
+        before = vb.process_stat_ns(os.getpid())
+        t = threading.Thread(target=burn)
+        t.start()
+        t.join()
+        # The thread is gone; its CPU time still counts for the process.
+        self.assertGreaterEqual(vb.process_stat_ns(os.getpid()) - before,
+                                200000000)
+        self.assertIsNone(vb.process_stat_ns(2 ** 22 + 1))
 
     def test_peer_is_labelled_by_version(self):
         vb = load_script('virtio-blk')
