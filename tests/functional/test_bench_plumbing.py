@@ -333,6 +333,37 @@ class VirtioBlkBenchPlumbingTest(unittest.TestCase):
                                 200000000)
         self.assertIsNone(vb.process_stat_ns(2 ** 22 + 1))
 
+    def test_runs_csv_round_trip_for_replot(self):
+        vb = load_script('virtio-blk')
+        row = ('perf', 'poll', 16, 'read', 'raw')
+        runs = [self.fake('conduit', row, 0, 1234.5),
+                self.fake('qemu', row, 0, 1000)]
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, 'virtio-blk-runs.csv')
+            vb.write_runs_csv(path, nested.LABEL_NESTED, 'QEMU 7.2', 'pin',
+                              runs)
+            env, peer, pin, back = vb.read_runs_csv(path)
+        self.assertEqual((env, peer, pin),
+                         (nested.LABEL_NESTED, 'QEMU 7.2', 'pin'))
+        self.assertEqual([(r['key'], r['qd'], r['mode'], r['iops_trim'])
+                          for r in back],
+                         [('conduit', 16, 'poll', 1234.5),
+                          ('qemu', 16, 'poll', 1000.0)])
+        run = load_script('run')
+        nruns = [fake_run('db-default/q2', 'conduit', 'db', 32, 1, 500)]
+        nruns[0]['coalesce'] = False
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, 'results.csv')
+            run.write_results_csv(path, nested.LABEL_NESTED, nruns, 'pin')
+            env, pin, back = run.read_results_csv(path)
+        self.assertEqual((env, pin), (nested.LABEL_NESTED, 'pin'))
+        self.assertEqual((back[0]['scenario'], back[0]['qd'],
+                          back[0]['iops'], back[0]['coalesce']),
+                         ('db-default/q2', 32, 500.0, False))
+        self.assertEqual(run.queues_of(back[0]['scenario']), 2)
+        self.assertEqual(run.layout_of('db-default/q2'), 'db')
+        self.assertEqual(run.layout_of('qemu-bar4/q4'), 'bar4')
+
     def test_peer_is_labelled_by_version(self):
         vb = load_script('virtio-blk')
         old = os.environ.get('CONDUIT_PEER_QEMU')
