@@ -495,8 +495,12 @@ static gpointer migration_thread(gpointer opaque)
 fail:
     bql_lock();
 fail_locked:
-    if (s->file && mig_file_peer_spoke(s->file) && !s->cancel_requested) {
-        /* The destination gave up first: its reason is the better one. */
+    if (s->file && caps[MIGRATION_CAP_RETURN_PATH] && !s->cancel_requested &&
+        mig_file_fd(s->file) >= 0) {
+        /*
+         * The destination may have given up first (and closed, which is
+         * why our write failed): its reason is the better one.
+         */
         Error *verdict = NULL;
 
         bql_unlock();
@@ -887,6 +891,16 @@ static void qmp_query_migrate(JsonObject *args, JsonNode **ret, Error **errp)
     MigrationState *s = mig_out.status != MIGRATION_STATUS_NONE ? &mig_out
                                                                 : &mig_in;
 
+    if (blockers && blockers->len) {
+        /* As QEMU: why a migration would be refused, whatever the state. */
+        JsonArray *why = json_array_new();
+
+        for (guint i = 0; i < blockers->len; i++) {
+            json_array_add_string_element(
+                why, error_get_pretty(g_ptr_array_index(blockers, i)));
+        }
+        json_object_set_array_member(o, "blocked-reasons", why);
+    }
     if (s->status == MIGRATION_STATUS_NONE) {
         *ret = qmp_node_new_object(o);
         return;

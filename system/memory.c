@@ -44,6 +44,17 @@ bool memory_target_is_big_endian(void)
     return target_big_endian;
 }
 
+/* Guest RAM that migration copies (see memory_foreach_ram()). */
+static void ram_region_register(MemoryRegion *mr)
+{
+    g_mutex_lock(&ram_regions_lock);
+    if (!ram_regions) {
+        ram_regions = g_ptr_array_new();
+    }
+    g_ptr_array_add(ram_regions, mr);
+    g_mutex_unlock(&ram_regions_lock);
+}
+
 /* ---- Region life cycle ------------------------------------------------ */
 
 static void memory_region_init_common(MemoryRegion *mr, MemoryRegionKind kind,
@@ -127,12 +138,7 @@ bool memory_region_init_ram(MemoryRegion *mr, Object *owner, const char *name,
     mr->ram_fd = fd;
     mr->ram_fd_offset = 0;
     trace_memory_region_ram_alloc(mr->name, size, fd);
-    g_mutex_lock(&ram_regions_lock);
-    if (!ram_regions) {
-        ram_regions = g_ptr_array_new();
-    }
-    g_ptr_array_add(ram_regions, mr);
-    g_mutex_unlock(&ram_regions_lock);
+    ram_region_register(mr);
     return true;
 
 fail:
@@ -177,6 +183,7 @@ bool memory_region_init_ram_from_fd(MemoryRegion *mr, Object *owner,
     }
     mr->ram_fd_offset = 0;
     trace_memory_region_ram_alloc(mr->name, size, mr->ram_fd);
+    ram_region_register(mr);
     return true;
 
 fail:
@@ -1102,6 +1109,13 @@ void memory_region_set_readonly(MemoryRegion *mr, bool readonly)
     memory_region_topology_changed();
 }
 
+void memory_region_set_readonly_writes(MemoryRegion *mr, MemoryRegion *io)
+{
+    g_assert(mr->kind == MEMORY_REGION_RAM);
+    g_assert(!io || (io->kind == MEMORY_REGION_IO && io->size >= mr->size));
+    mr->readonly_writes = io;
+}
+
 /* ---- Accessors -------------------------------------------------------- */
 
 uint64_t memory_region_size(MemoryRegion *mr)
@@ -1495,6 +1509,10 @@ static MemTxResult memory_region_access(MemoryRegion *mr, hwaddr addr,
                                         bool is_write, bool readonly)
 {
     if (is_write && readonly) {
+        if (mr->kind == MEMORY_REGION_RAM && mr->readonly_writes) {
+            /* A ROM device in array mode: the chip sees the write. */
+            return io_access(mr->readonly_writes, addr, buf, len, true);
+        }
         /* ROM semantics: the write is silently ignored. */
         return MEMTX_OK;
     }

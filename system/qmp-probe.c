@@ -231,6 +231,9 @@ static void qmp_query_machines(JsonObject *args, JsonNode **ret,
         JsonObject *o = json_object_new();
 
         json_object_set_string_member(o, "name", name);
+        if (mc->alias) {
+            json_object_set_string_member(o, "alias", mc->alias);
+        }
         if (mc->is_default) {
             json_object_set_boolean_member(o, "is-default", true);
         }

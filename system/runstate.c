@@ -34,6 +34,7 @@ static const char *const run_state_names[RUN_STATE__MAX] = {
     [RUN_STATE_FINISH_MIGRATE] = "finish-migrate",
     [RUN_STATE_SAVE_VM] = "save-vm",
     [RUN_STATE_RESTORE_VM] = "restore-vm",
+    [RUN_STATE_IO_ERROR] = "io-error",
 };
 
 static const char *const shutdown_cause_names[SHUTDOWN_CAUSE__MAX] = {
@@ -229,6 +230,16 @@ void qemu_system_reset_request_cause(ShutdownCause cause)
     }
     g_atomic_int_set(&reset_cause_pending, cause);
     qemu_notify_event();
+}
+
+void qemu_system_guest_reset_request(void)
+{
+    /* -no-reboot / -action reboot=shutdown: the reset ends the VM. */
+    if (no_reboot) {
+        qemu_system_shutdown_request_cause(SHUTDOWN_CAUSE_GUEST_RESET, 0);
+    } else {
+        qemu_system_reset_request_cause(SHUTDOWN_CAUSE_GUEST_RESET);
+    }
 }
 
 void qemu_system_reset_request(void)

@@ -148,6 +148,7 @@ bool vl_parse_overcommit(const char *arg, bool *mem_lock, Error **errp)
 }
 
 static char *qemu_uuid;
+int boot_reboot_timeout = -1;
 
 bool vl_parse_uuid(const char *arg, Error **errp)
 {
@@ -212,7 +213,12 @@ static void qmp_query_uuid(JsonObject *args, JsonNode **ret, Error **errp)
 
 bool vl_parse_boot(const char *arg, Error **errp)
 {
-    g_autoptr(QemuOpts) opts = qemu_opts_parse(arg, NULL, errp);
+    static const char *const keys[] = {
+        "order", "once", "menu", "splash", "splash-time", "reboot-timeout",
+        "strict", NULL,
+    };
+    g_autoptr(QemuOpts) opts = qemu_opts_parse(arg, "order", errp);
+    const char *rt;
     Error *err = NULL;
 
     if (!opts) {
@@ -220,22 +226,71 @@ bool vl_parse_boot(const char *arg, Error **errp)
     }
     for (size_t i = 0; i < qemu_opts_count(opts); i++) {
         const char *key = qemu_opts_key(opts, i);
+        bool known = false;
 
-        if (strcmp(key, "strict") && strcmp(key, "menu")) {
-            error_setg(errp, "'%s' is not supported: Conduit has no "
-                       "firmware and boots only the -kernel image", key);
+        for (const char *const *k = keys; *k; k++) {
+            known |= !strcmp(key, *k);
+        }
+        if (!known) {
+            error_setg(errp, "Invalid parameter '%s'", key);
             return false;
         }
     }
+    /* Legacy drive letters: firmware follows bootindex; accepted. */
     qemu_opt_get_bool(opts, "strict", false, &err);
-    if (!err && qemu_opt_get_bool(opts, "menu", false, &err)) {
-        error_setg(errp, "menu=on is not supported: Conduit has no boot "
-                   "menu");
-        return false;
+    if (!err) {
+        qemu_opt_get_bool(opts, "menu", false, &err);
     }
     if (err) {
         error_propagate(errp, err);
         return false;
+    }
+    rt = qemu_opt_get(opts, "reboot-timeout");
+    if (rt) {
+        char *end;
+        long v = strtol(rt, &end, 10);
+
+        if (*end || v < -1 || v > 0xffff) {
+            error_setg(errp, "reboot timeout is invalid, it should be a "
+                       "value between -1 and 65535");
+            return false;
+        }
+        boot_reboot_timeout = v;
+    }
+    return true;
+}
+
+bool vl_parse_action(const char *arg, Error **errp)
+{
+    g_autoptr(QemuOpts) opts = qemu_opts_parse(arg, NULL, errp);
+
+    if (!opts) {
+        return false;
+    }
+    for (size_t i = 0; i < qemu_opts_count(opts); i++) {
+        const char *key = qemu_opts_key(opts, i);
+        const char *val = qemu_opts_value(opts, i);
+
+        if (!strcmp(key, "reboot") &&
+            (!strcmp(val, "reset") || !strcmp(val, "shutdown"))) {
+            no_reboot = !strcmp(val, "shutdown");
+        } else if (!strcmp(key, "shutdown") &&
+                   (!strcmp(val, "poweroff") || !strcmp(val, "pause"))) {
+            no_shutdown = !strcmp(val, "pause");
+        } else if ((!strcmp(key, "panic") &&
+                    (!strcmp(val, "shutdown") || !strcmp(val, "none") ||
+                     !strcmp(val, "pause"))) ||
+                   (!strcmp(key, "watchdog") && !strcmp(val, "reset"))) {
+            /* The defaults QEMU and libvirt write; nothing to change. */
+        } else if (!strcmp(key, "reboot") || !strcmp(key, "shutdown") ||
+                   !strcmp(key, "panic") || !strcmp(key, "watchdog")) {
+            error_setg(errp, "Parameter '%s' does not accept value '%s'",
+                       key, val);
+            return false;
+        } else {
+            error_setg(errp, "Invalid parameter '%s'", key);
+            return false;
+        }
     }
     return true;
 }

@@ -23,6 +23,8 @@ void daemonize_done(void);
 bool vl_parse_overcommit(const char *arg, bool *mem_lock, Error **errp);
 bool vl_parse_uuid(const char *arg, Error **errp);
 bool vl_parse_boot(const char *arg, Error **errp);
+/* -action reboot=reset|shutdown,shutdown=poweroff|pause */
+bool vl_parse_action(const char *arg, Error **errp);
 bool vl_parse_audiodev(const char *arg, Error **errp);
 bool vl_parse_msg(const char *arg, Error **errp);
 /* "-cpu help" prints the models and exits 0. */

@@ -8,6 +8,7 @@
  * ("conduit-system-x86_64: -device foo: ...") and exit with status 1.
  */
 #include "qemu/osdep.h"
+#include "qemu/datadir.h"
 #include "system/system.h"
 #include "migration/misc.h"
 #include "system/accel.h"
@@ -63,7 +64,7 @@ typedef enum OptIndex {
     OPT_NO_ACPI,
     OPT_USB, OPT_USBDEVICE,
     OPT_BLOCKDEV, OPT_DRIVE, OPT_NETDEV,
-    OPT_INCOMING,
+    OPT_BIOS, OPT_DATADIR, OPT_ACTION, OPT_INCOMING,
 } OptIndex;
 
 typedef struct OptDef {
@@ -136,6 +137,13 @@ static const OptDef opt_defs[] = {
       "clusters:number books:number drawers:number cores:number "
       "threads:number" },
     { "kernel", OPT_KERNEL, true, "FILE", "kernel image (Linux or PVH ELF)" },
+    { "bios", OPT_BIOS, true, "FILE",
+      "firmware image (default: bios-256k.bin, Debian's SeaBIOS)" },
+    { "L", OPT_DATADIR, true, "DIR",
+      "search DIR for firmware first (-L help lists the directories)" },
+    { "action", OPT_ACTION, true, "reboot=reset|shutdown[,shutdown=poweroff]",
+      "what a guest reboot or shutdown does",
+      "reboot:string shutdown:string panic:string watchdog:string" },
     { "initrd", OPT_INITRD, true, "FILE", "initial ram disk" },
     { "append", OPT_APPEND, true, "CMDLINE", "kernel command line" },
     { "nodefaults", OPT_NODEFAULTS, false, "", "create no default devices" },
@@ -230,6 +238,8 @@ typedef struct VlConfig {
     const char *smp_arg;        /* the last -smp, for error locations */
     const char *kernel;
     const char *initrd;
+    const char *bios;
+    int pflash_units;           /* -drive if=pflash seen so far */
     const char *append;
     const char *pidfile;
     const char *machine_loc_name;   /* the -machine that named the type */
@@ -711,6 +721,21 @@ static void parse_one(VlConfig *cfg, const OptDef *def, const char *name,
     case OPT_INITRD:
         cfg->initrd = arg;
         break;
+    case OPT_BIOS:
+        cfg->bios = arg;
+        break;
+    case OPT_DATADIR:
+        if (!strcmp(arg, "help")) {
+            qemu_list_data_dirs(stdout);
+            exit(0);
+        }
+        qemu_add_data_dir(arg);
+        break;
+    case OPT_ACTION:
+        if (!vl_parse_action(arg, &err)) {
+            fatal_err(err);
+        }
+        break;
     case OPT_APPEND:
         cfg->append = arg;
         break;
@@ -795,6 +820,7 @@ static void parse_one(VlConfig *cfg, const OptDef *def, const char *name,
         break;
     case OPT_INCOMING:
         cfg->incoming = arg;
+        block_defer_write_locks();
         break;
     case OPT_VERSION:
         print_version();
@@ -1072,6 +1098,55 @@ static void init_chardevs_and_monitors(VlConfig *cfg)
     }
 }
 
+/*
+ * -drive if=pflash[,unit=N]: the drive becomes node "pflashN" and the
+ * machine's pflashN property, as QEMU's pc does.
+ */
+static bool drive_add_pflash(VlConfig *cfg, MachineState *ms, QemuOpts *opts,
+                             Error **errp)
+{
+    g_autoptr(GString) text = g_string_new(NULL);
+    g_autoptr(QemuOpts) none = NULL;
+    const char *unit_s = qemu_opt_get(opts, "unit");
+    int unit = unit_s ? atoi(unit_s) : cfg->pflash_units;
+    g_autofree char *id = NULL;
+    g_autofree char *prop = NULL;
+
+    if (qemu_opt_get(opts, "index")) {
+        unit = atoi(qemu_opt_get(opts, "index"));
+    }
+    if (unit < 0 || unit > 1) {
+        error_setg(errp, "pflash unit %d is out of range (0 or 1)", unit);
+        return false;
+    }
+    id = g_strdup_printf("pflash%d", unit);
+    for (size_t k = 0; k < qemu_opts_count(opts); k++) {
+        const char *key = qemu_opts_key(opts, k);
+        const char *val = qemu_opts_value(opts, k);
+
+        if (!strcmp(key, "if") || !strcmp(key, "unit") ||
+            !strcmp(key, "index")) {
+            continue;
+        }
+        g_string_append_printf(text, "%s=", key);
+        for (const char *c = val; *c; c++) {
+            g_string_append_c(text, *c);
+            if (*c == ',') {
+                g_string_append_c(text, ',');
+            }
+        }
+        g_string_append_c(text, ',');
+    }
+    g_string_append_printf(text, "if=none,id=%s", id);
+    none = qemu_opts_parse(text->str, NULL, errp);
+    if (!none || !drive_add(none, errp)) {
+        return false;
+    }
+    prop = g_strdup_printf("pflash%d", unit);
+    cfg->pflash_units = unit + 1;
+    return object_property_parse(OBJECT(ms), prop, id, errp);
+}
+
 /* Block nodes and network backends, in command-line order. */
 static void create_backends(VlConfig *cfg)
 {
@@ -1084,6 +1159,9 @@ static void create_backends(VlConfig *cfg)
         loc_push_cmdline(co->name, co->arg);
         if (strstr(co->name, "blockdev")) {
             ok = blockdev_add(co->opts, &err) != NULL;
+        } else if (strstr(co->name, "drive") &&
+                   !g_strcmp0(qemu_opt_get(co->opts, "if"), "pflash")) {
+            ok = drive_add_pflash(cfg, current_machine, co->opts, &err);
         } else if (strstr(co->name, "drive")) {
             ok = drive_add(co->opts, &err) != NULL;
         } else {
@@ -1214,6 +1292,10 @@ int qemu_main(int argc, char **argv)
         g_free(ms->initrd_filename);
         ms->initrd_filename = g_strdup(cfg.initrd);
     }
+    if (cfg.bios) {
+        g_free(ms->firmware);
+        ms->firmware = g_strdup(cfg.bios);
+    }
     if (cfg.append) {
         g_free(ms->kernel_cmdline);
         ms->kernel_cmdline = g_strdup(cfg.append);
@@ -1238,6 +1320,8 @@ int qemu_main(int argc, char **argv)
         loc_pop();
     }
 
+    /* Block nodes first: the board maps pflash drives (OVMF). */
+    create_backends(&cfg);
     if (mc->init && !mc->init(ms, &err)) {
         fatal_err(err);
     }
@@ -1247,7 +1331,6 @@ int qemu_main(int argc, char **argv)
         fprintf(stderr, "Add one with -device qemu-xhci, or use usb=off.\n");
         exit(1);
     }
-    create_backends(&cfg);
     create_devices(&cfg);
     qdev_hotplug = true;
     qemu_run_machine_init_done();
@@ -1287,6 +1370,7 @@ int qemu_main(int argc, char **argv)
      * the accelerator's host resources are what must be released.
      */
     accel_cleanup();
+    block_exit();
     monitor_cleanup();
     qemu_chr_cleanup_all();
     vl_config_free(&cfg);

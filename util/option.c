@@ -568,6 +568,15 @@ static bool flatten_member(QemuOpts *opts, const char *key, JsonNode *node,
         error_setg(errp, "Parameter '%s': lists are not supported", key);
         return false;
     case JSON_NODE_NULL:
+        /*
+         * Only a BlockdevRefOrNull takes null (blockdev's "backing": null,
+         * no backing file), which the block layer reads as "".
+         */
+        if (!strcmp(key, "backing") || g_str_has_suffix(key, ".backing")) {
+            qemu_opt_set(opts, key, "");
+            return true;
+        }
+        /* fall through */
     default:
         error_setg(errp, "Parameter '%s' must not be null", key);
         return false;

@@ -337,7 +337,9 @@ static void kvm_vm_state_change(void *opaque, bool running, RunState state)
 static bool kvm_create_vcpu(KVMState *s, KVMVCPU *cpu,
                             const CpuTopology *smp, Error **errp)
 {
-    cpu->fd = ioctl(s->vm_fd, KVM_CREATE_VCPU, cpu->index);
+    cpu->fd = ioctl(s->vm_fd, KVM_CREATE_VCPU,
+                    kvm_arch_ops.vcpu_id ? kvm_arch_ops.vcpu_id(smp, cpu->index)
+                                         : (unsigned long)cpu->index);
     if (cpu->fd < 0) {
         error_setg_errno(errp, errno, "KVM_CREATE_VCPU %d", cpu->index);
         return false;

@@ -73,6 +73,8 @@ extern KVMState *kvm_state;
  * under the BQL; the vCPU hooks on any thread unless noted.
  */
 typedef struct KVMArchOps {
+    /* The id KVM_CREATE_VCPU gets for vCPU index (NULL: the index). */
+    unsigned long (*vcpu_id)(const struct CpuTopology *smp, unsigned index);
     /* After KVM_CREATE_VM: VM-wide set-up, including the irqchip. */
     bool (*init_vm)(KVMState *s, Error **errp);
     /* Undoes init_vm, also a partial one; s->arch may be NULL. */

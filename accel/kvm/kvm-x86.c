@@ -22,6 +22,7 @@
 #include "hw/boards.h"
 #include "hw/i386/x86-boot.h"
 #include "hw/i386/x86-cpu.h"
+#include "hw/i386/topology.h"
 #include "qapi/error.h"
 #include "qemu/error-report.h"
 #include "trace.h"
@@ -35,6 +36,8 @@
 #define CPUID_1_ECX_X2APIC (1u << 21)
 #define CPUID_1_ECX_TSC_DEADLINE (1u << 24)
 #define CPUID_1_ECX_HYPERVISOR (1u << 31)
+#define CPUID_1_EDX_HTT (1u << 28)
+#define CPUID_80000001_ECX_CMP_LEGACY (1u << 1)
 
 #define MSR_IA32_CR_PAT 0x277
 #define MSR_IA32_MISC_ENABLE 0x1a0
@@ -50,12 +53,6 @@ struct KVMArchState {
 struct KVMArchVCPU {
     struct kvm_sregs reset_sregs;   /* as KVM created the vCPU */
 };
-
-/* -smp logical CPUs per core and per package; 0: not a power of 2. */
-typedef struct KVMCPUIDTopology {
-    unsigned threads;
-    unsigned pkg_cpus;
-} KVMCPUIDTopology;
 
 /* ---- CPUID ------------------------------------------------------------ */
 
@@ -79,42 +76,20 @@ static bool kvm_get_supported_cpuid(KVMState *s, KVMArchState *x86,
     return false;
 }
 
-/*
- * The -smp levels CPUID can describe.  With power-of-2 counts, APIC ID ==
- * vCPU index already encodes the topology; otherwise both stay 0 and
- * only the x2APIC ID is ours.
- */
-static KVMCPUIDTopology kvm_cpuid_topology(const CpuTopology *smp)
-{
-    unsigned pkg_cpus = smp->dies * smp->cores * smp->threads;
-
-    if (is_power_of_2(smp->threads) && is_power_of_2(pkg_cpus)) {
-        return (KVMCPUIDTopology) {
-            .threads = smp->threads, .pkg_cpus = pkg_cpus,
-        };
-    }
-    return (KVMCPUIDTopology) { 0 };
-}
-
-/* log2 of a power of 2. */
-static unsigned kvm_cpuid_shift(unsigned n)
-{
-    return n > 1 ? 32 - __builtin_clz(n - 1) : 0;
-}
-
 /* Leaf 0xB: subleaf 0 the SMT level, 1 the core level, then invalid. */
 static void kvm_cpuid_topology_leaf(struct kvm_cpuid_entry2 *e,
-                                    unsigned threads, unsigned pkg_cpus)
+                                    const CpuTopology *smp,
+                                    const X86TopoFields *f)
 {
     switch (e->index) {
     case 0:
-        e->eax = kvm_cpuid_shift(threads);
-        e->ebx = threads;
+        e->eax = f->smt_width;
+        e->ebx = smp->threads;
         e->ecx = (1 << 8) | e->index;
         break;
     case 1:
-        e->eax = kvm_cpuid_shift(pkg_cpus);
-        e->ebx = pkg_cpus;
+        e->eax = f->pkg_shift;
+        e->ebx = smp->threads * smp->cores * smp->dies;
         e->ecx = (2 << 8) | e->index;
         break;
     default:
@@ -128,12 +103,17 @@ static void kvm_cpuid_topology_leaf(struct kvm_cpuid_entry2 *e,
 /*
  * What a guest may rely on: what KVM supports and the host CPU really
  * executes (nested or paravirtual KVMs can advertise more), minus
- * cmpxchg16b and MONITOR, which some KVM backends cannot run.
+ * cmpxchg16b and MONITOR, which some KVM backends cannot run; and the
+ * -smp topology (include/hw/i386/topology.h) in every leaf Intel and
+ * AMD guests read it from.
  */
 static void kvm_filter_cpuid_entry(struct kvm_cpuid_entry2 *e,
-                                   unsigned index, unsigned nr_vcpus,
-                                   const KVMCPUIDTopology *topo)
+                                   unsigned index, const CpuTopology *smp)
 {
+    X86TopoFields f = x86_topo_fields(smp);
+    X86TopoIds id = x86_topo_ids(smp, index);
+    uint32_t apic_id = x86_apic_id_from_index(smp, index);
+    unsigned pkg_cpus = smp->threads * smp->cores * smp->dies;
     unsigned a, b, c, d;
 
     switch (e->function) {
@@ -144,11 +124,22 @@ static void kvm_filter_cpuid_entry(struct kvm_cpuid_entry2 *e,
         e->ecx &= ~(CPUID_1_ECX_CX16 | CPUID_1_ECX_MONITOR);
         e->ecx |= CPUID_1_ECX_HYPERVISOR;
         e->edx &= d;
-        /* APIC ID and logical processor count (per package if known). */
+        /* Addressable IDs per package, and the initial APIC ID. */
         e->ebx = (e->ebx & 0xffff) |
-                 (MIN(topo->pkg_cpus ? topo->pkg_cpus : nr_vcpus,
-                      255) << 16) |
-                 (index << 24);
+                 (MIN(1u << f.pkg_shift, 255u) << 16) |
+                 ((apic_id & 0xff) << 24);
+        if (pkg_cpus > 1) {
+            e->edx |= CPUID_1_EDX_HTT;
+        } else {
+            e->edx &= ~CPUID_1_EDX_HTT;
+        }
+        break;
+    case 4:
+        /* Intel: addressable core IDs per package - 1 in EAX[31:26]. */
+        if (e->eax & 0x1f) {
+            e->eax = (e->eax & 0x03ffffff) |
+                     (((1u << (f.core_width + f.die_width)) - 1) << 26);
+        }
         break;
     case 7:
         if (e->index == 0) {
@@ -159,19 +150,35 @@ static void kvm_filter_cpuid_entry(struct kvm_cpuid_entry2 *e,
         }
         break;
     case 0xb:
-        /* The levels when kvm_cpuid_topology() found them describable. */
-        if (topo->pkg_cpus) {
-            kvm_cpuid_topology_leaf(e, topo->threads, topo->pkg_cpus);
-        }
-        e->edx = index;
+        kvm_cpuid_topology_leaf(e, smp, &f);
+        e->edx = apic_id;
         break;
     case 0x1f:
-        e->edx = index;
+        e->edx = apic_id;
         break;
     case 0x80000001:
         __cpuid(0x80000001, a, b, c, d);
         e->ecx &= c;
         e->edx &= d;
+        /* AMD: the package's cores share leaf 1's logical count. */
+        if (pkg_cpus > 1) {
+            e->ecx |= CPUID_80000001_ECX_CMP_LEGACY;
+        } else {
+            e->ecx &= ~CPUID_80000001_ECX_CMP_LEGACY;
+        }
+        break;
+    case 0x80000008:
+        /* AMD: APIC ID bits below the package, logical CPUs - 1. */
+        e->ecx = (e->ecx & ~0xf0ffu) | (f.pkg_shift << 12) |
+                 ((pkg_cpus - 1) & 0xff);
+        break;
+    case 0x8000001e:
+        /* AMD topology extensions: extended APIC ID, core, node. */
+        e->eax = apic_id;
+        e->ebx = ((smp->threads - 1) << 8) |
+                 ((id.die * smp->cores + id.core) & 0xff);
+        e->ecx = id.pkg & 0xff;
+        e->edx = 0;
         break;
     }
 }
@@ -259,14 +266,11 @@ static struct kvm_cpuid2 *kvm_x86_build_cpuid(KVMState *s, int index,
                   supported->nent * sizeof(struct kvm_cpuid_entry2);
     struct kvm_cpuid2 *c = g_malloc0(size +
                                      3 * sizeof(struct kvm_cpuid_entry2));
-    KVMCPUIDTopology topo = kvm_cpuid_topology(smp);
 
     memcpy(c, supported, size);
-    if (topo.pkg_cpus) {
-        kvm_cpuid_add_topology_subleaves(c);
-    }
+    kvm_cpuid_add_topology_subleaves(c);
     for (unsigned i = 0; i < c->nent; i++) {
-        kvm_filter_cpuid_entry(&c->entries[i], index, s->nr_vcpus, &topo);
+        kvm_filter_cpuid_entry(&c->entries[i], index, smp);
     }
     kvm_cpuid_apply_config(c, index, cfg, warn);
     return c;
@@ -428,6 +432,65 @@ static void kvm_sregs_for_boot(struct kvm_sregs *sregs,
     sregs->tr.s = 0;
 }
 
+#define MSR_MTRR_CAP 0xfe
+#define MSR_MTRR_DEF_TYPE 0x2ff
+#define MSR_MTRR_PHYS_BASE0 0x200
+
+/*
+ * MTRRs: the architectural reset state (off) for firmware, which sets
+ * them itself; for the direct kernel boot what firmware would leave
+ * (x86_mtrr_plan), so Linux keeps PAT and write-combining.
+ */
+static void kvm_x86_reset_mtrrs(KVMVCPU *cpu, bool firmware)
+{
+    g_autofree struct kvm_msrs *msrs =
+        g_malloc0(sizeof(*msrs) + (1 + X86_MTRR_NR_FIXED +
+                                   2 * X86_MTRR_MAX_VAR + 1) *
+                  sizeof(struct kvm_msr_entry));
+    struct kvm_msr_entry *e = msrs->entries;
+    X86MtrrPlan plan;
+    unsigned a, b, c, d, vcnt, n = 0;
+
+    msrs->nmsrs = 1;
+    e[0].index = MSR_MTRR_CAP;
+    if (ioctl(cpu->fd, KVM_GET_MSRS, msrs) != 1) {
+        trace_kvm_vcpu_msrs_partial(cpu->index);
+        return;
+    }
+    vcnt = MIN(e[0].data & 0xff, (uint64_t)X86_MTRR_MAX_VAR);
+    __cpuid(0x80000000, a, b, c, d);
+    if (a >= 0x80000008) {
+        __cpuid(0x80000008, a, b, c, d);
+    } else {
+        a = 36;
+    }
+    x86_mtrr_plan(x86_pci_hole_start(), a & 0xff, vcnt, &plan);
+    e[n++] = (struct kvm_msr_entry) {
+        .index = MSR_MTRR_DEF_TYPE, .data = firmware ? 0 : plan.def_type,
+    };
+    for (int i = 0; i < X86_MTRR_NR_FIXED; i++) {
+        e[n++] = (struct kvm_msr_entry) {
+            .index = plan.fixed_msr[i], .data = firmware ? 0 : plan.fixed[i],
+        };
+    }
+    for (unsigned i = 0; i < vcnt; i++) {
+        bool set = !firmware && i < plan.nr_var;
+
+        e[n++] = (struct kvm_msr_entry) {
+            .index = MSR_MTRR_PHYS_BASE0 + 2 * i,
+            .data = set ? plan.var_base[i] : 0,
+        };
+        e[n++] = (struct kvm_msr_entry) {
+            .index = MSR_MTRR_PHYS_BASE0 + 2 * i + 1,
+            .data = set ? plan.var_mask[i] : 0,
+        };
+    }
+    msrs->nmsrs = n;
+    if (ioctl(cpu->fd, KVM_SET_MSRS, msrs) != (int)n) {
+        trace_kvm_vcpu_msrs_partial(cpu->index);
+    }
+}
+
 static void kvm_x86_reset_vcpu(KVMState *s, KVMVCPU *cpu)
 {
     const X86BootEntry *boot = x86_boot_get_entry();
@@ -477,6 +540,7 @@ static void kvm_x86_reset_vcpu(KVMState *s, KVMVCPU *cpu)
         warn_report("kvm: vCPU %d: KVM_SET_MP_STATE: %s", cpu->index,
                     strerror(errno));
     }
+    kvm_x86_reset_mtrrs(cpu, boot->mode == X86_BOOT_RESET);
     trace_kvm_vcpu_reset(cpu->index, boot->mode, regs.rip);
 }
 
@@ -538,7 +602,14 @@ static bool kvm_x86_inject_nmi(KVMVCPU *cpu, Error **errp)
     return true;
 }
 
+/* x86's vCPU id is its initial APIC ID. */
+static unsigned long kvm_x86_vcpu_id(const CpuTopology *smp, unsigned index)
+{
+    return x86_apic_id_from_index(smp, index);
+}
+
 const KVMArchOps kvm_arch_ops = {
+    .vcpu_id = kvm_x86_vcpu_id,
     .inject_nmi = kvm_x86_inject_nmi,
     .init_vm = kvm_x86_init_vm,
     .cleanup_vm = kvm_x86_cleanup_vm,

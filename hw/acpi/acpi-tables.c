@@ -20,6 +20,7 @@
 #define FADT_F_PROC_C1          (1u << 2)
 #define FADT_F_SLP_BUTTON       (1u << 5)   /* no fixed sleep button */
 #define FADT_F_TMR_VAL_EXT      (1u << 8)
+#define FADT_F_RESET_REG_SUP    (1u << 10)
 /* IA-PC boot architecture flags (5.2.9.3). */
 #define FADT_IAPC_LEGACY_DEVICES (1u << 0)
 #define FADT_IAPC_VGA_NOT_PRESENT (1u << 2)
@@ -37,6 +38,8 @@
 /* _OSC for PCI host bridges (PCI Firmware 3.3, 4.5). */
 #define PCI_OSC_UUID "33DB4D5B-1FF7-401C-9657-7441C03DD766"
 #define PCI_OSC_UNRECOGNIZED_UUID 0x4
+#define PCI_OSC_UNRECOGNIZED_REV 0x8
+#define PCI_OSC_CAPS_MASKED 0x10
 /* Native PCIe hot-plug, PME and the PCIe capability structure. */
 #define PCI_OSC_GRANTED 0x15
 
@@ -146,20 +149,32 @@ static Aml *dsdt_pci_prt(void)
 }
 
 /*
- * Method (_OSC, 4): grant the OS native control of PCIe hot-plug, PME
- * and the capability structure for the PCI UUID, refuse other UUIDs.
+ * Method (_OSC, 4): for the PCI UUID, grant the OS native control of
+ * PCIe hot-plug, PME and the capability structure and nothing else: if
+ * it asked for more, say the capabilities were masked; flag a revision
+ * other than 1 as unrecognized.  Other UUIDs are refused.
  */
 static Aml *dsdt_pci_osc(void)
 {
     Aml *osc = aml_method("_OSC", 4, false);
-    Aml *ifuuid, *els;
+    Aml *ifuuid, *ifrev, *ifmask, *els;
 
     aml_append(osc, aml_create_dword_field(aml_arg(3), aml_int(0), "CDW1"));
     ifuuid = aml_if(aml_lequal(aml_arg(0), aml_touuid(PCI_OSC_UUID)));
     aml_append(ifuuid, aml_create_dword_field(aml_arg(3), aml_int(8),
                                               "CDW3"));
     aml_append(ifuuid, aml_and(aml_name("CDW3"), aml_int(PCI_OSC_GRANTED),
-                               aml_name("CDW3")));
+                               aml_local(0)));
+    ifrev = aml_if(aml_lnot(aml_lequal(aml_arg(1), aml_int(1))));
+    aml_append(ifrev, aml_or(aml_name("CDW1"),
+                             aml_int(PCI_OSC_UNRECOGNIZED_REV),
+                             aml_name("CDW1")));
+    aml_append(ifuuid, ifrev);
+    ifmask = aml_if(aml_lnot(aml_lequal(aml_name("CDW3"), aml_local(0))));
+    aml_append(ifmask, aml_or(aml_name("CDW1"), aml_int(PCI_OSC_CAPS_MASKED),
+                              aml_name("CDW1")));
+    aml_append(ifuuid, ifmask);
+    aml_append(ifuuid, aml_store(aml_local(0), aml_name("CDW3")));
     aml_append(osc, ifuuid);
     els = aml_else();
     aml_append(els, aml_or(aml_name("CDW1"),
@@ -201,6 +216,41 @@ static Aml *dsdt_isa_device(const char *name, const char *hid, int uid,
     return dev;
 }
 
+/*
+ * The ECAM window is not part of PCI0's _CRS: a motherboard resource
+ * device reserves it, so the OS keeps it out of its address allocation
+ * (PCI Firmware 3.3, 4.1.2).
+ */
+static Aml *dsdt_ecam_reservation(const AcpiPlatform *p)
+{
+    Aml *dev = aml_device("PCMR");
+    Aml *crs = aml_resource_template();
+
+    aml_append(dev, aml_name_decl("_HID", aml_eisaid("PNP0C02")));
+    aml_append(dev, aml_name_decl("_UID", aml_int(1)));
+    aml_append(crs, aml_memory32_fixed(p->ecam_base, p->ecam_size, false));
+    aml_append(dev, aml_name_decl("_CRS", crs));
+    return dev;
+}
+
+/*
+ * A processor device (ACPI0007) per possible CPU, its _UID the MADT's
+ * ACPI processor UID; those not plugged in read as absent.
+ */
+static void dsdt_processors(Aml *sb, const AcpiPlatform *p)
+{
+    for (unsigned i = 0; i < p->max_cpus && i < 0x1000; i++) {
+        g_autofree char *name = g_strdup_printf("C%03X", i);
+        Aml *dev = aml_device(name);
+
+        aml_append(dev, aml_name_decl("_HID", aml_string("ACPI0007")));
+        aml_append(dev, aml_name_decl("_UID", aml_int(i)));
+        aml_append(dev, aml_name_decl("_STA",
+                                      aml_int(i < p->nr_cpus ? 0xf : 0)));
+        aml_append(sb, dev);
+    }
+}
+
 GByteArray *acpi_build_dsdt(const AcpiPlatform *p)
 {
     GByteArray *b = table_start("DSDT", 2);
@@ -237,6 +287,10 @@ GByteArray *acpi_build_dsdt(const AcpiPlatform *p)
     if (p->rtc) {
         aml_append(sb, dsdt_isa_device("RTC", "PNP0B00", -1, 0x70, 8, 8));
     }
+    if (p->ecam_size) {
+        aml_append(sb, dsdt_ecam_reservation(p));
+    }
+    dsdt_processors(sb, p);
     aml_append(body, sb);
 
     aml = aml_serialize(body);
@@ -247,14 +301,18 @@ GByteArray *acpi_build_dsdt(const AcpiPlatform *p)
 
 /* ---- FADT, FACS ---- */
 
-GByteArray *acpi_build_fadt(uint64_t facs, uint64_t dsdt)
+GByteArray *acpi_build_fadt(const AcpiPlatform *p, uint64_t facs,
+                            uint64_t dsdt)
 {
     GByteArray *b = table_start("FACP", 6);
-    const uint16_t evt = ACPI_PM_BASE + ACPI_PM1_EVT_OFFSET;
-    const uint16_t cnt = ACPI_PM_BASE + ACPI_PM1_CNT_OFFSET;
-    const uint16_t tmr = ACPI_PM_BASE + ACPI_PM_TMR_OFFSET;
+    const uint16_t pm = p->pm_base ? p->pm_base : ACPI_PM_BASE;
+    const uint16_t evt = pm + ACPI_PM1_EVT_OFFSET;
+    const uint16_t cnt = pm + ACPI_PM1_CNT_OFFSET;
+    const uint16_t tmr = pm + ACPI_PM_TMR_OFFSET;
+    /* The FACS lies below 4 GiB: FIRMWARE_CTRL only (ACPI 6.5 5.2.9). */
+    const bool facs32 = facs < 0x100000000ULL;
 
-    put_le(b, facs, 4);             /* 36 FIRMWARE_CTRL */
+    put_le(b, facs32 ? facs : 0, 4);    /* 36 FIRMWARE_CTRL */
     put_le(b, dsdt, 4);             /* 40 DSDT */
     put_le(b, 0, 1);                /* 44 reserved */
     put_le(b, 0, 1);                /* 45 preferred PM profile: unspecified */
@@ -267,13 +325,14 @@ GByteArray *acpi_build_fadt(uint64_t facs, uint64_t dsdt)
     put_le(b, 0, 4);                /* 68 PM1b_CNT_BLK */
     put_le(b, 0, 4);                /* 72 PM2_CNT_BLK */
     put_le(b, tmr, 4);              /* 76 PM_TMR_BLK */
-    put_le(b, 0, 4);                /* 80 GPE0_BLK */
+    put_le(b, p->gpe0_base, 4);     /* 80 GPE0_BLK */
     put_le(b, 0, 4);                /* 84 GPE1_BLK */
     put_le(b, 4, 1);                /* 88 PM1_EVT_LEN */
     put_le(b, 2, 1);                /* 89 PM1_CNT_LEN */
     put_le(b, 0, 1);                /* 90 PM2_CNT_LEN */
     put_le(b, 4, 1);                /* 91 PM_TMR_LEN */
-    put_le(b, 0, 4);                /* 92 GPE0/1 lengths, GPE1_BASE, CST */
+    put_le(b, p->gpe0_base ? p->gpe0_len : 0, 1);  /* 92 GPE0_BLK_LEN */
+    put_le(b, 0, 3);                /* 93 GPE1_BLK_LEN, GPE1_BASE, CST_CNT */
     put_le(b, 0x0fff, 2);           /* 96 P_LVL2_LAT: no C2 */
     put_le(b, 0x0fff, 2);           /* 98 P_LVL3_LAT: no C3 */
     put_le(b, 0, 4);                /* 100 FLUSH_SIZE, FLUSH_STRIDE */
@@ -285,12 +344,12 @@ GByteArray *acpi_build_fadt(uint64_t facs, uint64_t dsdt)
            FADT_IAPC_ASPM_CONTROLS, 2);
     put_le(b, 0, 1);                /* 111 reserved */
     put_le(b, FADT_F_WBINVD | FADT_F_PROC_C1 | FADT_F_SLP_BUTTON |
-           FADT_F_TMR_VAL_EXT, 4);  /* 112 flags */
-    put_gas_io(b, 0, 0);            /* 116 RESET_REG: none */
-    put_le(b, 0, 1);                /* 128 RESET_VALUE */
+           FADT_F_TMR_VAL_EXT | FADT_F_RESET_REG_SUP, 4);  /* 112 flags */
+    put_gas_io(b, ACPI_RESET_PORT, 8);  /* 116 RESET_REG: the chipset's */
+    put_le(b, ACPI_RESET_VALUE, 1); /* 128 RESET_VALUE: hard reset */
     put_le(b, 0, 2);                /* 129 ARM_BOOT_ARCH */
     put_le(b, 5, 1);                /* 131 FADT minor version (6.5) */
-    put_le(b, facs, 8);             /* 132 X_FIRMWARE_CTRL */
+    put_le(b, facs32 ? 0 : facs, 8);    /* 132 X_FIRMWARE_CTRL */
     put_le(b, dsdt, 8);             /* 140 X_DSDT */
     put_gas_io(b, evt, 32);         /* 148 X_PM1a_EVT_BLK */
     put_gas_io(b, 0, 0);            /* 160 X_PM1b_EVT_BLK */
@@ -298,7 +357,8 @@ GByteArray *acpi_build_fadt(uint64_t facs, uint64_t dsdt)
     put_gas_io(b, 0, 0);            /* 184 X_PM1b_CNT_BLK */
     put_gas_io(b, 0, 0);            /* 196 X_PM2_CNT_BLK */
     put_gas_io(b, tmr, 32);         /* 208 X_PM_TMR_BLK */
-    put_gas_io(b, 0, 0);            /* 220 X_GPE0_BLK */
+    put_gas_io(b, p->gpe0_base, p->gpe0_base ? p->gpe0_len * 8 : 0);
+                                    /* 220 X_GPE0_BLK */
     put_gas_io(b, 0, 0);            /* 232 X_GPE1_BLK */
     put_gas_io(b, 0, 0);            /* 244 SLEEP_CONTROL_REG */
     put_gas_io(b, 0, 0);            /* 256 SLEEP_STATUS_REG */
@@ -453,41 +513,67 @@ GByteArray *acpi_build_slit(const AcpiPlatform *p)
 
 /* ---- layout ---- */
 
-static size_t blob_add(GByteArray *blob, GByteArray *table, size_t align)
+static size_t blob_add(AcpiTables *t, GByteArray *table, size_t align,
+                       bool checksummed)
 {
+    GByteArray *blob = t->blob;
     size_t off = QEMU_ALIGN_UP(blob->len, align);
 
     blob_pad(blob, off);
     g_byte_array_append(blob, table->data, table->len);
+    if (checksummed) {
+        AcpiChecksum c = { off, table->len, off + 9 };
+
+        g_array_append_val(t->checksums, c);
+    }
     g_byte_array_unref(table);
     return off;
 }
 
+/* Records that the size-byte field at off holds base + a blob offset. */
+static void blob_pointer(AcpiTables *t, size_t off, uint8_t size)
+{
+    AcpiPointer ptr = { off, size };
+
+    g_array_append_val(t->pointers, ptr);
+}
+
 void acpi_build_tables(const AcpiPlatform *p, uint64_t base, AcpiTables *t)
 {
-    GByteArray *blob = g_byte_array_new();
     GByteArray *xsdt, *rsdt;
     size_t entries[5];
     size_t nr_entries = 3;
     uint8_t *r;
+    size_t fadt_x_facs;
 
     g_assert(base % 16 == 0 && base < 0x100000000ULL);
     memset(t, 0, sizeof(*t));
     t->base = base;
+    t->blob = g_byte_array_new();
+    t->pointers = g_array_new(false, false, sizeof(AcpiPointer));
+    t->checksums = g_array_new(false, false, sizeof(AcpiChecksum));
     t->rsdp = 0;
-    blob_pad(blob, ACPI_RSDP_SIZE);
-    t->facs = blob_add(blob, acpi_build_facs(), 64);
-    t->dsdt = blob_add(blob, acpi_build_dsdt(p), 16);
-    t->fadt = blob_add(blob, acpi_build_fadt(base + t->facs,
-                                             base + t->dsdt), 16);
-    t->madt = blob_add(blob, acpi_build_madt(p), 16);
-    t->mcfg = blob_add(blob, acpi_build_mcfg(p), 16);
+    blob_pad(t->blob, ACPI_RSDP_SIZE);
+    t->facs = blob_add(t, acpi_build_facs(), 64, false);
+    t->tables_start = t->facs;
+    t->dsdt = blob_add(t, acpi_build_dsdt(p), 16, true);
+    t->fadt = blob_add(t, acpi_build_fadt(p, base + t->facs,
+                                          base + t->dsdt), 16, true);
+    fadt_x_facs = ldq_le_p(t->blob->data + t->fadt +
+                           ACPI_FADT_X_FIRMWARE_CTRL);
+    blob_pointer(t, t->fadt + (fadt_x_facs ? ACPI_FADT_X_FIRMWARE_CTRL
+                                           : ACPI_FADT_FIRMWARE_CTRL),
+                 fadt_x_facs ? 8 : 4);
+    blob_pointer(t, t->fadt + ACPI_FADT_DSDT, 4);
+    blob_pointer(t, t->fadt + ACPI_FADT_X_DSDT, 8);
+    t->madt = blob_add(t, acpi_build_madt(p), 16, true);
+    t->mcfg = blob_add(t, acpi_build_mcfg(p), 16, true);
     entries[0] = t->fadt;
     entries[1] = t->madt;
     entries[2] = t->mcfg;
     if (p->numa_nodes) {
-        t->srat = blob_add(blob, acpi_build_srat(p), 16);
-        t->slit = blob_add(blob, acpi_build_slit(p), 16);
+        t->srat = blob_add(t, acpi_build_srat(p), 16, true);
+        t->slit = blob_add(t, acpi_build_slit(p), 16, true);
         entries[nr_entries++] = t->srat;
         entries[nr_entries++] = t->slit;
     }
@@ -498,11 +584,15 @@ void acpi_build_tables(const AcpiPlatform *p, uint64_t base, AcpiTables *t)
         put_le(xsdt, base + entries[i], 8);
         put_le(rsdt, base + entries[i], 4);
     }
-    t->xsdt = blob_add(blob, table_finish(xsdt), 16);
-    t->rsdt = blob_add(blob, table_finish(rsdt), 16);
+    t->xsdt = blob_add(t, table_finish(xsdt), 16, true);
+    t->rsdt = blob_add(t, table_finish(rsdt), 16, true);
+    for (size_t i = 0; i < nr_entries; i++) {
+        blob_pointer(t, t->xsdt + ACPI_HEADER_SIZE + 8 * i, 8);
+        blob_pointer(t, t->rsdt + ACPI_HEADER_SIZE + 4 * i, 4);
+    }
 
     /* RSDP (5.2.5.3), revision 2. */
-    r = blob->data;
+    r = t->blob->data;
     memcpy(r, "RSD PTR ", 8);
     memcpy(r + 9, ACPI_OEM_ID, 6);
     r[15] = 2;
@@ -511,7 +601,11 @@ void acpi_build_tables(const AcpiPlatform *p, uint64_t base, AcpiTables *t)
     stq_le_p(r + 24, base + t->xsdt);
     r[8] = -acpi_checksum(r, 20);
     r[32] = -acpi_checksum(r, ACPI_RSDP_SIZE);
-    t->blob = blob;
+    blob_pointer(t, 16, 4);
+    blob_pointer(t, 24, 8);
+    g_array_append_val(t->checksums, ((AcpiChecksum){ 0, 20, 8 }));
+    g_array_append_val(t->checksums,
+                       ((AcpiChecksum){ 0, ACPI_RSDP_SIZE, 32 }));
 }
 
 void acpi_tables_free(AcpiTables *t)
@@ -519,5 +613,13 @@ void acpi_tables_free(AcpiTables *t)
     if (t->blob) {
         g_byte_array_unref(t->blob);
         t->blob = NULL;
+    }
+    if (t->pointers) {
+        g_array_free(t->pointers, true);
+        t->pointers = NULL;
+    }
+    if (t->checksums) {
+        g_array_free(t->checksums, true);
+        t->checksums = NULL;
     }
 }

@@ -34,6 +34,7 @@
 #define AML_OR_OP               0x7d
 #define AML_NOTIFY_OP           0x86
 #define AML_CREATE_DWORD_FIELD_OP 0x8a
+#define AML_LNOT_OP             0x92
 #define AML_LEQUAL_OP           0x93
 #define AML_IF_OP               0xa0
 #define AML_ELSE_OP             0xa1
@@ -503,6 +504,11 @@ Aml *aml_or(Aml *a, Aml *b, Aml *target)
 Aml *aml_lequal(Aml *a, Aml *b)
 {
     return aml_op_args(AML_LEQUAL_OP, a, b, NULL);
+}
+
+Aml *aml_lnot(Aml *a)
+{
+    return aml_op_args(AML_LNOT_OP, a, NULL, NULL);
 }
 
 Aml *aml_create_dword_field(Aml *buf, Aml *index, const char *name)

@@ -31,6 +31,12 @@
 #define PM1_EN_WRITABLE (PM1_EN_BITS | ACPI_PM1_GBL | ACPI_PM1_RTC)
 #define PM1_CNT_SLP_TYP_MASK (7u << ACPI_PM1_CNT_SLP_TYP_SHIFT)
 #define PM_TIMER_HZ 3579545ULL
+/* The ICH9 layout (its datasheet's "ACPI and Legacy I/O Registers"). */
+#define ICH9_PM_SIZE 0x80
+#define ICH9_GPE0_OFFSET 0x20
+#define ICH9_GPE0_HALF 8
+#define ICH9_SMI_EN_OFFSET 0x30
+#define ICH9_SMI_EN_APMC_EN (1u << 5)
 
 /* ---- the register logic ---- */
 
@@ -127,15 +133,60 @@ typedef struct AcpiPmState {
     MemoryRegion io;
     AcpiPm1 pm1;
     qemu_irq sci;
+    bool ich9;                  /* GPE0 and SMI_EN follow PM1 */
+    uint8_t gpe0_sts[ICH9_GPE0_HALF];
+    uint8_t gpe0_en[ICH9_GPE0_HALF];
+    uint32_t smi_en;
     /* QEMU's PIIX4_PM properties: 1 removes \_S3 / \_S4 from the DSDT. */
     uint8_t disable_s3, disable_s4;
 } AcpiPmState;
 
 #define ACPI_PM(obj) OBJECT_CHECK(AcpiPmState, (obj), TYPE_ACPI_PM)
 
+static bool acpi_pm_gpe_level(AcpiPmState *s)
+{
+    for (int i = 0; i < ICH9_GPE0_HALF; i++) {
+        if (s->gpe0_sts[i] & s->gpe0_en[i]) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static void acpi_pm_update_sci(AcpiPmState *s)
 {
-    qemu_set_irq(s->sci, acpi_pm1_sci_level(&s->pm1));
+    qemu_set_irq(s->sci, acpi_pm1_sci_level(&s->pm1) ||
+                         acpi_pm_gpe_level(s));
+}
+
+/* One byte of the ICH9 registers past the PM timer. */
+static uint8_t acpi_pm_ich9_read(AcpiPmState *s, hwaddr addr)
+{
+    if (addr >= ICH9_GPE0_OFFSET && addr < ICH9_GPE0_OFFSET + 8) {
+        return s->gpe0_sts[addr - ICH9_GPE0_OFFSET];
+    }
+    if (addr >= ICH9_GPE0_OFFSET + 8 && addr < ICH9_GPE0_OFFSET + 16) {
+        return s->gpe0_en[addr - ICH9_GPE0_OFFSET - 8];
+    }
+    if (addr >= ICH9_SMI_EN_OFFSET && addr < ICH9_SMI_EN_OFFSET + 4) {
+        return s->smi_en >> (8 * (addr - ICH9_SMI_EN_OFFSET));
+    }
+    return 0;
+}
+
+static void acpi_pm_ich9_write(AcpiPmState *s, hwaddr addr, uint8_t val)
+{
+    if (addr >= ICH9_GPE0_OFFSET && addr < ICH9_GPE0_OFFSET + 8) {
+        s->gpe0_sts[addr - ICH9_GPE0_OFFSET] &= ~val;  /* write 1 to clear */
+    } else if (addr >= ICH9_GPE0_OFFSET + 8 && addr < ICH9_GPE0_OFFSET + 16) {
+        s->gpe0_en[addr - ICH9_GPE0_OFFSET - 8] = val;
+    } else if (addr >= ICH9_SMI_EN_OFFSET && addr < ICH9_SMI_EN_OFFSET + 4) {
+        unsigned sh = 8 * (addr - ICH9_SMI_EN_OFFSET);
+
+        s->smi_en = (s->smi_en & ~(0xffu << sh)) | ((uint32_t)val << sh);
+        /* No SMM: APMC_EN stays set, so firmware skips SMM set-up. */
+        s->smi_en |= ICH9_SMI_EN_APMC_EN;
+    }
 }
 
 /* 3.579545 MHz from the virtual clock, so it stops with the VM. */
@@ -152,7 +203,12 @@ static uint64_t acpi_pm_read(void *opaque, hwaddr addr, unsigned size)
     AcpiPmState *s = opaque;
     uint64_t v;
 
-    if (addr >= ACPI_PM_TMR_OFFSET) {
+    if (addr >= ACPI_PM_TMR_OFFSET + 4) {
+        v = 0;
+        for (unsigned i = 0; i < size; i++) {
+            v |= (uint64_t)acpi_pm_ich9_read(s, addr + i) << (8 * i);
+        }
+    } else if (addr >= ACPI_PM_TMR_OFFSET) {
         v = acpi_pm_timer() >> (8 * (addr - ACPI_PM_TMR_OFFSET));
         v &= size >= 4 ? 0xffffffffULL : (1ULL << (8 * size)) - 1;
     } else {
@@ -168,6 +224,13 @@ static void acpi_pm_write(void *opaque, hwaddr addr, uint64_t val,
     AcpiPmState *s = opaque;
 
     trace_acpi_pm_write(addr, size, val);
+    if (addr >= ACPI_PM_TMR_OFFSET + 4) {
+        for (unsigned i = 0; i < size; i++) {
+            acpi_pm_ich9_write(s, addr + i, val >> (8 * i));
+        }
+        acpi_pm_update_sci(s);
+        return;
+    }
     if (addr >= ACPI_PM_TMR_OFFSET) {
         return;                 /* the timer is read-only */
     }
@@ -199,6 +262,9 @@ static void acpi_pm_reset(DeviceState *dev)
     AcpiPmState *s = ACPI_PM(dev);
 
     acpi_pm1_reset(&s->pm1);
+    memset(s->gpe0_sts, 0, sizeof(s->gpe0_sts));
+    memset(s->gpe0_en, 0, sizeof(s->gpe0_en));
+    s->smi_en = ICH9_SMI_EN_APMC_EN;
     s->pm1.s4_enabled = !s->disable_s4;
     acpi_pm_update_sci(s);
 }
@@ -227,13 +293,23 @@ static bool acpi_pm_realize(DeviceState *dev, Error **errp)
         return false;
     }
     memory_region_init_io(&s->io, OBJECT(s), &acpi_pm_ops, s, "acpi-pm",
-                          ACPI_PM_SIZE);
+                          s->ich9 ? ICH9_PM_SIZE : ACPI_PM_SIZE);
     memory_region_add_subregion(get_system_io(), ACPI_PM_BASE, &s->io);
     qdev_init_gpio_out(dev, &s->sci, 1);
     acpi_pm1_reset(&s->pm1);
     s->pm1.s4_enabled = !s->disable_s4;
     qemu_register_powerdown_handler(acpi_pm_powerdown, s);
     return true;
+}
+
+void acpi_pm_set_sleep_states(DeviceState *pm, uint8_t disable_s3,
+                              uint8_t disable_s4)
+{
+    AcpiPmState *s = ACPI_PM(pm);
+
+    s->disable_s3 = disable_s3;
+    s->disable_s4 = disable_s4;
+    s->pm1.s4_enabled = !s->disable_s4;
 }
 
 void acpi_pm_sleep_states(DeviceState *pm, bool *s3, bool *s4)
@@ -303,9 +379,23 @@ static void piix4_pm_class_init(ObjectClass *klass, void *data)
     dc->desc = "the pc machine's ACPI power management (PIIX4 PM's name)";
 }
 
-DeviceState *acpi_pm_create(MachineState *ms, qemu_irq sci, Error **errp)
+void acpi_pm_set_base(DeviceState *dev, bool enabled, uint16_t base)
 {
-    DeviceState *dev = qdev_new(TYPE_PIIX4_PM);
+    AcpiPmState *s = ACPI_PM(dev);
+
+    memory_region_transaction_begin();
+    memory_region_set_address(&s->io, base);
+    memory_region_set_enabled(&s->io, enabled);
+    memory_region_transaction_commit();
+}
+
+DeviceState *acpi_pm_create(MachineState *ms, qemu_irq sci, bool ich9,
+                            Error **errp)
+{
+    /* On q35 the block is the ICH9 LPC's, which owns its properties. */
+    DeviceState *dev = qdev_new(ich9 ? TYPE_ACPI_PM : TYPE_PIIX4_PM);
+
+    ACPI_PM(dev)->ich9 = ich9;
 
     object_property_add_child(OBJECT(ms), "acpi-pm", OBJECT(dev));
     if (!qdev_realize_and_unref(dev, NULL, errp)) {

@@ -36,7 +36,18 @@ MachineClass *machine_find_class(const char *name)
     }
     if (!oc || !object_class_dynamic_cast(oc, TYPE_MACHINE) ||
         object_class_is_abstract(oc)) {
-        return NULL;
+        GSList *list = object_class_get_list(TYPE_MACHINE, false);
+        MachineClass *found = NULL;
+
+        for (GSList *l = list; l && !found; l = l->next) {
+            MachineClass *mc = MACHINE_CLASS(l->data);
+
+            if (mc->alias && !strcmp(mc->alias, name)) {
+                found = mc;
+            }
+        }
+        g_slist_free(list);
+        return found;
     }
     return MACHINE_CLASS(oc);
 }
@@ -66,6 +77,10 @@ void machine_print_list(FILE *out)
         MachineClass *mc = MACHINE_CLASS(l->data);
         g_autofree char *name = machine_class_short_name(mc);
 
+        if (mc->alias) {
+            fprintf(out, "%-20s %s (alias of %s)\n", mc->alias,
+                    mc->desc ? mc->desc : "", name);
+        }
         fprintf(out, "%-20s %s%s\n", name, mc->desc ? mc->desc : "",
                 mc->is_default ? " (default)" : "");
     }
@@ -218,6 +233,20 @@ typedef struct InitDoneEntry {
 
 static GList *init_done_list;
 static bool init_done;
+
+void qemu_add_machine_init_done(MachineInitDoneFn *fn, void *opaque)
+{
+    InitDoneEntry *e = g_new(InitDoneEntry, 1);
+
+    if (init_done) {
+        g_free(e);
+        fn(opaque);
+        return;
+    }
+    e->fn = fn;
+    e->opaque = opaque;
+    init_done_list = g_list_append(init_done_list, e);
+}
 
 void qemu_run_machine_init_done(void)
 {

@@ -40,6 +40,61 @@ const X86BootEntry *x86_boot_get_entry(void)
     return &x86_boot_entry;
 }
 
+static uint64_t x86_ecam_base = PC_PCI_ECAM_BASE;
+static uint64_t x86_ecam_size = PC_PCI_ECAM_SIZE;
+
+void x86_set_ecam(uint64_t base, uint64_t size)
+{
+    x86_ecam_base = base;
+    x86_ecam_size = size;
+}
+
+uint64_t x86_pci_hole_start(void)
+{
+    return x86_ecam_base;
+}
+
+#define MTRR_TYPE_UC 0
+#define MTRR_TYPE_WB 6
+#define MTRR_DEF_FE (1u << 10)
+#define MTRR_DEF_E (1u << 11)
+#define MTRR_VALID (1u << 11)
+#define MTRR_WB_X8 0x0606060606060606ULL
+
+void x86_mtrr_plan(uint64_t hole_start, unsigned phys_bits, unsigned max_var,
+                   X86MtrrPlan *plan)
+{
+    static const uint32_t fixed_msr[X86_MTRR_NR_FIXED] = {
+        0x250, 0x258, 0x259, 0x268, 0x269, 0x26a, 0x26b, 0x26c, 0x26d,
+        0x26e, 0x26f,
+    };
+    const uint64_t top = 0x100000000ULL;
+    uint64_t phys_mask = (phys_bits >= 64 ? ~0ULL
+                          : (1ULL << MAX(phys_bits, 36u)) - 1);
+    uint64_t p = QEMU_ALIGN_UP(hole_start, 4096);
+
+    memset(plan, 0, sizeof(*plan));
+    plan->def_type = MTRR_DEF_E | MTRR_DEF_FE | MTRR_TYPE_WB;
+    for (int i = 0; i < X86_MTRR_NR_FIXED; i++) {
+        plan->fixed_msr[i] = fixed_msr[i];
+        /* 0xa0000..0xbffff (fix16K_A0000) is the VGA window: UC. */
+        plan->fixed[i] = fixed_msr[i] == 0x259 ? 0 : MTRR_WB_X8;
+    }
+    max_var = MIN(max_var, (unsigned)X86_MTRR_MAX_VAR);
+    while (p < top && plan->nr_var < max_var) {
+        uint64_t size = p ? p & -p : top;
+
+        while (p + size > top) {
+            size >>= 1;
+        }
+        plan->var_base[plan->nr_var] = p | MTRR_TYPE_UC;
+        plan->var_mask[plan->nr_var] = (~(size - 1) & phys_mask) |
+                                       MTRR_VALID;
+        plan->nr_var++;
+        p += size;
+    }
+}
+
 uint64_t x86_acpi_rsdp_addr(MachineState *ms)
 {
     return ms->acpi ? X86_ACPI_RSDP_ADDR : 0;
@@ -60,7 +115,7 @@ size_t x86_build_memmap(uint64_t below_4g, uint64_t above_4g,
     if (below_4g > 0x100000) {
         X86_ADD(0x100000, below_4g - 0x100000, X86_E820_RAM);
     }
-    X86_ADD(PC_PCI_ECAM_BASE, PC_PCI_ECAM_SIZE, X86_E820_RESERVED);
+    X86_ADD(x86_ecam_base, x86_ecam_size, X86_E820_RESERVED);
     X86_ADD(PC_HIGHMEM_BASE, above_4g, X86_E820_RAM);
 #undef X86_ADD
     return n;

@@ -25,6 +25,7 @@
 #include "hw/pci/pci.h"
 #include "hw/pci/pci_bus.h"
 #include "hw/pci/pci_host.h"
+#include "system/runstate.h"
 #include "trace.h"
 
 #define TYPE_PC_HOST_BRIDGE_FUNC "pc-host-bridge"
@@ -38,6 +39,7 @@ typedef struct PCPCIHost {
 
     PCIBus *bus;
     uint32_t config_addr;
+    uint8_t rcr;                /* 0xcf9 */
     MemoryRegion conf_addr_io;
     MemoryRegion conf_data_io;
     MemoryRegion ecam;
@@ -45,6 +47,8 @@ typedef struct PCPCIHost {
     PCIHostWindow mmio64;
     PCIHostWindow io;
     qemu_irq intx[PC_PCI_NR_INTX];
+    PCIHostConfig cfg;
+    PCIDevice *func;            /* 00.0 */
 } PCPCIHost;
 
 #define PC_PCI_HOST(obj) OBJECT_CHECK(PCPCIHost, (obj), TYPE_PC_PCI_HOST)
@@ -201,13 +205,37 @@ static void pc_pci_host_reset_handler(void *opaque)
 {
     PCPCIHost *s = opaque;
 
-    /* Runs after every device reset, so all BARs start from zero. */
-    pc_pci_assign_bars(s->bus);
+    /*
+     * Runs after every device reset, so all BARs start from zero.  With
+     * firmware, placing BARs is the firmware's job.
+     */
+    if (s->cfg.assign_bars) {
+        pc_pci_assign_bars(s->bus);
+    }
 }
 
 static void pc_pci_hotplug(PCIBus *bus, PCIDevice *dev, void *opaque)
 {
-    pc_assign_device(bus, dev, opaque);
+    PCPCIHost *s = opaque;
+
+    /* Hot-plugged devices behind firmware are the OS's to place. */
+    if (s->cfg.assign_bars) {
+        pc_assign_device(bus, dev, opaque);
+    }
+}
+
+void pc_pci_host_map_ecam(PCIBus *root, bool enabled, uint64_t base,
+                          uint64_t size)
+{
+    PCPCIHost *s = PC_PCI_HOST(root->qbus.parent);
+
+    memory_region_transaction_begin();
+    memory_region_set_enabled(&s->ecam, enabled && size);
+    if (size) {
+        memory_region_set_size(&s->ecam, size);
+    }
+    memory_region_set_address(&s->ecam, base);
+    memory_region_transaction_commit();
 }
 
 /* ---- configuration mechanism #1 ---- */
@@ -229,10 +257,18 @@ static uint64_t all_ones(unsigned size)
     return size >= 8 ? ~0ULL : (1ULL << (size * 8)) - 1;
 }
 
+/* Reset Control Register at 0xcf9 (PIIX3 / ICH9): bit 2 resets. */
+#define RCR_SYS_RST 0x02
+#define RCR_RST_CPU 0x04
+#define RCR_FULL_RST 0x08
+
 static uint64_t pc_conf_addr_read(void *opaque, hwaddr addr, unsigned size)
 {
     PCPCIHost *s = opaque;
 
+    if (addr == 1 && size == 1) {
+        return s->rcr;
+    }
     if (addr != 0 || size != 4) {
         return all_ones(size);
     }
@@ -244,7 +280,15 @@ static void pc_conf_addr_write(void *opaque, hwaddr addr, uint64_t val,
 {
     PCPCIHost *s = opaque;
 
-    /* Only a dword access is the address latch (byte 0xcf9 is not ours). */
+    if (addr == 1 && size == 1) {
+        s->rcr = val & (RCR_SYS_RST | RCR_FULL_RST);
+        if (val & RCR_RST_CPU) {
+            trace_pc_reset_control(val);
+            qemu_system_guest_reset_request();
+        }
+        return;
+    }
+    /* Only a dword access is the address latch. */
     if (addr != 0 || size != 4) {
         return;
     }
@@ -349,26 +393,32 @@ static bool pc_pci_host_realize(DeviceState *dev, Error **errp)
     memory_region_init_io(&s->conf_data_io, OBJECT(s), &pc_conf_data_ops, s,
                           "pci-conf-data", 4);
     memory_region_init_io(&s->ecam, OBJECT(s), &pc_ecam_ops, s, "pci-ecam",
-                          PC_PCI_ECAM_SIZE);
+                          s->cfg.ecam_size ? s->cfg.ecam_size
+                                           : PC_PCI_ECAM_SIZE);
+    memory_region_set_enabled(&s->ecam, s->cfg.ecam_size != 0);
     memory_region_add_subregion(get_system_io(), PC_PCI_CONFIG_ADDR_PORT,
                                 &s->conf_addr_io);
     memory_region_add_subregion(get_system_io(), PC_PCI_CONFIG_DATA_PORT,
                                 &s->conf_data_io);
-    memory_region_add_subregion(get_system_memory(), PC_PCI_ECAM_BASE,
+    memory_region_add_subregion(get_system_memory(), s->cfg.ecam_base,
                                 &s->ecam);
 
-    s->bus = pci_root_bus_new(dev, "pci.0", get_system_memory(),
+    s->bus = pci_root_bus_new(dev, s->cfg.bus_name ? s->cfg.bus_name
+                                                   : "pci.0",
+                              get_system_memory(),
                               get_system_io(), get_system_memory());
     qdev_init_gpio_out(dev, s->intx, PC_PCI_NR_INTX);
     pci_bus_irqs(s->bus, pc_pci_set_irq, NULL, s, PC_PCI_NR_INTX);
     pci_bus_set_hotplug_hook(s->bus, pc_pci_hotplug, s);
 
     /* The bridge itself is function 00.0, as on real chipsets. */
-    func = qdev_new(TYPE_PC_HOST_BRIDGE_FUNC);
+    func = qdev_new(s->cfg.func_type ? s->cfg.func_type
+                                     : TYPE_PC_HOST_BRIDGE_FUNC);
     qdev_prop_set_int32(func, "addr", PCI_DEVFN(0, 0));
     if (!qdev_realize_and_unref(func, &s->bus->qbus, errp)) {
         return false;
     }
+    s->func = PCI_DEVICE(func);
     qemu_register_reset(pc_pci_host_reset_handler, s);
     return true;
 }
@@ -521,12 +571,14 @@ PCIHostWindow pc_pci_mmio64_window(uint64_t ram_above_4g_end)
 }
 
 PCIBus *pc_pci_host_init(MachineState *ms, uint64_t ram_above_4g_end,
-                         Error **errp)
+                         const PCIHostConfig *cfg, Error **errp)
 {
     DeviceState *dev = qdev_new(TYPE_PC_PCI_HOST);
     PCPCIHost *s = PC_PCI_HOST(dev);
 
-    s->mmio32 = (PCIHostWindow){ PC_PCI_MMIO32_BASE, PC_PCI_MMIO32_END };
+    s->cfg = *cfg;
+    s->mmio32 = cfg->mmio32.end ? cfg->mmio32
+                : (PCIHostWindow){ PC_PCI_MMIO32_BASE, PC_PCI_MMIO32_END };
     s->mmio64 = pc_pci_mmio64_window(ram_above_4g_end);
     s->io = (PCIHostWindow){ PC_PCI_IO_BASE, PC_PCI_IO_END };
     object_property_add_child(OBJECT(ms), "pci-host", OBJECT(dev));
@@ -536,6 +588,70 @@ PCIBus *pc_pci_host_init(MachineState *ms, uint64_t ram_above_4g_end,
     }
     pc_msi_init(ms);
     return s->bus;
+}
+
+typedef struct Mmio64Extent {
+    uint64_t lo, hi;
+} Mmio64Extent;
+
+static void mmio64_extent_add(Mmio64Extent *e, uint64_t base, uint64_t end)
+{
+    if (base < 0x100000000ULL || end <= base) {
+        return;
+    }
+    e->lo = MIN(e->lo, base);
+    e->hi = MAX(e->hi, end);
+}
+
+/* What firmware programmed above 4 GiB: 64-bit BARs, bridge windows. */
+static void mmio64_extent_dev(PCIBus *bus, PCIDevice *dev, void *opaque)
+{
+    Mmio64Extent *e = opaque;
+    PCIDeviceClass *pc = PCI_DEVICE_GET_CLASS(dev);
+
+    for (int i = 0; i < PCI_ROM_SLOT; i++) {
+        const PCIIORegion *r = &dev->io_regions[i];
+
+        if (r->size && pc_bar_is_64bit(r)) {
+            uint64_t a = pc_bar_programmed(dev, i);
+
+            mmio64_extent_add(e, a, a + r->size);
+        }
+    }
+    if (pc->is_bridge) {
+        uint8_t *c = dev->config;
+        uint64_t base = ((uint64_t)pci_get_long(c + PCI_PREF_BASE_UPPER32)
+                         << 32) | ((uint64_t)(pci_get_word(c +
+                         PCI_PREF_MEMORY_BASE) & 0xfff0) << 16);
+        uint64_t limit = ((uint64_t)pci_get_long(c + PCI_PREF_LIMIT_UPPER32)
+                          << 32) | ((uint64_t)(pci_get_word(c +
+                          PCI_PREF_MEMORY_LIMIT) & 0xfff0) << 16) | 0xfffff;
+
+        mmio64_extent_add(e, base, limit + 1);
+        if (dev->secondary_bus) {
+            pci_for_each_device(dev->secondary_bus, mmio64_extent_dev, e);
+        }
+    }
+}
+
+bool pc_pci_host_mmio64_extent(PCIBus *root, uint64_t *lo, uint64_t *hi)
+{
+    Mmio64Extent e = { UINT64_MAX, 0 };
+
+    pci_for_each_device(root, mmio64_extent_dev, &e);
+    *lo = e.lo;
+    *hi = e.hi;
+    return e.hi > e.lo;
+}
+
+void pc_pci_host_set_assign_bars(PCIBus *root, bool assign)
+{
+    PC_PCI_HOST(root->qbus.parent)->cfg.assign_bars = assign;
+}
+
+PCIDevice *pc_pci_host_func(PCIBus *root)
+{
+    return PC_PCI_HOST(root->qbus.parent)->func;
 }
 
 static const TypeInfo pc_pci_host_types[] = {

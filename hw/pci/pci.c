@@ -831,6 +831,47 @@ static void pci_bridge_set_irq(void *opaque, int irq, int level)
     up->set_irq(up->irq_opaque, up_irq, up->irq_count[up_irq] != 0);
 }
 
+void pci_bridge_init_config(PCIDevice *d)
+{
+    /* Type 1 header: bus numbers and windows are the guest's to set. */
+    d->config[PCI_CLASS_PROG] = 0;
+    pci_set_byte(d->config + PCI_INTERRUPT_PIN, 1);
+    memset(d->wmask + PCI_PRIMARY_BUS, 0xff, 3);
+    pci_set_byte(d->wmask + PCI_SEC_LATENCY_TIMER, 0xff);
+    pci_set_byte(d->config + PCI_IO_BASE, PCI_IO_RANGE_TYPE_16);
+    pci_set_byte(d->config + PCI_IO_LIMIT, PCI_IO_RANGE_TYPE_16);
+    pci_set_byte(d->wmask + PCI_IO_BASE, PCI_IO_RANGE_MASK & 0xff);
+    pci_set_byte(d->wmask + PCI_IO_LIMIT, PCI_IO_RANGE_MASK & 0xff);
+    pci_set_word(d->w1cmask + PCI_SEC_STATUS, 0xf900);  /* error bits */
+    pci_set_word(d->wmask + PCI_MEMORY_BASE, PCI_MEMORY_RANGE_MASK & 0xffff);
+    pci_set_word(d->wmask + PCI_MEMORY_LIMIT, PCI_MEMORY_RANGE_MASK & 0xffff);
+    pci_set_word(d->config + PCI_PREF_MEMORY_BASE, PCI_PREF_RANGE_TYPE_64);
+    pci_set_word(d->config + PCI_PREF_MEMORY_LIMIT, PCI_PREF_RANGE_TYPE_64);
+    pci_set_word(d->wmask + PCI_PREF_MEMORY_BASE,
+                 PCI_PREF_RANGE_MASK & 0xffff);
+    pci_set_word(d->wmask + PCI_PREF_MEMORY_LIMIT,
+                 PCI_PREF_RANGE_MASK & 0xffff);
+    memset(d->wmask + PCI_PREF_BASE_UPPER32, 0xff, 8);
+    pci_set_word(d->wmask + PCI_BRIDGE_CONTROL,
+                 PCI_BRIDGE_CTL_PARITY | PCI_BRIDGE_CTL_SERR |
+                 PCI_BRIDGE_CTL_ISA | PCI_BRIDGE_CTL_VGA |
+                 PCI_BRIDGE_CTL_BUS_RESET);
+}
+
+void pci_bridge_reset_config(PCIDevice *d)
+{
+    /* Bus numbers unassigned, windows closed (base above limit). */
+    memset(d->config + PCI_PRIMARY_BUS, 0, 3);
+    pci_set_byte(d->config + PCI_IO_BASE, 0xf0 | PCI_IO_RANGE_TYPE_16);
+    pci_set_byte(d->config + PCI_IO_LIMIT, PCI_IO_RANGE_TYPE_16);
+    pci_set_word(d->config + PCI_MEMORY_BASE, 0xfff0);
+    pci_set_word(d->config + PCI_MEMORY_LIMIT, 0);
+    pci_set_word(d->config + PCI_PREF_MEMORY_BASE,
+                 0xfff0 | PCI_PREF_RANGE_TYPE_64);
+    pci_set_word(d->config + PCI_PREF_MEMORY_LIMIT, PCI_PREF_RANGE_TYPE_64);
+    memset(d->config + PCI_PREF_BASE_UPPER32, 0, 8);
+}
+
 PCIBus *pci_bridge_bus_new(PCIDevice *bridge, const char *name)
 {
     PCIBus *parent = bridge->bus;

@@ -262,29 +262,7 @@ static void rp_init_config(PCIERootPort *rp)
     uint8_t *wm = d->wmask + RP_EXP_OFFSET;
     uint8_t *w1c = d->w1cmask + RP_EXP_OFFSET;
 
-    /* Type 1 header: bus numbers and windows are the guest's to set. */
-    d->config[PCI_CLASS_PROG] = 0;
-    pci_set_byte(d->config + PCI_INTERRUPT_PIN, 1);
-    memset(d->wmask + PCI_PRIMARY_BUS, 0xff, 3);
-    pci_set_byte(d->wmask + PCI_SEC_LATENCY_TIMER, 0xff);
-    pci_set_byte(d->config + PCI_IO_BASE, PCI_IO_RANGE_TYPE_16);
-    pci_set_byte(d->config + PCI_IO_LIMIT, PCI_IO_RANGE_TYPE_16);
-    pci_set_byte(d->wmask + PCI_IO_BASE, PCI_IO_RANGE_MASK & 0xff);
-    pci_set_byte(d->wmask + PCI_IO_LIMIT, PCI_IO_RANGE_MASK & 0xff);
-    pci_set_word(d->w1cmask + PCI_SEC_STATUS, 0xf900);  /* error bits */
-    pci_set_word(d->wmask + PCI_MEMORY_BASE, PCI_MEMORY_RANGE_MASK & 0xffff);
-    pci_set_word(d->wmask + PCI_MEMORY_LIMIT, PCI_MEMORY_RANGE_MASK & 0xffff);
-    pci_set_word(d->config + PCI_PREF_MEMORY_BASE, PCI_PREF_RANGE_TYPE_64);
-    pci_set_word(d->config + PCI_PREF_MEMORY_LIMIT, PCI_PREF_RANGE_TYPE_64);
-    pci_set_word(d->wmask + PCI_PREF_MEMORY_BASE,
-                 PCI_PREF_RANGE_MASK & 0xffff);
-    pci_set_word(d->wmask + PCI_PREF_MEMORY_LIMIT,
-                 PCI_PREF_RANGE_MASK & 0xffff);
-    memset(d->wmask + PCI_PREF_BASE_UPPER32, 0xff, 8);
-    pci_set_word(d->wmask + PCI_BRIDGE_CONTROL,
-                 PCI_BRIDGE_CTL_PARITY | PCI_BRIDGE_CTL_SERR |
-                 PCI_BRIDGE_CTL_ISA | PCI_BRIDGE_CTL_VGA |
-                 PCI_BRIDGE_CTL_BUS_RESET);
+    pci_bridge_init_config(d);
 
     /* PCI Express capability, version 2, root port with a slot. */
     pci_set_word(exp + PCI_EXP_FLAGS, 2 | PCI_EXP_TYPE_ROOT_PORT << 4 |
@@ -330,16 +308,7 @@ static void rp_reset(PCIDevice *d)
     pci_set_word(exp + PCI_EXP_DEVCTL, 0);
     pci_set_word(exp + PCI_EXP_LNKCTL, 0);
     pci_set_word(exp + PCI_EXP_RTCTL, 0);
-    /* Bus numbers unassigned, windows closed (base above limit). */
-    memset(d->config + PCI_PRIMARY_BUS, 0, 3);
-    pci_set_byte(d->config + PCI_IO_BASE, 0xf0 | PCI_IO_RANGE_TYPE_16);
-    pci_set_byte(d->config + PCI_IO_LIMIT, PCI_IO_RANGE_TYPE_16);
-    pci_set_word(d->config + PCI_MEMORY_BASE, 0xfff0);
-    pci_set_word(d->config + PCI_MEMORY_LIMIT, 0);
-    pci_set_word(d->config + PCI_PREF_MEMORY_BASE,
-                 0xfff0 | PCI_PREF_RANGE_TYPE_64);
-    pci_set_word(d->config + PCI_PREF_MEMORY_LIMIT, PCI_PREF_RANGE_TYPE_64);
-    memset(d->config + PCI_PREF_BASE_UPPER32, 0, 8);
+    pci_bridge_reset_config(d);
     rp->event_line = false;
     /* A reset ends a pending removal: the guest starts from scratch. */
     if (rp->unplug_pending) {

@@ -610,6 +610,14 @@ DeviceState *mc146818_rtc_create(MachineState *ms, qemu_irq irq,
     return dev;
 }
 
+void mc146818rtc_set_cmos_data(DeviceState *dev, unsigned addr, uint8_t val)
+{
+    RTCState *s = MC146818_RTC(dev);
+
+    g_assert(addr >= RTC_REG_D + 1 && addr < RTC_CMOS_SIZE);
+    s->cmos[addr] = val;
+}
+
 static const Property rtc_props[] = {
     DEFINE_PROP_ENUM("lost_tick_policy", RTCState, lost_tick_policy,
                      RTC_LOST_TICK_DISCARD, rtc_lost_tick_policy_names),

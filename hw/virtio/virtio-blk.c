@@ -44,7 +44,19 @@ typedef struct VirtIOBlkPCI {
     uint32_t max_write_zeroes_sectors;
     OnOffAuto write_cache;      /* off: each write is durable on completion */
     int32_t bootindex;
+    BlockErrorAction werror;
+    BlockErrorAction rerror;
+    uint32_t logical_block_size;
+    uint32_t physical_block_size;
+    uint32_t min_io_size;
+    uint32_t opt_io_size;
+    bool share_rw;
 } VirtIOBlkPCI;
+
+/* BlockErrorAction order; "auto" keeps what the drive says. */
+static const char *const virtio_blk_error_names[] = {
+    "report", "ignore", "enospc", "stop", "auto", NULL,
+};
 
 /* Request queues (num-queues): the transport's limit less one vector. */
 #define VIRTIO_BLK_MAX_QUEUES 32
@@ -328,12 +340,18 @@ static bool virtio_blk_start(VirtIOPCIProxy *proxy, Error **errp)
 {
     VirtIOBlkPCI *s = VIRTIO_BLK_PCI(proxy);
 
+    unsigned depth = 0;
+
     s->draining = false;
     if (s->aio) {
-        /* Restarted after a VM stop: the old context is drained. */
-        block_aio_free(s->aio);
+        /*
+         * Restarted after a VM stop: the context is drained but may hold
+         * requests an error policy stopped on, which cont submits again.
+         */
+        virtio_pci_worker_watch(proxy, block_aio_fd(s->aio), G_IO_IN,
+                                virtio_blk_aio_ready, s);
+        return true;
     }
-    unsigned depth = 0;
 
     /* Room for every request of every queue in flight at once. */
     for (unsigned q = 0; q < proxy->nvqs; q++) {
@@ -372,7 +390,12 @@ static void virtio_blk_set_config(VirtIOPCIProxy *proxy)
 
     cfg.capacity = GUINT64_TO_LE(block_size(s->bs) / 512);
     cfg.seg_max = GUINT32_TO_LE(MIN(s->queue_size, VIRTQUEUE_MAX_SG) - 2);
-    cfg.blk_size = GUINT32_TO_LE(512);
+    cfg.blk_size = GUINT32_TO_LE(s->logical_block_size);
+    cfg.physical_block_exp = __builtin_ctz(s->physical_block_size /
+                                           s->logical_block_size);
+    cfg.alignment_offset = 0;
+    cfg.min_io_size = GUINT16_TO_LE(s->min_io_size / s->logical_block_size);
+    cfg.opt_io_size = GUINT32_TO_LE(s->opt_io_size / s->logical_block_size);
     cfg.num_queues = GUINT16_TO_LE(s->num_queues);
     if (s->discard) {
         cfg.max_discard_sectors = GUINT32_TO_LE(s->max_discard_sectors);
@@ -388,6 +411,49 @@ static void virtio_blk_set_config(VirtIOPCIProxy *proxy)
         cfg.write_zeroes_may_unmap = block_may_unmap(s->bs);
     }
     memcpy(proxy->config, &cfg, sizeof(cfg));
+}
+
+/* block_resize: the new capacity and a configuration interrupt. */
+static void virtio_blk_resized(void *opaque, uint64_t new_size)
+{
+    VirtIOPCIProxy *proxy = opaque;
+
+    virtio_blk_set_config(proxy);
+    virtio_pci_notify_config(proxy);
+}
+
+static bool virtio_blk_check_block_sizes(VirtIOBlkPCI *s, const char *name,
+                                         Error **errp)
+{
+    uint32_t l = s->logical_block_size, p;
+
+    if (l < 512 || l > 32768 || (l & (l - 1))) {
+        error_setg(errp, "virtio-blk-pci %s: logical_block_size=%u must be "
+                   "a power of 2 between 512 and 32768", name, l);
+        return false;
+    }
+    if (!s->physical_block_size) {
+        s->physical_block_size = l;
+    }
+    p = s->physical_block_size;
+    if (p < l || p > 32768 * 64 || (p & (p - 1))) {
+        error_setg(errp, "virtio-blk-pci %s: physical_block_size=%u must be "
+                   "a power of 2 and at least logical_block_size (%u)", name,
+                   p, l);
+        return false;
+    }
+    if ((s->min_io_size % l) || (s->opt_io_size % l) ||
+        s->min_io_size / l > UINT16_MAX) {
+        error_setg(errp, "virtio-blk-pci %s: min_io_size and opt_io_size "
+                   "must be multiples of logical_block_size", name);
+        return false;
+    }
+    if (block_size(s->bs) % l) {
+        error_setg(errp, "virtio-blk-pci %s: the disk size is not a "
+                   "multiple of logical_block_size=%u", name, l);
+        return false;
+    }
+    return true;
 }
 
 static bool virtio_blk_realize(VirtIOPCIProxy *proxy, Error **errp)
@@ -444,9 +510,21 @@ static bool virtio_blk_realize(VirtIOPCIProxy *proxy, Error **errp)
         s->discard = false;
         s->write_zeroes = false;
     }
-    if (!block_attach(s->bs, DEVICE(s), virtio_pci_backend(proxy), errp)) {
+    if (!virtio_blk_check_block_sizes(s, name, errp)) {
         return false;
     }
+    if (s->rerror == BLOCK_ERROR_ENOSPC) {
+        error_setg(errp, "virtio-blk-pci %s: rerror=enospc is not supported",
+                   name);
+        error_append_hint(errp, "Use report, ignore or stop.\n");
+        return false;
+    }
+    if (!block_attach_shared(s->bs, DEVICE(s), virtio_pci_backend(proxy),
+                             s->share_rw, errp)) {
+        return false;
+    }
+    block_set_error_policy(s->bs, s->werror, s->rerror);
+    block_add_resize_notifier(s->bs, virtio_blk_resized, proxy);
     /* num-queues: one request queue each, all served by the worker. */
     proxy->nvqs = s->num_queues;
     for (unsigned q = 0; q < s->num_queues; q++) {
@@ -456,7 +534,8 @@ static bool virtio_blk_realize(VirtIOPCIProxy *proxy, Error **errp)
         proxy->host_features |= 1ull << VIRTIO_BLK_F_MQ;
     }
     proxy->host_features |= (1ull << VIRTIO_BLK_F_SEG_MAX) |
-                            (1ull << VIRTIO_BLK_F_BLK_SIZE);
+                            (1ull << VIRTIO_BLK_F_BLK_SIZE) |
+                            (1ull << VIRTIO_BLK_F_TOPOLOGY);
     /* A volatile write cache the guest must flush, unless write-cache=off. */
     if (s->write_cache != ON_OFF_AUTO_OFF) {
         proxy->host_features |= 1ull << VIRTIO_BLK_F_FLUSH;
@@ -481,7 +560,8 @@ static void virtio_blk_unrealize(VirtIOPCIProxy *proxy)
     VirtIOBlkPCI *s = VIRTIO_BLK_PCI(proxy);
 
     if (s->bs) {
-        block_detach(s->bs);
+        block_remove_resize_notifier(s->bs, virtio_blk_resized, proxy);
+        block_detach_dev(s->bs, DEVICE(s));
         s->bs = NULL;
     }
 }
@@ -513,6 +593,28 @@ static const Property virtio_blk_props[] = {
                                            "guest flushes (FLUSH offered); "
                                            "off: every write is durable "
                                            "when it completes"),
+    DEFINE_PROP_ENUM("werror", VirtIOBlkPCI, werror, BLOCK_ERROR_AUTO,
+                     virtio_blk_error_names,
+                     .description = "on write errors: report, ignore, "
+                                    "enospc (stop on ENOSPC), stop, auto"),
+    DEFINE_PROP_ENUM("rerror", VirtIOBlkPCI, rerror, BLOCK_ERROR_AUTO,
+                     virtio_blk_error_names,
+                     .description = "on read errors: report, ignore, stop, "
+                                    "auto"),
+    DEFINE_PROP_UINT32("logical_block_size", VirtIOBlkPCI,
+                       logical_block_size, 512,
+                       .description = "logical block size (bytes)"),
+    DEFINE_PROP_UINT32("physical_block_size", VirtIOBlkPCI,
+                       physical_block_size, 0,
+                       .description = "physical block size (bytes; 0: the "
+                                      "logical size)"),
+    DEFINE_PROP_UINT32("min_io_size", VirtIOBlkPCI, min_io_size, 0,
+                       .description = "minimum I/O size (bytes)"),
+    DEFINE_PROP_UINT32("opt_io_size", VirtIOBlkPCI, opt_io_size, 0,
+                       .description = "optimal I/O size (bytes)"),
+    DEFINE_PROP_BOOL("share-rw", VirtIOBlkPCI, share_rw, false,
+                     .description = "let other users write the disk too "
+                                    "(other devices, other processes)"),
     DEFINE_PROP_INT32("bootindex", VirtIOBlkPCI, bootindex, -1,
                       .description = "boot order (accepted for "
                                      "compatibility: no firmware)"),

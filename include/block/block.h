@@ -4,11 +4,13 @@
  * asynchronous I/O on them with libaio.
  *
  * Nodes are a small graph as in QEMU: a protocol node (driver=file) owns
- * the file descriptor; a format node (driver=raw) on top of it exposes
- * the same bytes.  A device's drive= names either node (or a -drive id);
- * block_find() resolves it.  Every node is created at start-up (BQL) and
- * lives until exit.  I/O goes through a BlockAIO, which belongs to one
- * thread (the device's worker) and needs no lock.
+ * the file descriptor; a format node on top of it (driver=raw: the same
+ * bytes; driver=qcow2: an image format, with a backing node) exposes the
+ * disk.  A device's drive= names a node (or a -drive id); block_find()
+ * resolves it.  Nodes are created from the command line or QMP (BQL).
+ * I/O goes through a BlockAIO, which belongs to one thread (the device's
+ * worker); the device-level policies (throttling, werror/rerror,
+ * detect-zeroes) are carried out there too.
  */
 #ifndef BLOCK_BLOCK_H
 #define BLOCK_BLOCK_H
@@ -33,6 +35,16 @@ BlockNode *blockdev_add(QemuOpts *opts, Error **errp);
 /* -drive file=..,if=none,id=..,format=raw[,readonly=on][,cache=none] */
 BlockNode *drive_add(QemuOpts *opts, Error **errp);
 
+/*
+ * -incoming: the images are the source's until the migration ends, so
+ * devices take their write locks when this VM first runs (QEMU's
+ * inactive images); a source that completes a migration gives its up.
+ */
+void block_defer_write_locks(void);
+
+/* At exit (main loop done): format metadata written, images clean. */
+void block_exit(void);
+
 /* Registers query-block & co (main(), after the constructors). */
 void block_qmp_init(void);
 
@@ -49,6 +61,13 @@ BlockNode *block_find(const char *name);
 bool block_attach(BlockNode *bs, DeviceState *dev, Object *user,
                   Error **errp);
 void block_detach(BlockNode *bs);
+/*
+ * As block_attach; with @share_rw (the device's share-rw=on) the node may
+ * have more than one device, if every one of them shares it.
+ */
+bool block_attach_shared(BlockNode *bs, DeviceState *dev, Object *user,
+                         bool share_rw, Error **errp);
+void block_detach_dev(BlockNode *bs, DeviceState *dev);
 
 const char *block_node_name(const BlockNode *bs);
 uint64_t block_size(const BlockNode *bs);
@@ -58,6 +77,38 @@ bool block_is_direct(const BlockNode *bs);
 bool block_may_unmap(const BlockNode *bs);
 /* Logical block size the host needs for O_DIRECT (512 otherwise). */
 unsigned block_alignment(const BlockNode *bs);
+/* Bytes the image really occupies on the host (query-block's
+ * actual-size); -1 when unknown. */
+int64_t block_allocated_bytes(BlockNode *bs);
+/* The node's size changed (block_resize): the device is told. */
+typedef void BlockResizeFn(void *opaque, uint64_t new_size);
+void block_add_resize_notifier(BlockNode *bs, BlockResizeFn *fn,
+                               void *opaque);
+void block_remove_resize_notifier(BlockNode *bs, BlockResizeFn *fn,
+                                  void *opaque);
+/* block_resize: grows (or shrinks raw) the node; BQL. */
+bool block_resize(BlockNode *bs, uint64_t size, Error **errp);
+
+/* werror= / rerror= (QEMU's BlockdevOnError) */
+typedef enum BlockErrorAction {
+    BLOCK_ERROR_REPORT,
+    BLOCK_ERROR_IGNORE,
+    BLOCK_ERROR_ENOSPC,
+    BLOCK_ERROR_STOP,
+    BLOCK_ERROR_AUTO,       /* the device default */
+} BlockErrorAction;
+bool block_parse_error_action(const char *value, BlockErrorAction *out,
+                              Error **errp);
+const char *block_error_action_name(BlockErrorAction a);
+/* Sets the policies a device uses on its node (AUTO: keep the drive's). */
+void block_set_error_policy(BlockNode *bs, BlockErrorAction werror,
+                            BlockErrorAction rerror);
+
+/* detect-zeroes= */
+#define BLOCK_DETECT_ZEROES_OFF 0
+#define BLOCK_DETECT_ZEROES_ON 1
+#define BLOCK_DETECT_ZEROES_UNMAP 2
+
 /* Adds to the node's statistics (thread-safe). */
 void block_account(BlockNode *bs, int kind, uint64_t bytes, bool failed);
 #define BLOCK_ACCT_READ 0

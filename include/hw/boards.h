@@ -51,6 +51,8 @@ struct MachineClass {
 
     /* Short name ("pc"); derived from the type name when NULL. */
     const char *name;
+    /* Another name the machine answers to ("pc" for pc-i440fx-8.2). */
+    const char *alias;
     const char *desc;
     /* Builds the board: RAM, buses, built-in devices. */
     bool (*init)(MachineState *ms, Error **errp);
@@ -144,5 +146,7 @@ bool machine_parse_smp(const MachineClass *mc, const SmpConfig *config,
 /* Callbacks run once the machine and the -device devices are created. */
 typedef void MachineInitDoneFn(void *opaque);
 void qemu_run_machine_init_done(void);
+/* Runs fn once the -device devices exist (at once if they already do). */
+void qemu_add_machine_init_done(MachineInitDoneFn *fn, void *opaque);
 
 #endif

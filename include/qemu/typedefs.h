@@ -22,6 +22,8 @@ typedef struct MemoryListener MemoryListener;
 typedef struct AddressSpace AddressSpace;
 typedef struct FlatView FlatView;
 typedef struct PCIBus PCIBus;
+typedef struct FWCfgState FWCfgState;
+typedef struct BlockNode BlockNode;
 typedef struct PCIDevice PCIDevice;
 typedef struct QemuOpts QemuOpts;
 typedef struct EventNotifier EventNotifier;

@@ -135,6 +135,7 @@ struct MemoryRegion {
     uint64_t writes;
     uint64_t coalesced_writes;  /* replayed from a coalesced MMIO ring */
     GArray *coalesced;          /* CoalescedRange, offsets in the region */
+    MemoryRegion *readonly_writes;  /* where writes to readonly RAM go */
     /* Dirty log (migration): one bit per host page while logging is on. */
     unsigned long *dirty;
     uint64_t dirty_pages;
@@ -312,6 +313,13 @@ void memory_region_set_alias_offset(MemoryRegion *mr, hwaddr offset);
 void memory_region_set_size(MemoryRegion *mr, uint64_t size);
 /* Writes to a readonly range are dropped (MEMTX_OK, as for a ROM). */
 void memory_region_set_readonly(MemoryRegion *mr, bool readonly);
+/*
+ * A ROM device's array mode: writes that reach the readonly RAM region mr
+ * are dispatched to the I/O region io at the same offset instead of being
+ * dropped (a flash chip's command writes while the guest reads the array
+ * directly, or through a read-only memslot under KVM).  NULL undoes it.
+ */
+void memory_region_set_readonly_writes(MemoryRegion *mr, MemoryRegion *io);
 
 /* Nestable; the outermost commit renders and notifies listeners. */
 void memory_region_transaction_begin(void);

@@ -26,6 +26,7 @@ typedef enum RunState {
     RUN_STATE_FINISH_MIGRATE,   /* stopped for the migration's switchover */
     RUN_STATE_SAVE_VM,
     RUN_STATE_RESTORE_VM,
+    RUN_STATE_IO_ERROR,         /* werror/rerror=stop hit an I/O error */
     RUN_STATE__MAX,
 } RunState;
 
@@ -98,6 +99,9 @@ void qemu_unregister_powerdown_handler(QemuPowerdownHandler *fn,
                                        void *opaque);
 /* Asks the main loop to reset the machine (guest-reset cause). */
 void qemu_system_reset_request(void);
+/* A reset the guest asked for (chipset, 8042, triple fault): honours
+ * -no-reboot, as QEMU does. */
+void qemu_system_guest_reset_request(void);
 void qemu_system_reset_request_cause(ShutdownCause cause);
 
 /*

@@ -19,6 +19,9 @@ extern bool no_shutdown;
 /* -no-reboot: a guest reset request exits instead of resetting. */
 extern bool no_reboot;
 
+/* -boot reboot-timeout=MS: firmware reboots after a failed boot; -1 never. */
+extern int boot_reboot_timeout;
+
 /* Backend of the i-th serial port (-serial, or stdio for -nographic). */
 #define MAX_SERIAL_PORTS 4
 Chardev *serial_hd(int i);

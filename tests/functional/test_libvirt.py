@@ -562,9 +562,12 @@ class LibvirtTest(unittest.TestCase):
         self.assertNotIn('tcg', flags)
         self.assertIn('vfio-pci', flags)
         self.assertEqual(caps.findtext('arch'), 'x86_64')
-        # The probe saw exactly the machines Conduit has.
-        machines = {m.get('name') for m in caps.iter('machine')}
-        self.assertEqual(machines, {'pc'})  # libvirt drops 'none'
+        # The probe saw the machines Conduit has, with QEMU's aliases.
+        machines = {m.get('name'): m.get('alias')
+                    for m in caps.iter('machine')}
+        self.assertEqual(machines.get('pc-i440fx-8.2'), 'pc')
+        self.assertEqual(machines.get('pc-q35-8.2'), 'q35')
+        self.assertNotIn('none', machines)  # libvirt drops 'none'
 
     def test_probe_ppc64(self):
         if not CONDUIT_PPC64 or not os.access(CONDUIT_PPC64, os.X_OK):
@@ -581,6 +584,23 @@ class LibvirtTest(unittest.TestCase):
         self.assertNotIn('kvm', flags)
         self.assertNotIn('tcg', flags)
         self.assertIn('pseries', {m.get('name') for m in caps.iter('machine')})
+
+    def test_probe_kvm_q35_efi(self):
+        # domcapabilities of q35 lists Debian's OVMF (its firmware
+        # descriptors) and both firmware kinds, as for QEMU.
+        self.need_kvm('api')
+        if not os.path.exists('/usr/share/OVMF/OVMF_CODE_4M.fd'):
+            self.skipTest('ovmf is not installed')
+        r = self.domcaps(CONDUIT, 'x86_64', 'q35', 'kvm')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        root = ET.fromstring(r.stdout)
+        self.assertEqual(root.findtext('machine'), 'pc-q35-8.2')
+        loader = root.find('os/loader')
+        self.assertEqual(loader.get('supported'), 'yes', r.stdout)
+        values = [v.text for v in loader.findall('value')]
+        self.assertIn('/usr/share/OVMF/OVMF_CODE_4M.fd', values, r.stdout)
+        fw = {v.text for v in root.findall("os/enum[@name='firmware']/value")}
+        self.assertIn('efi', fw, r.stdout)
 
     def test_probe_kvm_hostdev(self):
         self.need_kvm('api')
@@ -681,7 +701,8 @@ class LibvirtTest(unittest.TestCase):
         # virsh save / restore, managedsave + start and dump of a guest in
         # the middle of its virtio-blk I/O (issue 29): libvirt's own
         # getfd + migrate to an fd, -incoming defer + migrate-incoming,
-        # dump-guest-memory.  The guest must finish its I/O afterwards.
+        # dump-guest-memory.  The guest must finish its I/O afterwards
+        # (enough of it that it is still at work after the restores).
         self.need_kvm()
         sys.path.insert(0, os.path.join(HERE, '..', '..', 'scripts', 'bench'))
         import virtioblkbench as vb
@@ -693,7 +714,7 @@ class LibvirtTest(unittest.TestCase):
                 "bus='virtio'/></disk>" % img)
         dom = self.define(domain_xml(
             'conduit-save', self.guest('virtio-blk'),
-            append='qd=4 ios=3000 mode=irq verify=1 write=1',
+            append='qd=4 ios=20000 mode=irq verify=1 write=1',
             serial='file', serial_path=log, devices=disk,
             qemu_args=['-device', 'isa-debug-exit,iobase=0xf4,iosize=4']))
         self.lv.virsh('start', dom)
@@ -704,7 +725,10 @@ class LibvirtTest(unittest.TestCase):
         self.assertEqual(self.domstate(dom), 'shut off')
         self.assertGreater(os.path.getsize(state), 0)
         self.lv.virsh('restore', state)
-        self.assertEqual(self.domstate(dom), 'running')
+        qlog = self.lv.path('log', 'qemu', dom + '.log')
+        self.assertEqual(self.domstate(dom), 'running',
+                         'serial:\n%s\nqemu log:\n%s' % (
+                             self.read(log)[-3000:], self.read(qlog)[-6000:]))
         self.lv.virsh('managedsave', dom)
         self.assertEqual(self.domstate(dom), 'shut off')
         self.assertIn('yes', self.lv.virsh('dominfo', dom).stdout.split(
@@ -717,10 +741,10 @@ class LibvirtTest(unittest.TestCase):
             self.assertEqual(f.read(4), b'\x7fELF')
         self.wait_for('the guest to finish after three restores',
                       lambda: 'unexpected failures' in self.read(log),
-                      timeout=600)
+                      timeout=1200)
         out = self.read(log)
         self.assertRegex(out, r'SUMMARY: \d+ tests, 0 unexpected failures')
-        self.assertRegex(out, r'RESULT .*ios=3000')
+        self.assertRegex(out, r'RESULT .*ios=20000')
 
     def test_serial_log_fd_passed(self):
         # <serial type='file'>: libvirt opens the file and passes it with

@@ -238,7 +238,8 @@ class MgmtProbeTest(unittest.TestCase):
         self.assertEqual(mon.cmd('query-target'), {'arch': 'x86_64'})
         types = {t['name']: t for t in mon.cmd('qom-list-types')}
         for t in ('vfio-pci', 'vfio-user-pci', 'isa-serial', 'qtest-accel',
-                  'kvm-accel', 'secret', 'pc-machine'):
+                  'kvm-accel', 'secret', 'pc-i440fx-8.2-machine',
+                  'pc-q35-8.2-machine'):
             self.assertIn(t, types)
         self.assertNotIn('tcg-accel', types)
         accels = {t['name'] for t in mon.cmd('qom-list-types',
@@ -264,9 +265,17 @@ class MgmtProbeTest(unittest.TestCase):
         r = mon.raw('device-list-properties', typename='no-such-device')
         self.assertEqual(r['error']['class'], 'DeviceNotFound')
         machines = {m['name']: m for m in mon.cmd('query-machines')}
-        self.assertEqual(set(machines), {'pc', 'none'})
-        self.assertTrue(machines['pc'].get('is-default'))
-        self.assertEqual(machines['pc']['cpu-max'], 255)
+        # QEMU's shape: versioned names, "pc" and "q35" as aliases.
+        self.assertIn('none', machines)
+        self.assertNotIn('pc', machines)
+        pc = machines['pc-i440fx-8.2']
+        self.assertTrue(pc.get('is-default'))
+        self.assertEqual(pc.get('alias'), 'pc')
+        self.assertEqual(pc['cpu-max'], 255)
+        self.assertEqual(machines['pc-q35-8.2'].get('alias'), 'q35')
+        self.assertIn('pc-q35-7.2', machines)
+        self.assertEqual([m for m in machines.values()
+                          if m.get('is-default')], [pc])
         opts = {o['option']: {p['name'] for p in o['parameters']}
                 for o in mon.cmd('query-command-line-options')}
         self.assertIn('mem-lock', opts['overcommit'])
@@ -442,7 +451,7 @@ class MgmtProbeTest(unittest.TestCase):
                            'invalid object type: frob-backend', 'secret')
         self.assertRefused(['-object', 'secret,id=s,data=x,keyid=k'],
                            'encrypted secrets')
-        self.assertRefused(['-add-fd', 'set=1,fd=99'], 'fd 99')
+        self.assertRefused(['-add-fd', 'set=1,fd=99'], "'99'")
         self.assertRefused(['-chardev', 'file,id=c,path=/dev/fdset/5'],
                            'no fdset 5')
         self.assertRefused(['-machine', 'none,usb=on'], 'USB')

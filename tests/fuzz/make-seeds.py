@@ -400,6 +400,46 @@ def blk_req():
           struct.pack("<IIQ", 13, 0, 0) + struct.pack("<QII", 4, 8, 1))
 
 
+def qcow2():
+    """fuzz-qcow2: a control byte, then small images qemu-img made."""
+    import shutil
+    import subprocess
+    import tempfile
+    t = "fuzz-qcow2"
+    if not shutil.which("qemu-img"):
+        print("qemu-img missing: fuzz-qcow2 seeds not written")
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        raw = os.path.join(tmp, "src.raw")
+        with open(raw, "wb") as f:
+            for i in range(64):
+                f.write(bytes([i]) * 512 if i % 3 else bytes(512))
+        cases = [
+            ("c512", ["-o", "cluster_size=512"], 0x03),
+            ("c4k-rc1", ["-o", "cluster_size=4096,refcount_bits=1"], 0x05),
+            ("c512-rc64", ["-o", "cluster_size=512,refcount_bits=64"], 0x07),
+            ("compressed", ["-c", "-o", "cluster_size=512"], 0x09),
+            ("v2", ["-o", "cluster_size=512,compat=0.10"], 0x0b),
+            ("lazy", ["-o", "cluster_size=512,lazy_refcounts=on"], 0x0d),
+        ]
+        for name, opts, ctl in cases:
+            img = os.path.join(tmp, name)
+            subprocess.run(["qemu-img", "convert", "-f", "raw", "-O",
+                            "qcow2"] + opts + [raw, img], check=True)
+            with open(img, "rb") as f:
+                data = f.read()
+            write(t, name, bytes([ctl]) + data)
+            if name == "lazy":
+                # dirty bit set, as a crash with lazy refcounts leaves it
+                dirty = bytearray(data)
+                dirty[79] |= 1
+                write(t, "dirty", bytes([0x0f]) + bytes(dirty))
+        ov = os.path.join(tmp, "overlay")
+        subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", "-o",
+                        "cluster_size=512", "-b", "base.qcow2", "-F",
+                        "qcow2", "-u", ov, "64K"], check=True)
+        with open(ov, "rb") as f:
+            write(t, "backing", bytes([0x11]) + f.read())
 def mig_str(s):
     b = s.encode()
     return bytes([len(b)]) + b
@@ -575,7 +615,7 @@ def usb_hcd():
 
 
 TARGETS = [codec, plan, client, libvfu, nvme, qtest, qmp, options,
-           virtqueue, blk_req, virtio_pci, usb_hcd, migration]
+           virtqueue, blk_req, virtio_pci, usb_hcd, migration, qcow2]
 
 if __name__ == "__main__":
     for fn in TARGETS:

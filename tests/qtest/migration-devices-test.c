@@ -277,6 +277,16 @@ static void test_vfio_user_blocker(void)
     g_assert_nonnull(strstr(qtest_qmp_error_desc(r),
                             "VFIO device doesn't support migration"));
     g_assert_nonnull(strstr(qtest_qmp_error_desc(r), "vfio-user-pci"));
+    {
+        g_autoptr(JsonObject) q = qtest_qmp(s, "{'execute': 'query-migrate'}");
+        JsonArray *why = json_object_get_array_member(
+            json_object_get_object_member(q, "return"), "blocked-reasons");
+
+        g_assert_cmpuint(json_array_get_length(why), ==, 1);
+        g_assert_nonnull(strstr(json_array_get_string_element(why, 0),
+                                "nvme0") ?: strstr(json_array_get_string_element(
+                                    why, 0), "vfio-user-pci"));
+    }
     st = qtest_qmp(s, "{'execute': 'query-status'}");
     g_assert_cmpstr(json_object_get_string_member(
         json_object_get_object_member(st, "return"), "status"), ==,

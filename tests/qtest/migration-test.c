@@ -271,6 +271,27 @@ static void test_unix(void)
     qtest_quit(dst);
 }
 
+/*
+ * libvirt gives the machine its RAM as a memory backend object
+ * (-machine memory-backend=pc.ram): that RAM moves too.
+ */
+static void test_memory_backend(void)
+{
+    g_autofree char *sock = tmp_path("backend.sock");
+    g_autofree char *inc = g_strdup_printf("unix:%s", sock);
+    g_autofree char *args = g_strdup_printf(
+        "-object memory-backend-ram,id=pc.ram,size=%dM "
+        "-machine pc,memory-backend=pc.ram -incoming %s", RAM_MB, inc);
+    QTestState *dst = qtest_initf("-m %d %s", RAM_MB, args);
+    QTestState *src = qtest_initf("-m %d -object memory-backend-ram,id=pc.ram,"
+                                  "size=%dM -machine pc,memory-backend=pc.ram",
+                                  RAM_MB, RAM_MB);
+
+    migrate_and_check(src, dst, inc);
+    qtest_quit(src);
+    qtest_quit(dst);
+}
+
 static void test_tcp_defer(void)
 {
     QTestState *dst = start_dst("defer", "-S");
@@ -684,6 +705,7 @@ int main(int argc, char **argv)
     g_test_add_func("/migration/qmp-shapes", test_qmp_shapes);
     g_test_add_func("/migration/unix", test_unix);
     g_test_add_func("/migration/tcp-defer", test_tcp_defer);
+    g_test_add_func("/migration/memory-backend", test_memory_backend);
     g_test_add_func("/migration/fd-save-restore", test_fd_save_restore);
     g_test_add_func("/migration/exec-file", test_exec_file);
     g_test_add_func("/migration/dirty-pages", test_dirty_pages);

@@ -224,7 +224,7 @@ static void test_cmdline_machine_type_help(void)
 
     g_assert_true(WIFEXITED(status));
     g_assert_cmpint(WEXITSTATUS(status), ==, 0);
-    g_assert_true(g_str_has_prefix(out, "pc-machine options:\n"));
+    g_assert_true(g_str_has_prefix(out, "pc-i440fx-8.2-machine options:\n"));
     g_assert_nonnull(strstr(out, "\n  kernel=<str>\n"));
     g_assert_null(strstr(out, "Supported machines"));
 

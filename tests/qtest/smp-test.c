@@ -93,7 +93,7 @@ static void test_invalid_forms_exit_1(void)
                        "threads (1) != maxcpus (4)\n");
     assert_start_fails("-smp 1,maxcpus=300",
                        "-smp 1,maxcpus=300: Invalid SMP CPUs 300. The max "
-                       "CPUs supported by machine 'pc' is 255\n");
+                       "CPUs supported by machine 'pc-i440fx-8.2' is 255\n");
     assert_start_fails("-M none -smp 2",
                        "-smp 2: Invalid SMP CPUs 2. The max CPUs supported "
                        "by machine 'none' is 1\n");

@@ -869,8 +869,13 @@ static void test_cmdline_errors(void)
     qtest_assert_start_fails(a, "-drive");
     g_free(a);
     a = g_strdup_printf("-M pc -accel qtest -drive file=%s,if=none,id=d,"
+                        "format=vmdk", img);
+    qtest_assert_start_fails(a, "Unknown driver 'vmdk'");
+    g_free(a);
+    /* A raw file opened as qcow2: QEMU's message. */
+    a = g_strdup_printf("-M pc -accel qtest -drive file=%s,if=none,id=d,"
                         "format=qcow2", img);
-    qtest_assert_start_fails(a, "Unknown driver 'qcow2'");
+    qtest_assert_start_fails(a, "Image is not in qcow2 format");
     g_free(a);
     a = g_strdup_printf("-M pc -accel qtest -drive file=%s,if=none,id=d,"
                         "format=raw,discard=sometimes", img);
@@ -879,7 +884,7 @@ static void test_cmdline_errors(void)
     a = g_strdup_printf("-M pc -accel qtest -drive file=%s,if=none,id=d,"
                         "format=raw -device virtio-blk-pci,drive=d "
                         "-device virtio-blk-pci,drive=d", img);
-    qtest_assert_start_fails(a, "already in use");
+    qtest_assert_start_fails(a, "Conflicts with use by");
     unlink(img);
 }
 

@@ -10,6 +10,7 @@
 #include "hw/acpi/aml-build.h"
 #include "hw/acpi/acpi-tables.h"
 #include "hw/acpi/pm.h"
+#include "hw/acpi/table-loader.h"
 
 /* Serializes aml and compares with the expected bytes. */
 static void check_aml(Aml *aml, const uint8_t *want, size_t len)
@@ -313,14 +314,21 @@ static void test_tables_layout(void)
     fadt = table_at(&t, ldq_le_p(xsdt + 36));
     g_assert_cmpuint(ldl_le_p(fadt + 4), ==, 276);
     g_assert_cmpuint(fadt[8], ==, 6);
-    /* 32- and 64-bit pointers agree. */
+    /* 32- and 64-bit DSDT pointers agree. */
     g_assert_cmphex(ldl_le_p(fadt + 40), ==, ldq_le_p(fadt + 140));
-    g_assert_cmphex(ldl_le_p(fadt + 36), ==, ldq_le_p(fadt + 132));
+    /* FIRMWARE_CTRL or X_FIRMWARE_CTRL, never both (ACPI 6.5 5.2.9). */
+    g_assert_cmphex(ldl_le_p(fadt + 36), !=, 0);
+    g_assert_cmphex(ldq_le_p(fadt + 132), ==, 0);
     check_table(table_at(&t, ldq_le_p(fadt + 140)), "DSDT");
-    g_assert_cmpmem(table_at(&t, ldq_le_p(fadt + 132)), 4, "FACS", 4);
-    g_assert_cmphex(ldq_le_p(fadt + 132) % 64, ==, 0);
-    g_assert_cmpuint(ldl_le_p(table_at(&t, ldq_le_p(fadt + 132)) + 4), ==,
+    g_assert_cmpmem(table_at(&t, ldl_le_p(fadt + 36)), 4, "FACS", 4);
+    g_assert_cmphex(ldl_le_p(fadt + 36) % 64, ==, 0);
+    g_assert_cmpuint(ldl_le_p(table_at(&t, ldl_le_p(fadt + 36)) + 4), ==,
                      64);
+    /* The reset register: port 0xcf9, value 6, flagged as supported. */
+    g_assert_cmpuint(fadt[116], ==, 1);
+    g_assert_cmphex(ldq_le_p(fadt + 120), ==, 0xcf9);
+    g_assert_cmpuint(fadt[128], ==, 6);
+    g_assert_true(ldl_le_p(fadt + 112) & (1u << 10));
     g_assert_cmpuint(lduw_le_p(fadt + 46), ==, ACPI_SCI_IRQ);
     g_assert_cmpuint(ldl_le_p(fadt + 48), ==, 0);       /* SMI_CMD */
     g_assert_cmphex(ldl_le_p(fadt + 56), ==, 0x600);    /* PM1a_EVT */
@@ -581,6 +589,110 @@ static void test_iasl(void)
 
 /* ---- PM1 registers ---- */
 
+/*
+ * Runs the table-loader as firmware does: each file placed at its own
+ * address (tables at 0x7f000000, the RSDP at 0xf5a40), pointers patched,
+ * checksums recomputed.  The result must be a consistent set of tables
+ * at those addresses, identical to what the firmware-less path builds.
+ */
+static void test_table_loader(void)
+{
+    uint32_t ids[2];
+    AcpiPlatform p = test_platform(2, 2, ids);
+    AcpiTables t, direct;
+    AcpiLoaderFiles f;
+    const uint64_t tables_at = 0x7f000000, rsdp_at = 0xf5a40;
+    GByteArray *files[2];
+    const char *names[2] = { ACPI_TABLES_FILE, ACPI_RSDP_FILE };
+    unsigned allocs = 0, pointers = 0, checksums = 0;
+    uint64_t x;
+    const uint8_t *xsdt, *fadt;
+
+    acpi_build_tables(&p, 0, &t);
+    acpi_build_loader_files(&t, &f);
+    files[0] = f.tables;
+    files[1] = f.rsdp;
+    g_assert_cmpuint(f.loader->len % ACPI_LOADER_CMD_SIZE, ==, 0);
+    g_assert_cmpmem(f.rsdp->data, 8, "RSD PTR ", 8);
+    g_assert_cmpmem(f.tables->data, 4, "FACS", 4);
+
+    for (guint off = 0; off < f.loader->len; off += ACPI_LOADER_CMD_SIZE) {
+        const uint8_t *c = f.loader->data + off;
+        const char *a = (const char *)c + 4;
+        int which = -1, src = -1;
+
+        for (int i = 0; i < 2; i++) {
+            if (!strcmp(a, names[i])) {
+                which = i;
+            }
+        }
+        g_assert_cmpint(which, >=, 0);
+        switch (ldl_le_p(c)) {
+        case ACPI_LOADER_ALLOCATE:
+            allocs++;
+            g_assert_cmpuint(c[4 + 56 + 4], ==, which ? ACPI_LOADER_ZONE_FSEG
+                                                      : ACPI_LOADER_ZONE_HIGH);
+            break;
+        case ACPI_LOADER_ADD_POINTER: {
+            uint32_t at = ldl_le_p(c + 4 + 112);
+            uint8_t size = c[4 + 116];
+            uint8_t *ptr = files[which]->data + at;
+
+            pointers++;
+            g_assert_cmpstr((const char *)c + 4 + 56, ==, ACPI_TABLES_FILE);
+            src = 0;
+            g_assert_cmpuint(at + size, <=, files[which]->len);
+            if (size == 8) {
+                stq_le_p(ptr, ldq_le_p(ptr) + tables_at);
+            } else {
+                g_assert_cmpuint(size, ==, 4);
+                stl_le_p(ptr, ldl_le_p(ptr) + tables_at);
+            }
+            (void)src;
+            break;
+        }
+        case ACPI_LOADER_ADD_CHECKSUM: {
+            uint32_t csum = ldl_le_p(c + 4 + 56);
+            uint32_t start = ldl_le_p(c + 4 + 60);
+            uint32_t len = ldl_le_p(c + 4 + 64);
+            uint8_t *d = files[which]->data;
+
+            checksums++;
+            g_assert_cmpuint(start + len, <=, files[which]->len);
+            g_assert_cmpuint(csum, <, start + len);
+            d[csum] = 0;
+            d[csum] = -acpi_checksum(d + start, len);
+            break;
+        }
+        default:
+            g_assert_not_reached();
+        }
+    }
+    g_assert_cmpuint(allocs, ==, 2);
+    g_assert_cmpuint(pointers, ==, t.pointers->len);
+    g_assert_cmpuint(checksums, ==, t.checksums->len);
+
+    /* Patched files == the tables built for those addresses directly. */
+    acpi_build_tables(&p, tables_at - t.tables_start, &direct);
+    g_assert_cmpmem(f.tables->data, f.tables->len,
+                    direct.blob->data + direct.tables_start,
+                    direct.blob->len - direct.tables_start);
+    g_assert_cmpuint(acpi_checksum(f.rsdp->data, 20), ==, 0);
+    g_assert_cmpuint(acpi_checksum(f.rsdp->data, 36), ==, 0);
+    x = ldq_le_p(f.rsdp->data + 24);
+    g_assert_cmphex(x, >=, tables_at);
+    xsdt = f.tables->data + (x - tables_at);
+    check_table(xsdt, "XSDT");
+    fadt = f.tables->data + (ldq_le_p(xsdt + 36) - tables_at);
+    check_table(fadt, "FACP");
+    g_assert_cmpmem(f.tables->data + (ldl_le_p(fadt + 36) - tables_at), 4,
+                    "FACS", 4);
+    (void)rsdp_at;
+    acpi_loader_files_free(&f);
+    acpi_tables_free(&t);
+    acpi_tables_free(&direct);
+}
+
 static void test_pm1(void)
 {
     AcpiPm1 pm;
@@ -652,5 +764,6 @@ int main(int argc, char **argv)
     g_test_add_func("/acpi/tables/dsdt", test_dsdt);
     g_test_add_func("/acpi/tables/iasl", test_iasl);
     g_test_add_func("/acpi/pm1", test_pm1);
+    g_test_add_func("/acpi/tables/table-loader", test_table_loader);
     return g_test_run();
 }

@@ -122,6 +122,21 @@ static void test_json_flatten(void)
     g_assert_null(qemu_opt_get(opts, "socket"));
 }
 
+/* "backing": null (libvirt's -blockdev for an image without one). */
+static void test_json_null_backing(void)
+{
+    g_autoptr(QemuOpts) opts = NULL;
+
+    opts = qemu_opts_from_json("{\"driver\": \"qcow2\", \"file\": \"f\","
+                               " \"backing\": null}", &error_abort);
+    g_assert_cmpstr(qemu_opt_get(opts, "backing"), ==, "");
+    qemu_opts_free(opts);
+    opts = qemu_opts_from_json("{\"driver\": \"qcow2\", \"file\": {"
+                               "\"driver\": \"qcow2\", \"backing\": null}}",
+                               &error_abort);
+    g_assert_cmpstr(qemu_opt_get(opts, "file.backing"), ==, "");
+}
+
 static void test_json_errors(void)
 {
     static const char *const bad[] = {
@@ -339,6 +354,7 @@ int main(int argc, char **argv)
     g_test_add_func("/option/parse/errors", test_parse_errors);
     g_test_add_func("/option/repeat-and-del", test_repeat_and_del);
     g_test_add_func("/option/json/flatten-nested", test_json_flatten);
+    g_test_add_func("/option/json/null-backing", test_json_null_backing);
     g_test_add_func("/option/json/bad-input-rejected", test_json_errors);
     g_test_add_func("/option/strtosz/suffixes-and-errors", test_sizes);
     g_test_add_func("/option/strtobool/spellings", test_bools);

@@ -7,6 +7,7 @@
 #include "qemu/osdep.h"
 #include <elf.h>
 #include "hw/i386/x86-boot.h"
+#include "hw/i386/topology.h"
 #include "qapi/error.h"
 
 /* ---- crafted ELF images ---- */
@@ -425,6 +426,70 @@ static void test_boot_params_errors(void)
     expect_bp_error(good, 0x2000, &cfg, "initrd ends above");
 }
 
+/* APIC IDs pack thread, core, die and package in ceil(log2) fields. */
+static void test_apic_ids(void)
+{
+    CpuTopology t = { .cpus = 6, .max_cpus = 6, .sockets = 2, .dies = 1,
+                      .cores = 3, .threads = 1 };
+    const uint32_t want_3c[] = { 0, 1, 2, 4, 5, 6 };
+    CpuTopology u = { .cpus = 12, .max_cpus = 12, .sockets = 1, .dies = 1,
+                      .cores = 6, .threads = 2 };
+    CpuTopology p2 = { .cpus = 8, .max_cpus = 8, .sockets = 2, .dies = 1,
+                       .cores = 2, .threads = 2 };
+    X86TopoFields f;
+
+    for (unsigned i = 0; i < 6; i++) {
+        g_assert_cmpuint(x86_apic_id_from_index(&t, i), ==, want_3c[i]);
+    }
+    f = x86_topo_fields(&t);
+    g_assert_cmpuint(f.smt_width, ==, 0);
+    g_assert_cmpuint(f.core_width, ==, 2);
+    g_assert_cmpuint(f.pkg_shift, ==, 2);
+    /* 6 cores x 2 threads: core 5 thread 1 is (5 << 1) | 1. */
+    g_assert_cmpuint(x86_apic_id_from_index(&u, 11), ==, 11);
+    f = x86_topo_fields(&u);
+    g_assert_cmpuint(f.pkg_shift, ==, 4);
+    g_assert_cmpuint(x86_topo_ids(&u, 7).core, ==, 3);
+    /* Powers of two: the index is the ID. */
+    for (unsigned i = 0; i < 8; i++) {
+        g_assert_cmpuint(x86_apic_id_from_index(&p2, i), ==, i);
+    }
+    g_assert_cmpuint(x86_topo_ids(&p2, 5).pkg, ==, 1);
+}
+
+/* The UC ranges cover [hole, 4 GiB) exactly, in aligned pieces. */
+static void test_mtrr_plan(void)
+{
+    const uint64_t holes[] = { 0xe0000000ULL, 0xb0000000ULL, 0x80000000ULL,
+                               0xc0000000ULL };
+    X86MtrrPlan p;
+
+    for (size_t h = 0; h < G_N_ELEMENTS(holes); h++) {
+        uint64_t at = holes[h];
+
+        x86_mtrr_plan(holes[h], 40, 8, &p);
+        g_assert_cmphex(p.def_type, ==, 0xc06);
+        for (unsigned i = 0; i < p.nr_var; i++) {
+            uint64_t size = ((~(p.var_mask[i] & ~0xfffULL)) &
+                             ((1ULL << 40) - 1)) + 1;
+
+            g_assert_cmphex(p.var_base[i] & ~0xfffULL, ==, at);
+            g_assert_cmpuint(p.var_base[i] & 0xff, ==, 0);     /* UC */
+            g_assert_true(p.var_mask[i] & (1u << 11));
+            g_assert_cmphex(at % size, ==, 0);
+            at += size;
+        }
+        g_assert_cmphex(at, ==, 0x100000000ULL);
+    }
+    x86_mtrr_plan(0xb0000000ULL, 40, 8, &p);
+    g_assert_cmpuint(p.nr_var, ==, 2);
+    /* Fixed ranges: WB, except the VGA window at 0xa0000. */
+    for (int i = 0; i < X86_MTRR_NR_FIXED; i++) {
+        g_assert_cmphex(p.fixed[i], ==, p.fixed_msr[i] == 0x259 ? 0 :
+                        0x0606060606060606ULL);
+    }
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -437,6 +502,8 @@ int main(int argc, char **argv)
                     test_pvh_malformed);
     g_test_add_func("/x86-boot/pvh/start-info-layout", test_start_info);
     g_test_add_func("/x86-boot/memmap/pc-layout", test_memmap);
+    g_test_add_func("/x86-boot/topology/apic-ids", test_apic_ids);
+    g_test_add_func("/x86-boot/mtrr/plan", test_mtrr_plan);
     g_test_add_func("/x86-boot/linux/boot-params", test_boot_params);
     g_test_add_func("/x86-boot/linux/bad-images-rejected",
                     test_boot_params_errors);

@@ -65,6 +65,10 @@ typedef struct AcpiPlatform {
     const uint16_t *serial_iobase;  /* 4 entries */
     const uint8_t *serial_irq;
     bool rtc;
+    uint64_t ecam_size;             /* bytes the PNP0C02 device reserves */
+    uint16_t pm_base;               /* PM1a/timer block; 0: ACPI_PM_BASE */
+    uint16_t gpe0_base;             /* 0: no GPE0 block */
+    uint8_t gpe0_len;
     bool s4;                        /* \_S4 present (no disable_s4) */
     /* NUMA (-numa): SRAT and SLIT when numa_nodes > 0. */
     unsigned numa_nodes;
@@ -74,13 +78,31 @@ typedef struct AcpiPlatform {
     const uint8_t *numa_distance;   /* numa_nodes x numa_nodes, row-major */
 } AcpiPlatform;
 
+/* A pointer field in the blob (to a place in the blob), size 4 or 8. */
+typedef struct AcpiPointer {
+    size_t offset;
+    uint8_t size;
+} AcpiPointer;
+
+/* A checksum byte at csum covering [start, start + len) of the blob. */
+typedef struct AcpiChecksum {
+    size_t start, len, csum;
+} AcpiChecksum;
+
 typedef struct AcpiTables {
     GByteArray *blob;           /* copy to base */
     uint64_t base;
     /* Offsets in blob. */
     size_t rsdp, facs, dsdt, fadt, madt, mcfg, xsdt, rsdt;
+    size_t tables_start;        /* first table after the RSDP */
+    GArray *pointers;           /* AcpiPointer, each holding base + offset */
+    GArray *checksums;          /* AcpiChecksum */
     size_t srat, slit;          /* 0: not built */
 } AcpiTables;
+
+/* The reset register the FADT names (the chipset's 0xcf9) and its value. */
+#define ACPI_RESET_PORT         0xcf9
+#define ACPI_RESET_VALUE        0x06
 
 /* Sum of bytes is 0 mod 256 when the checksum byte is right. */
 uint8_t acpi_checksum(const uint8_t *data, size_t len);
@@ -93,7 +115,13 @@ GByteArray *acpi_build_mcfg(const AcpiPlatform *p);
 GByteArray *acpi_build_srat(const AcpiPlatform *p);
 GByteArray *acpi_build_slit(const AcpiPlatform *p);
 /* FADT pointing at facs and dsdt. */
-GByteArray *acpi_build_fadt(uint64_t facs, uint64_t dsdt);
+GByteArray *acpi_build_fadt(const AcpiPlatform *p, uint64_t facs,
+                            uint64_t dsdt);
+/* Offsets of the FADT's pointer fields. */
+#define ACPI_FADT_FIRMWARE_CTRL 36
+#define ACPI_FADT_DSDT          40
+#define ACPI_FADT_X_FIRMWARE_CTRL 132
+#define ACPI_FADT_X_DSDT        140
 
 /*
  * Builds every table for a blob copied at base (below 4 GiB, 16-byte

@@ -66,6 +66,7 @@ Aml *aml_store(Aml *src, Aml *dst);
 Aml *aml_and(Aml *a, Aml *b, Aml *target);    /* target may be NULL */
 Aml *aml_or(Aml *a, Aml *b, Aml *target);
 Aml *aml_lequal(Aml *a, Aml *b);
+Aml *aml_lnot(Aml *a);
 Aml *aml_create_dword_field(Aml *buf, Aml *index, const char *name);
 Aml *aml_notify(Aml *object, Aml *value);
 

@@ -24,9 +24,19 @@
  * Creates /machine/acpi-pm on the system I/O space; its GPIO output 0 is
  * the SCI, connected to sci (may be NULL: qtest intercepts the line).
  */
-DeviceState *acpi_pm_create(MachineState *ms, qemu_irq sci, Error **errp);
+DeviceState *acpi_pm_create(MachineState *ms, qemu_irq sci, bool ich9,
+                            Error **errp);
+/*
+ * With ich9 the block is the ICH9's 128 bytes: GPE0 (status, enable) at
+ * +0x20, SMI_EN at +0x30.  A chipset register (the ICH9's PMBASE and
+ * ACPI_EN) moves it or turns it off.
+ */
+void acpi_pm_set_base(DeviceState *pm, bool enabled, uint16_t base);
 /* Which sleep states the DSDT offers (disable_s3 / disable_s4 off). */
 void acpi_pm_sleep_states(DeviceState *pm, bool *s3, bool *s4);
+/* The chipset's disable_s3/disable_s4 (q35: ICH9-LPC's properties). */
+void acpi_pm_set_sleep_states(DeviceState *pm, uint8_t disable_s3,
+                              uint8_t disable_s4);
 
 /*
  * The PM1 register logic as pure functions of the register values, for

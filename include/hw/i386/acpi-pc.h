@@ -11,5 +11,8 @@
 #include "qemu/typedefs.h"
 
 bool pc_acpi_init(MachineState *ms, Error **errp);
+/* The table-loader files for firmware (hw/acpi/table-loader.h). */
+struct AcpiLoaderFiles;
+void pc_acpi_build_loader(MachineState *ms, struct AcpiLoaderFiles *f);
 
 #endif

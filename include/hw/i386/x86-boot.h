@@ -64,6 +64,32 @@ typedef struct X86MemMapEntry {
 /* The RSDP address to hand to the guest: 0 with -machine acpi=off. */
 uint64_t x86_acpi_rsdp_addr(MachineState *ms);
 
+/* Where the machine's ECAM is (reserved in the memory map). */
+void x86_set_ecam(uint64_t base, uint64_t size);
+
+/* Start of the 32-bit PCI hole (the ECAM is its lowest part). */
+uint64_t x86_pci_hole_start(void);
+
+/*
+ * The MTRRs firmware leaves for the OS, for the direct -kernel path
+ * (Conduit plays the firmware there): enabled, write-back by default,
+ * fixed ranges write-back except the legacy VGA window (uncached), and
+ * uncached variable ranges covering [hole_start, 4 GiB) in naturally
+ * aligned power-of-two pieces.  Pure.
+ */
+#define X86_MTRR_MAX_VAR 8
+#define X86_MTRR_NR_FIXED 11
+typedef struct X86MtrrPlan {
+    uint64_t def_type;                          /* MSR 0x2ff */
+    uint32_t fixed_msr[X86_MTRR_NR_FIXED];
+    uint64_t fixed[X86_MTRR_NR_FIXED];
+    unsigned nr_var;
+    uint64_t var_base[X86_MTRR_MAX_VAR];        /* MSR 0x200 + 2n */
+    uint64_t var_mask[X86_MTRR_MAX_VAR];        /* MSR 0x201 + 2n */
+} X86MtrrPlan;
+void x86_mtrr_plan(uint64_t hole_start, unsigned phys_bits, unsigned max_var,
+                   X86MtrrPlan *plan);
+
 /* The pc memory map for the given RAM split; returns the entry count. */
 size_t x86_build_memmap(uint64_t below_4g, uint64_t above_4g,
                         X86MemMapEntry *map, size_t max);

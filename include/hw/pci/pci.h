@@ -194,6 +194,10 @@ PCIDevice *pci_find_device(PCIBus *bus, int bus_num, uint8_t devfn);
  * the bridge's own bus (windows are not enforced).
  */
 PCIBus *pci_bridge_bus_new(PCIDevice *bridge, const char *name);
+/* A PCI-to-PCI bridge's type 1 header: writable bus numbers, windows. */
+void pci_bridge_init_config(PCIDevice *bridge);
+/* Its reset: bus numbers unassigned, every window closed. */
+void pci_bridge_reset_config(PCIDevice *bridge);
 void pci_for_each_device(PCIBus *bus,
                          void (*fn)(PCIBus *bus, PCIDevice *dev, void *opaque),
                          void *opaque);

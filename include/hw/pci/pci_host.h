@@ -30,12 +30,34 @@ typedef struct PCIHostWindow {
     uint64_t end;   /* exclusive */
 } PCIHostWindow;
 
+/* What differs between the pc and q35 host bridges. */
+typedef struct PCIHostConfig {
+    const char *func_type;      /* function 00.0; NULL: Conduit's own */
+    const char *bus_name;       /* "pcie.0" on q35; NULL: "pci.0" */
+    uint64_t ecam_base;         /* where ECAM starts decoding */
+    uint64_t ecam_size;         /* 0: off until the chipset maps it */
+    PCIHostWindow mmio32;       /* end 0: the pc default */
+    bool assign_bars;           /* no firmware: Conduit places BARs */
+} PCIHostConfig;
+
 /*
  * Creates the host bridge and its root bus "pci.0" for a machine whose
  * RAM ends (above 4 GiB) at ram_above_4g_end (0 when there is none).
  */
 PCIBus *pc_pci_host_init(MachineState *ms, uint64_t ram_above_4g_end,
-                         Error **errp);
+                         const PCIHostConfig *cfg, Error **errp);
+/*
+ * [lo, hi) spanning every 64-bit BAR and bridge prefetchable window
+ * programmed above 4 GiB (firmware's choice); false if there is none.
+ */
+bool pc_pci_host_mmio64_extent(PCIBus *root, uint64_t *lo, uint64_t *hi);
+/* Whether Conduit places BARs at reset (off when firmware does). */
+void pc_pci_host_set_assign_bars(PCIBus *root, bool assign);
+/* The host bridge function 00.0 of root bus root. */
+PCIDevice *pc_pci_host_func(PCIBus *root);
+/* Moves / resizes / turns off the ECAM window (a chipset's PCIEXBAR). */
+void pc_pci_host_map_ecam(PCIBus *root, bool enabled, uint64_t base,
+                          uint64_t size);
 
 /*
  * The 64-bit BAR window for a machine whose RAM ends (above 4 GiB) at

@@ -52,5 +52,7 @@
  */
 DeviceState *mc146818_rtc_create(MachineState *ms, qemu_irq irq,
                                  Error **errp);
+/* Sets a CMOS RAM byte past the clock registers (firmware's config). */
+void mc146818rtc_set_cmos_data(DeviceState *rtc, unsigned addr, uint8_t val);
 
 #endif
