@@ -166,6 +166,9 @@ for m in @EXTRA@; do
 done
 [ -c /dev/kvm ] || echo "BENCH-ERROR no /dev/kvm in the L1 guest"
 ''' + kvfio_image.HOSTROOT_MOUNT + r'''
+# KVM's per-VM counters (exits of Conduit and of a peer QEMU alike).
+mount -t debugfs debugfs /host/sys/kernel/debug || \
+    echo "BENCH-ERROR no debugfs: exits per I/O of a peer not counted"
 mkdir -p /host@OUT@ 2>/dev/null
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 benchout \
     /host@OUT@ || echo "BENCH-ERROR 9p mount of the output directory"

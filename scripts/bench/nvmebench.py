@@ -27,6 +27,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import stats  # noqa: E402
+
 # Guards against a hung run only (scripts/bench/run --run-timeout).
 TIMEOUT = 900
 # Processes a run started and has not reaped yet (see kill_leftovers()).
@@ -198,6 +201,94 @@ def kvm_usable():
     return os.access('/dev/kvm', os.R_OK | os.W_OK)
 
 
+# ---- pinning -------------------------------------------------------------
+
+def pin_plan(cpus=None):
+    """Where the busy threads go: {'vcpu': {cpu}, 'other': {cpu}, 'text':
+    ...}.  With two or more CPUs the guest's vCPU gets the first and the
+    device side (the vfio-user server's poller, the VMM's other threads:
+    main loop, virtio worker, QEMU's iothread) the second, so they never
+    share one; with one CPU nothing is pinned.  @cpus: the CPUs this
+    process may use (default: its affinity)."""
+    cpus = sorted(cpus if cpus is not None else os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        return {'vcpu': None, 'other': None,
+                'text': 'not pinned (%d CPU)' % len(cpus)}
+    return {'vcpu': {cpus[0]}, 'other': {cpus[1]},
+            'text': 'vCPU on CPU %d, server/VMM threads on CPU %d' %
+                    (cpus[0], cpus[1])}
+
+
+def pin_threads(pid, plan, vcpu_threads=True):
+    """Pins every thread of @pid by @plan: vCPU threads ('/KVM' in the
+    name, as Conduit and QEMU with debug-threads=on call them) to
+    plan['vcpu'], the others to plan['other'].  Returns how many vCPU
+    threads it found; threads gone meanwhile are skipped."""
+    if not plan['vcpu']:
+        return 0
+    found = 0
+    for tid, (comm, _) in thread_cpu_ns(pid).items():
+        is_vcpu = vcpu_threads and '/KVM' in comm
+        found += is_vcpu
+        try:
+            os.sched_setaffinity(tid, plan['vcpu'] if is_vcpu
+                                 else plan['other'])
+        except OSError:
+            pass
+    return found
+
+
+def pin_vmm(proc, plan, timeout=30):
+    """Waits for the vCPU thread of the VMM @proc, then pins its threads
+    (pin_threads); threads it creates later inherit the main thread's
+    (device-side) affinity.  False if no vCPU thread showed up."""
+    if not plan['vcpu']:
+        return True
+    deadline = time.time() + timeout
+    while time.time() < deadline and proc.poll() is None:
+        if pin_threads(proc.pid, plan):
+            return True
+        time.sleep(0.005)
+    return False
+
+
+# ---- KVM's own counters ----------------------------------------------------
+
+KVM_DEBUGFS = '/sys/kernel/debug/kvm'
+
+
+def kvm_vm_stat(pid, names=('mmio_exits', 'exits')):
+    """KVM's counters @names for the VM the process @pid created, summed
+    over its vCPUs, from debugfs (<pid>-<fd>/<name>): {name: count}, or
+    None where debugfs is not mounted or readable.  The same source for
+    Conduit and a peer QEMU.  mmio_exits: MMIO exits to the VMM;
+    exits: every VM exit, those KVM handles itself (ioeventfd, halt,
+    interrupts) included."""
+    try:
+        dirs = [d for d in os.listdir(KVM_DEBUGFS)
+                if d.split('-')[0] == str(pid)]
+    except OSError:
+        return None
+    out = None
+    for d in dirs:
+        for name in names:
+            try:
+                with open(os.path.join(KVM_DEBUGFS, d, name)) as f:
+                    v = int(f.read().split()[0])
+            except (OSError, ValueError, IndexError):
+                continue
+            out = out or {}
+            out[name] = out.get(name, 0) + v
+    return out
+
+
+def stat_delta(end, start, name):
+    """@name's change between two kvm_vm_stat() samples, or None."""
+    if not end or not start or name not in end or name not in start:
+        return None
+    return end[name] - start[name]
+
+
 def start_server(build, tmp, extra):
     sock = os.path.join(tmp, 'nvme.sock')
     if os.path.exists(sock):
@@ -234,10 +325,13 @@ def trapped_counts(vfio):
 
 
 def run_guest(build, tmp, server_args, device_opts, qd, ios, mode='poll',
-              server_extra=()):
-    """Boots the nvme guest once.  Returns a dict of per-run numbers."""
+              server_extra=(), plan=None, queues=1):
+    """Boots the nvme guest once (@queues I/O queue pairs, @qd each).
+    Returns a dict of per-run numbers."""
+    plan = plan or pin_plan([])
     server, sock = start_server(build, tmp,
                                 list(server_args) + list(server_extra))
+    pin_threads(server.pid, plan, vcpu_threads=False)
     qmp_path = os.path.join(tmp, 'qmp.sock')
     serial = os.path.join(tmp, 'serial.log')
     for p in (qmp_path, serial):
@@ -248,7 +342,8 @@ def run_guest(build, tmp, server_args, device_opts, qd, ios, mode='poll',
             '-serial', 'file:' + serial, '-no-shutdown',
             '-qmp', 'unix:%s,server=on,wait=off' % qmp_path,
             '-kernel', os.path.join(build, 'tests', 'guest', 'nvme.elf'),
-            '-append', 'qd=%d ios=%d mode=%s' % (qd, ios, mode),
+            '-append', 'qd=%d ios=%d mode=%s queues=%d' % (qd, ios, mode,
+                                                           queues),
             '-device', 'isa-debug-exit,iobase=0xf4,iosize=4',
             '-device', 'vfio-user-pci,id=nvme0,socket=' + sock +
             ''.join(',' + o for o in device_opts)]
@@ -259,15 +354,18 @@ def run_guest(build, tmp, server_args, device_opts, qd, ios, mode='poll',
         vmm = spawn(argv, stdout=subprocess.DEVNULL,
                     stderr=subprocess.PIPE)
         qmp = Qmp(qmp_path)
-        cpu0_vmm, cpu0_server = {}, 0
+        pin_vmm(vmm, plan)
+        cpu0_vmm, cpu0_server, exits0 = {}, 0, None
         if wait_serial(serial, START_MARKER, vmm):
             cpu0_vmm = thread_cpu_ns(vmm.pid)
             cpu0_server = process_cpu_ns(server.pid)
+            exits0 = kvm_vm_stat(vmm.pid)
         ev = qmp.wait_event('SHUTDOWN')
         status = ev.get('data', {}).get('x-exit-status')
         cpu_guest, cpu_vmm = split_cpu(cpu_delta(thread_cpu_ns(vmm.pid),
                                                  cpu0_vmm))
         cpu_server = process_cpu_ns(server.pid) - cpu0_server
+        exits1 = kvm_vm_stat(vmm.pid)
         vfio = qmp.cmd('x-query-vfio')[0]
         kvm = qmp.cmd('x-query-kvm')
         qmp.cmd('quit')
@@ -290,7 +388,15 @@ def run_guest(build, tmp, server_args, device_opts, qd, ios, mode='poll',
     fwd, served, emulated = trapped_counts(vfio)
     coalesced = sum(b.get('coalesced-writes', 0) for b in vfio['bars'])
     return dict(io_numbers(result, cpu_guest, cpu_vmm, cpu_server), **{
-        'exits_per_io': kvm['mmio-exits'] / n,
+        # KVM's debugfs count from the timed loop on where it is mounted
+        # (the source a peer's exits come from too), else Conduit's own.
+        'exits_per_io': (kvm['mmio-exits'] / n
+                         if stat_delta(exits1, exits0, 'mmio_exits') is None
+                         else stat_delta(exits1, exits0, 'mmio_exits') / n),
+        'vmexits_per_io': stats.per_io(stat_delta(exits1, exits0, 'exits'),
+                                       n),
+        'conduit_exits_per_io': kvm['mmio-exits'] / n,
+        'coalesce': vfio.get('coalesce-trapped-writes'),
         'forwarded_per_io': fwd / n,
         'served_per_io': served / n,
         'trapped_per_io': (fwd + served + emulated) / n,
@@ -307,23 +413,35 @@ def run_guest(build, tmp, server_args, device_opts, qd, ios, mode='poll',
 def io_numbers(result, cpu_guest, cpu_vmm, cpu_server):
     """What any VMM's run reports: the guest's RESULT line and CPU time."""
     n = int(result['ios'])
+    in_flight = int(result.get('qd', 1)) * int(result.get('queues', 1))
+    tmean = int(result['tmean_ns']) if 'tmean_ns' in result else None
     return {
         'iops': int(result['iops']),
+        # Little's law on the 10 % trimmed mean: what descheduled samples
+        # cannot move (stats.py); iops beside it is completed / elapsed.
+        'iops_trim': stats.trimmed_iops(tmean, in_flight),
         'p50_us': int(result['p50_ns']) / 1000.0,
+        'p90_us': (int(result['p90_ns']) / 1000.0 if 'p90_ns' in result
+                   else None),
         'p99_us': int(result['p99_ns']) / 1000.0,
+        'tmean_us': tmean / 1000.0 if tmean else None,
         'ios': n,
         'cpu_guest_us_per_io': cpu_guest / 1000.0 / n,
         'cpu_vmm_us_per_io': cpu_vmm / 1000.0 / n,
         'cpu_server_us_per_io': cpu_server / 1000.0 / n,
+        'cpu_us_per_io': (cpu_guest + cpu_vmm + cpu_server) / 1000.0 / n,
     }
 
 
 def run_qemu(qemu, build, tmp, server_args, qd, ios, mode='poll',
-             server_extra=()):
+             server_extra=(), plan=None, queues=1):
     """The same guest and server under a peer QEMU; numbers QEMU cannot
-    report (exits, trapped accesses) are None."""
+    report (trapped accesses) are None, its exits come from KVM's
+    debugfs where that is mounted."""
+    plan = plan or pin_plan([])
     server, sock = start_server(build, tmp,
                                 list(server_args) + list(server_extra))
+    pin_threads(server.pid, plan, vcpu_threads=False)
     serial = os.path.join(tmp, 'serial-qemu.log')
     if os.path.exists(serial):
         os.unlink(serial)
@@ -334,28 +452,17 @@ def run_qemu(qemu, build, tmp, server_args, qd, ios, mode='poll',
             '-machine', 'memory-backend=mem', '-display', 'none',
             '-nodefaults', '-serial', 'file:' + serial,
             '-kernel', os.path.join(build, 'tests', 'guest', 'nvme.elf'),
-            '-append', 'qd=%d ios=%d mode=%s' % (qd, ios, mode),
+            '-append', 'qd=%d ios=%d mode=%s queues=%d' % (qd, ios, mode,
+                                                           queues),
             '-device', 'isa-debug-exit,iobase=0xf4,iosize=4',
             '-device', json.dumps({'driver': 'vfio-user-pci',
                                    'socket': {'type': 'unix',
                                               'path': sock}})]
     vmm = None
-    last = {}
-    cpu0_vmm, cpu0_server = {}, 0
     try:
         vmm = spawn(argv, stdout=subprocess.DEVNULL,
                     stderr=subprocess.PIPE)
-        deadline = time.time() + TIMEOUT
-        started = False
-        while vmm.poll() is None and time.time() < deadline:
-            # Threads keep their last count when they exit: merge.
-            last.update(thread_cpu_ns(vmm.pid))
-            if not started and serial_has(serial, START_MARKER):
-                started = True
-                cpu0_vmm = dict(last)
-                cpu0_server = process_cpu_ns(server.pid)
-            time.sleep(0.005)
-        cpu_server = process_cpu_ns(server.pid) - cpu0_server
+        watch = watch_peer(vmm, serial, plan, server_pid=server.pid)
         status = vmm.wait(timeout=30)
     finally:
         if vmm and vmm.poll() is None:
@@ -372,12 +479,49 @@ def run_qemu(qemu, build, tmp, server_args, qd, ios, mode='poll',
         sys.stderr.write(out + vmm.stderr.read().decode(errors='replace'))
         raise RuntimeError('guest failed under QEMU (exit status %s): %s' %
                            (status, ' '.join(argv)))
-    cpu_guest, cpu_vmm = split_cpu(cpu_delta(last, cpu0_vmm))
+    n = int(result['ios'])
     # QEMU has no x-query-vfio / x-query-kvm: those columns stay empty.
-    return dict(io_numbers(result, cpu_guest, cpu_vmm, cpu_server),
-                exits_per_io=None, forwarded_per_io=None,
+    return dict(io_numbers(result, watch['cpu_guest'], watch['cpu_vmm'],
+                           watch['cpu_server']),
+                exits_per_io=stats.per_io(watch['exits'], n),
+                vmexits_per_io=stats.per_io(watch['vmexits'], n),
+                conduit_exits_per_io=None, forwarded_per_io=None,
                 served_per_io=None, trapped_per_io=None,
                 coalesced_per_io=None, relocated=None)
+
+
+def watch_peer(vmm, serial, plan, server_pid=None, marker=START_MARKER):
+    """Follows a peer QEMU @vmm that exits at the guest's isa-debug-exit
+    write: pins it (@plan), samples its threads' CPU and KVM's exit count
+    every few milliseconds (a thread or the VM gone keeps its last
+    sample), and returns {cpu_guest, cpu_vmm, cpu_server (ns), exits}
+    from @marker in the serial log on (or from the start without it)."""
+    deadline = time.time() + TIMEOUT
+    pinned = False
+    started = False
+    last, cpu0 = {}, {}
+    cpu0_server = 0
+    exits0 = exits = None
+    while vmm.poll() is None and time.time() < deadline:
+        if not pinned:
+            pinned = pin_threads(vmm.pid, plan) > 0 or not plan['vcpu']
+        # Threads keep their last count when they exit: merge.
+        last.update(thread_cpu_ns(vmm.pid))
+        e = kvm_vm_stat(vmm.pid)
+        exits = e if e is not None else exits
+        if not started and serial_has(serial, marker):
+            started = True
+            cpu0 = dict(last)
+            exits0 = exits
+            cpu0_server = process_cpu_ns(server_pid) if server_pid else 0
+        time.sleep(0.005)
+    cpu_server = (process_cpu_ns(server_pid) - cpu0_server
+                  if server_pid else 0)
+    cpu_guest, cpu_vmm = split_cpu(cpu_delta(last, cpu0))
+    return {'cpu_guest': cpu_guest, 'cpu_vmm': cpu_vmm,
+            'cpu_server': cpu_server,
+            'exits': stat_delta(exits, exits0, 'mmio_exits'),
+            'vmexits': stat_delta(exits, exits0, 'exits')}
 
 
 def qemu_version(qemu):

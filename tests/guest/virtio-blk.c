@@ -9,8 +9,11 @@
  * loop runs at CPL3 (see run_user()).
  *
  * Command line: qd=16 ios=10000 mode=poll|irq verify=0|1 write=0|1
- * (verify=1: sector 0 must start with "CONDUIT-VIRTIOBLK"; write=1 runs
- * the write/flush/read-back check on the last 4 KiB of the disk).
+ * randwrite=0|1 (verify=1: sector 0 must start with "CONDUIT-VIRTIOBLK";
+ * write=1 runs the write/flush/read-back check on the last 4 KiB of the
+ * disk; randwrite=1 makes the timed I/Os 4 KiB writes at random offsets
+ * of the disk's first half, so the signature and the check's block are
+ * left alone, instead of reads).
  *
  * Each in-flight request owns three descriptors (header, data, status)
  * at 3 * slot, so qd <= QUEUE_SIZE / 3.  Latency = TSC when its used
@@ -98,6 +101,8 @@ typedef struct Vblk {
 
 static PciDev devs[PCI_MAX_DEVICES];
 static Vblk vblk;
+/* randwrite=1: the timed I/Os are writes. */
+static bool bench_writes;
 
 static uint8_t rd8(uint64_t a) { return *(volatile uint8_t *)a; }
 static void wr8(uint64_t a, uint8_t v) { *(volatile uint8_t *)a = v; }
@@ -283,9 +288,16 @@ static int request_sync(Vblk *v, uint32_t type, uint64_t sector, void *buf,
 static void bench_submit(IoBench *b, unsigned slot)
 {
     Vblk *v = b->opaque;
-    uint64_t sector = io_bench_random(b, v->capacity / (IO_SIZE / 512)) *
-                      (IO_SIZE / 512);
-    uint16_t head = prepare(v, slot, T_IN, sector, v->buf[slot], IO_SIZE);
+    uint64_t blocks = v->capacity / (IO_SIZE / 512);
+    uint64_t sector;
+    uint16_t head;
+
+    /* Writes stay in the first half, past block 0 (the signature). */
+    sector = bench_writes && blocks > 2
+             ? (1 + io_bench_random(b, blocks / 2 - 1)) * (IO_SIZE / 512)
+             : io_bench_random(b, blocks) * (IO_SIZE / 512);
+    head = prepare(v, slot, bench_writes ? T_OUT : T_IN, sector,
+                   v->buf[slot], IO_SIZE);
 
     v->submit_tsc[slot] = rdtsc();
     make_available(v, head);
@@ -371,6 +383,7 @@ int main(void)
     b.qd = cmdline_u64("qd", 16);
     b.ios = cmdline_u64("ios", 10000);
     b.irq = io_bench_cmdline_irq();
+    bench_writes = cmdline_u64("randwrite", 0) != 0;
     if (!b.qd || b.qd > QUEUE_SIZE / 3 || !b.ios) {
         panic("qd=%u ios=%lu: need 1 <= qd <= %u, ios >= 1", b.qd, b.ios,
               QUEUE_SIZE / 3);
@@ -422,8 +435,8 @@ int main(void)
     }
 
     io_bench_measure(&b);
-    snprintf(params, sizeof(params), "qd=%u mode=%s", b.qd,
-             io_bench_mode(&b));
+    snprintf(params, sizeof(params), "qd=%u mode=%s op=%s", b.qd,
+             io_bench_mode(&b), bench_writes ? "write" : "read");
     io_bench_print_result(&b, params);
     wr8(v->common + COMMON_STATUS, 0);
     return report_summary();

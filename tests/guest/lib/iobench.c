@@ -131,8 +131,17 @@ static uint64_t io_bench_stats(void *arg)
     if (n) {
         b->min = a[0];
         b->max = a[n - 1];
+        /* The 10 % trimmed mean: the lowest and highest tenth dropped. */
+        size_t lo = n / 10, hi = n - n / 10;
+        uint64_t tsum = 0;
+
         b->p50 = percentile(a, n, 50);
+        b->p90 = percentile(a, n, 90);
         b->p99 = percentile(a, n, 99);
+        for (i = lo; i < hi; i++) {
+            tsum += a[i];
+        }
+        b->tmean = tsum / (hi - lo);
     }
     return 0;
 }
@@ -162,10 +171,11 @@ void io_bench_print_result(const IoBench *b, const char *params)
     uint64_t iops = elapsed ? b->completed * khz * 1000 / elapsed : 0;
 
     printf("RESULT iops=%lu p50_ns=%lu p99_ns=%lu ios=%lu %s "
-           "min_ns=%lu max_ns=%lu avg_ns=%lu irqs=%lu errors=%lu "
-           "tsc_khz=%lu tsc_method=%s\n",
+           "min_ns=%lu max_ns=%lu avg_ns=%lu p90_ns=%lu tmean_ns=%lu "
+           "irqs=%lu errors=%lu tsc_khz=%lu tsc_method=%s\n",
            iops, tsc_to_ns(b->p50), tsc_to_ns(b->p99), b->completed, params,
            tsc_to_ns(b->min), tsc_to_ns(b->max),
-           b->completed ? tsc_to_ns(b->sum / b->completed) : 0, b->irqs,
+           b->completed ? tsc_to_ns(b->sum / b->completed) : 0,
+           tsc_to_ns(b->p90), tsc_to_ns(b->tmean), b->irqs,
            b->errors, khz, tsc_method());
 }

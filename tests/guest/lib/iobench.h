@@ -45,7 +45,8 @@ struct IoBench {
     uint64_t submitted, completed, errors, irqs;
     uint64_t start, end, rng;
     bool stalled;
-    uint64_t p50, p99, min, max, sum;
+    uint64_t p50, p90, p99, min, max, sum;
+    uint64_t tmean;             /* 10 % trimmed mean of the samples */
 };
 
 /* mode=poll|irq from the command line: true for irq; panics otherwise. */
@@ -94,8 +95,11 @@ void io_bench_measure(IoBench *b);
 
 /*
  * Prints "RESULT iops=... p50_ns=... p99_ns=... ios=... <params>
- * min_ns=... max_ns=... avg_ns=... irqs=... errors=... tsc_khz=...
- * tsc_method=...", where @params is the driver's own key=value list.
+ * min_ns=... max_ns=... avg_ns=... p90_ns=... tmean_ns=... irqs=...
+ * errors=... tsc_khz=... tsc_method=...", where @params is the driver's
+ * own key=value list.  tmean_ns is the 10 % trimmed mean of the samples
+ * (the lowest and the highest tenth dropped): a figure a few descheduled
+ * samples cannot move, from which the host derives a trimmed throughput.
  */
 void io_bench_print_result(const IoBench *b, const char *params);
 
