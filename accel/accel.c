@@ -103,20 +103,17 @@ void accel_cleanup(void)
     accel_current = NULL;
 }
 
-static const TypeInfo accel_type_info = {
-    .name = TYPE_ACCEL,
-    .parent = TYPE_OBJECT,
-    .instance_size = sizeof(AccelState),
-    .class_size = sizeof(AccelClass),
-    .abstract = true,
+static const TypeInfo accel_types[] = {
+    {
+        .name = TYPE_ACCEL,
+        .parent = TYPE_OBJECT,
+        .instance_size = sizeof(AccelState),
+        .class_size = sizeof(AccelClass),
+        .abstract = true,
+    },
 };
 
-static void accel_register_types(void)
-{
-    type_register_static(&accel_type_info);
-}
-
-type_init(accel_register_types)
+DEFINE_TYPES(accel_types)
 
 int accel_vcpu_thread_id(unsigned index)
 {

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * rng-random and rng-builtin (system/rng.h), with QEMU's type and
  * property names: rng-random's "filename" (default /dev/urandom) is
  * opened when the object is created, so a bad path is an error at

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * Asynchronous block I/O with libaio (block.h).  Completions signal an
  * eventfd the owning thread watches.  With O_DIRECT, a request whose
  * buffers or offset do not meet the alignment goes through a bounce

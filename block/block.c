@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * Block nodes: -blockdev and -drive parsing, opening, lookup.
  */
 #include "qemu/osdep.h"

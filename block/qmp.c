@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * QMP query-block and query-named-block-nodes: the block nodes as libvirt
  * reads them (QEMU's BlockInfo and BlockDeviceInfo shapes, the members
  * Conduit has).

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * -netdev tap and socket backends (net.h).
  */
 #include "qemu/osdep.h"
@@ -28,6 +27,13 @@ NetBackend *netdev_find(const char *id)
         }
     }
     return NULL;
+}
+
+void netdev_foreach(void (*fn)(NetBackend *nb, void *opaque), void *opaque)
+{
+    for (guint i = 0; net_backends && i < net_backends->len; i++) {
+        fn(g_ptr_array_index(net_backends, i), opaque);
+    }
 }
 
 /* A number, or a name given with QMP getfd (libvirt's NIC hot-plug). */

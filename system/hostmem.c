@@ -611,11 +611,4 @@ static const TypeInfo hostmem_types[] = {
     },
 };
 
-static void hostmem_register_types(void)
-{
-    for (size_t i = 0; i < G_N_ELEMENTS(hostmem_types); i++) {
-        type_register_static(&hostmem_types[i]);
-    }
-}
-
-type_init(hostmem_register_types)
+DEFINE_TYPES(hostmem_types)

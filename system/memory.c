@@ -30,6 +30,9 @@ static bool target_big_endian;
 static unsigned transaction_depth;
 static bool topology_pending;
 static AddressSpace *address_spaces;
+static GPtrArray *ram_regions;      /* MemoryRegion * made by init_ram */
+static bool dirty_log_on;
+static GMutex ram_regions_lock;     /* ram_regions, for hva lookups */
 
 void memory_set_target_big_endian(bool big_endian)
 {
@@ -124,6 +127,12 @@ bool memory_region_init_ram(MemoryRegion *mr, Object *owner, const char *name,
     mr->ram_fd = fd;
     mr->ram_fd_offset = 0;
     trace_memory_region_ram_alloc(mr->name, size, fd);
+    g_mutex_lock(&ram_regions_lock);
+    if (!ram_regions) {
+        ram_regions = g_ptr_array_new();
+    }
+    g_ptr_array_add(ram_regions, mr);
+    g_mutex_unlock(&ram_regions_lock);
     return true;
 
 fail:
@@ -218,6 +227,12 @@ void memory_region_finalize(MemoryRegion *mr)
         sub->container = NULL;
         sub->next_sibling = NULL;
     }
+    if (ram_regions && mr->kind == MEMORY_REGION_RAM) {
+        g_mutex_lock(&ram_regions_lock);
+        g_ptr_array_remove(ram_regions, mr);
+        g_mutex_unlock(&ram_regions_lock);
+    }
+    g_free(mr->dirty);
     if (mr->ram_map_size) {
         munmap(mr->ram_ptr, mr->ram_map_size);
         if (mr->ram_fd >= 0) {
@@ -230,6 +245,182 @@ void memory_region_finalize(MemoryRegion *mr)
     }
     memset(mr, 0, sizeof(*mr));
     mr->ram_fd = -1;
+}
+
+/* ---- Dirty logging ---------------------------------------------------- */
+
+#define BITS_PER_ULONG (sizeof(unsigned long) * 8)
+
+void memory_foreach_ram(MemoryRamFunc fn, void *opaque)
+{
+    for (guint i = 0; ram_regions && i < ram_regions->len; i++) {
+        fn(g_ptr_array_index(ram_regions, i), opaque);
+    }
+}
+
+static void dirty_set_range(MemoryRegion *mr, uint64_t first, uint64_t last)
+{
+    for (uint64_t p = first; p <= last && p < mr->dirty_pages; p++) {
+        __atomic_fetch_or(&mr->dirty[p / BITS_PER_ULONG],
+                          1UL << (p % BITS_PER_ULONG), __ATOMIC_RELAXED);
+    }
+}
+
+void memory_region_set_dirty(MemoryRegion *mr, hwaddr offset, uint64_t len)
+{
+    uint64_t page = getpagesize();
+
+    if (!mr->dirty || !len || offset >= mr->size) {
+        return;
+    }
+    len = MIN(len, mr->size - offset);
+    dirty_set_range(mr, offset / page, (offset + len - 1) / page);
+}
+
+static MemoryRegion *ram_region_by_hva(const void *hva, size_t len)
+{
+    uintptr_t a = (uintptr_t)hva;
+
+    for (guint i = 0; ram_regions && i < ram_regions->len; i++) {
+        MemoryRegion *mr = g_ptr_array_index(ram_regions, i);
+        uintptr_t base = (uintptr_t)mr->ram_ptr;
+
+        if (a >= base && a - base < mr->size && len <= mr->size - (a - base)) {
+            return mr;
+        }
+    }
+    return NULL;
+}
+
+void memory_ram_mark_dirty_hva(const void *hva, size_t len)
+{
+    MemoryRegion *mr;
+
+    if (!__atomic_load_n(&dirty_log_on, __ATOMIC_ACQUIRE) || !len) {
+        return;
+    }
+    g_mutex_lock(&ram_regions_lock);
+    mr = ram_region_by_hva(hva, len);
+    if (mr) {
+        memory_region_set_dirty(mr, (uintptr_t)hva - (uintptr_t)mr->ram_ptr,
+                                len);
+    }
+    g_mutex_unlock(&ram_regions_lock);
+}
+
+void memory_ram_mark_dirty_bitmap(const void *hva, const unsigned long *bm,
+                                  uint64_t npages)
+{
+    uint64_t page = getpagesize();
+    MemoryRegion *mr;
+    uint64_t first;
+
+    g_mutex_lock(&ram_regions_lock);
+    mr = ram_region_by_hva(hva, npages * page);
+    if (mr && mr->dirty) {
+        first = ((uintptr_t)hva - (uintptr_t)mr->ram_ptr) / page;
+        for (uint64_t i = 0; i < npages; i++) {
+            if (bm[i / BITS_PER_ULONG] & (1UL << (i % BITS_PER_ULONG))) {
+                dirty_set_range(mr, first + i, first + i);
+            }
+        }
+    }
+    g_mutex_unlock(&ram_regions_lock);
+}
+
+bool memory_region_test_and_clear_dirty_page(MemoryRegion *mr, uint64_t page)
+{
+    unsigned long bit = 1UL << (page % BITS_PER_ULONG);
+
+    if (!mr->dirty || page >= mr->dirty_pages) {
+        return false;
+    }
+    if (!(__atomic_load_n(&mr->dirty[page / BITS_PER_ULONG],
+                          __ATOMIC_RELAXED) & bit)) {
+        return false;
+    }
+    return __atomic_fetch_and(&mr->dirty[page / BITS_PER_ULONG], ~bit,
+                              __ATOMIC_RELAXED) & bit;
+}
+
+uint64_t memory_region_dirty_count(MemoryRegion *mr)
+{
+    uint64_t n = 0;
+
+    if (!mr->dirty) {
+        return 0;
+    }
+    for (uint64_t i = 0; i < DIV_ROUND_UP(mr->dirty_pages, BITS_PER_ULONG);
+         i++) {
+        n += __builtin_popcountl(__atomic_load_n(&mr->dirty[i],
+                                                 __ATOMIC_RELAXED));
+    }
+    return n;
+}
+
+static void listeners_call_log(int which)
+{
+    for (AddressSpace *as = address_spaces; as; as = as->next) {
+        for (MemoryListener *l = as->listeners; l; l = l->next) {
+            void (*fn)(MemoryListener *) = which == 0 ? l->log_global_start :
+                                           which == 1 ? l->log_global_stop :
+                                                        l->log_sync;
+            if (fn) {
+                fn(l);
+            }
+        }
+    }
+}
+
+void memory_global_dirty_log_start(void)
+{
+    uint64_t page = getpagesize();
+
+    if (dirty_log_on) {
+        return;
+    }
+    g_mutex_lock(&ram_regions_lock);
+    for (guint i = 0; ram_regions && i < ram_regions->len; i++) {
+        MemoryRegion *mr = g_ptr_array_index(ram_regions, i);
+        uint64_t words;
+
+        mr->dirty_pages = DIV_ROUND_UP(mr->size, page);
+        words = DIV_ROUND_UP(mr->dirty_pages, BITS_PER_ULONG);
+        mr->dirty = g_new0(unsigned long, words);
+        dirty_set_range(mr, 0, mr->dirty_pages - 1);
+    }
+    __atomic_store_n(&dirty_log_on, true, __ATOMIC_RELEASE);
+    g_mutex_unlock(&ram_regions_lock);
+    listeners_call_log(0);
+}
+
+void memory_global_dirty_log_stop(void)
+{
+    if (!dirty_log_on) {
+        return;
+    }
+    listeners_call_log(1);
+    g_mutex_lock(&ram_regions_lock);
+    __atomic_store_n(&dirty_log_on, false, __ATOMIC_RELEASE);
+    for (guint i = 0; ram_regions && i < ram_regions->len; i++) {
+        MemoryRegion *mr = g_ptr_array_index(ram_regions, i);
+
+        g_clear_pointer(&mr->dirty, g_free);
+        mr->dirty_pages = 0;
+    }
+    g_mutex_unlock(&ram_regions_lock);
+}
+
+bool memory_global_dirty_log_active(void)
+{
+    return dirty_log_on;
+}
+
+void memory_global_dirty_log_sync(void)
+{
+    if (dirty_log_on) {
+        listeners_call_log(2);
+    }
 }
 
 /* ---- Flat views ------------------------------------------------------- */
@@ -1311,6 +1502,9 @@ static MemTxResult memory_region_access(MemoryRegion *mr, hwaddr addr,
     case MEMORY_REGION_RAM:
         if (is_write) {
             memcpy((uint8_t *)mr->ram_ptr + addr, buf, len);
+            if (mr->dirty) {
+                memory_region_set_dirty(mr, addr, len);
+            }
         } else {
             memcpy(buf, (uint8_t *)mr->ram_ptr + addr, len);
         }

@@ -170,6 +170,8 @@ bool address_space_dma_rw_ram(AddressSpace *as, hwaddr addr, void *buf,
         n = MIN(len, sec.offset_within_address_space + sec.size - addr);
         if (is_write) {
             memcpy(host, p, n);
+            memory_region_set_dirty(sec.mr, host - (uint8_t *)
+                                    memory_region_get_ram_ptr(sec.mr), n);
         } else {
             memcpy(p, host, n);
         }

@@ -6,6 +6,7 @@
 #include "qemu/osdep.h"
 #include "monitor/monitor.h"
 #include "system/runstate.h"
+#include "system/system.h"
 #include "qemu/option.h"
 #include "qapi/error.h"
 #include "hw/qdev-core.h"
@@ -53,6 +54,11 @@ static void qmp_cont(JsonObject *args, JsonNode **ret, Error **errp)
     if (runstate_check(RUN_STATE_INTERNAL_ERROR) ||
         runstate_check(RUN_STATE_SHUTDOWN)) {
         error_setg(errp, "Resetting the Virtual Machine is required");
+        return;
+    }
+    if (runstate_check(RUN_STATE_INMIGRATE)) {
+        /* QEMU's answer: run once the incoming state is loaded. */
+        autostart = true;
         return;
     }
     vm_start();

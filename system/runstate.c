@@ -29,6 +29,11 @@ static const char *const run_state_names[RUN_STATE__MAX] = {
     [RUN_STATE_INTERNAL_ERROR] = "internal-error",
     [RUN_STATE_GUEST_PANICKED] = "guest-panicked",
     [RUN_STATE_DEBUG] = "debug",
+    [RUN_STATE_INMIGRATE] = "inmigrate",
+    [RUN_STATE_POSTMIGRATE] = "postmigrate",
+    [RUN_STATE_FINISH_MIGRATE] = "finish-migrate",
+    [RUN_STATE_SAVE_VM] = "save-vm",
+    [RUN_STATE_RESTORE_VM] = "restore-vm",
 };
 
 static const char *const shutdown_cause_names[SHUTDOWN_CAUSE__MAX] = {

@@ -117,17 +117,14 @@ static void secret_class_init(ObjectClass *oc, void *data)
     object_class_property_add_str(oc, "iv", NULL, secret_set_encrypted);
 }
 
-static const TypeInfo secret_type = {
-    .name = TYPE_SECRET,
-    .parent = TYPE_USER_CREATABLE,
-    .instance_size = sizeof(Secret),
-    .class_init = secret_class_init,
-    .instance_finalize = secret_finalize,
+static const TypeInfo secret_types[] = {
+    {
+        .name = TYPE_SECRET,
+        .parent = TYPE_USER_CREATABLE,
+        .instance_size = sizeof(Secret),
+        .class_init = secret_class_init,
+        .instance_finalize = secret_finalize,
+    },
 };
 
-static void secret_register_types(void)
-{
-    type_register_static(&secret_type);
-}
-
-type_init(secret_register_types)
+DEFINE_TYPES(secret_types)

@@ -82,16 +82,13 @@ bool user_creatable_add_opts(QemuOpts *opts, Error **errp)
     return true;
 }
 
-static const TypeInfo user_creatable_type = {
-    .name = TYPE_USER_CREATABLE,
-    .parent = TYPE_OBJECT,
-    .class_size = sizeof(UserCreatableClass),
-    .abstract = true,
+static const TypeInfo user_creatable_types[] = {
+    {
+        .name = TYPE_USER_CREATABLE,
+        .parent = TYPE_OBJECT,
+        .class_size = sizeof(UserCreatableClass),
+        .abstract = true,
+    },
 };
 
-static void user_creatable_register_types(void)
-{
-    type_register_static(&user_creatable_type);
-}
-
-type_init(user_creatable_register_types)
+DEFINE_TYPES(user_creatable_types)

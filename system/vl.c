@@ -9,6 +9,7 @@
  */
 #include "qemu/osdep.h"
 #include "system/system.h"
+#include "migration/misc.h"
 #include "system/accel.h"
 #include "system/runstate.h"
 #include "system/qtest.h"
@@ -62,6 +63,7 @@ typedef enum OptIndex {
     OPT_NO_ACPI,
     OPT_USB, OPT_USBDEVICE,
     OPT_BLOCKDEV, OPT_DRIVE, OPT_NETDEV,
+    OPT_INCOMING,
 } OptIndex;
 
 typedef struct OptDef {
@@ -178,6 +180,10 @@ static const OptDef opt_defs[] = {
       "vCPU model (-cpu help lists them; no feature changes)" },
     { "sandbox", OPT_SANDBOX, true, "off",
       "only 'off': Conduit is built without a seccomp sandbox" },
+    { "incoming", OPT_INCOMING, true,
+      "tcp:HOST:PORT | unix:PATH | fd:N | exec:CMD | file:PATH | defer",
+      "wait for the VM's state from a migration (defer: given later with "
+      "QMP migrate-incoming)" },
     { "smbios", OPT_SMBIOS, true,
       "file=BINARY | type=0|1|2|3|4|11|17[,field=value...]",
       "SMBIOS tables: load structures from a file, or set the fields of "
@@ -231,6 +237,7 @@ typedef struct VlConfig {
     GArray *objects;            /* CmdlineOpt */
     bool daemonize;
     bool mem_lock;
+    const char *incoming;
 } VlConfig;
 
 
@@ -786,6 +793,9 @@ static void parse_one(VlConfig *cfg, const OptDef *def, const char *name,
     case OPT_GLOBAL:
         parse_global(arg);
         break;
+    case OPT_INCOMING:
+        cfg->incoming = arg;
+        break;
     case OPT_VERSION:
         print_version();
         exit(0);
@@ -1242,6 +1252,7 @@ int qemu_main(int argc, char **argv)
     qdev_hotplug = true;
     qemu_run_machine_init_done();
     qemu_system_reset(SHUTDOWN_CAUSE_NONE);
+    migration_init();
     if (!accel_start_vcpus(ms, &err)) {
         fatal_err(err);
     }
@@ -1253,8 +1264,15 @@ int qemu_main(int argc, char **argv)
     if (cfg.pidfile) {
         write_pidfile(cfg.pidfile);
     }
+    if (cfg.incoming) {
+        loc_push_cmdline("-incoming", cfg.incoming);
+        if (!migration_incoming_init(cfg.incoming, &err)) {
+            fatal_err(err);
+        }
+        loc_pop();
+    }
     daemonize_done();
-    if (autostart) {
+    if (autostart && !cfg.incoming) {
         vm_start();
     }
 

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * Ownership of fds named by number (fd-owner.h).  BQL (management
  * commands and start-up only).
  */

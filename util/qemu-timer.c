@@ -79,6 +79,15 @@ void qemu_clock_virtual_set_manual(bool manual)
     vclock_manual = manual;
 }
 
+void qemu_clock_virtual_set(int64_t ns)
+{
+    if (vclock_running && !vclock_manual) {
+        vclock_offset = ns - monotonic_ns();
+    } else {
+        vclock_frozen = ns;
+    }
+}
+
 bool qemu_clock_virtual_is_manual(void)
 {
     return vclock_manual;

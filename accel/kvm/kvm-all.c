@@ -303,6 +303,19 @@ static gpointer kvm_vcpu_thread(gpointer opaque)
             continue;
         }
         kvm_handle_exit(cpu);
+        if (!kvm_vcpus_running &&
+            (cpu->run->exit_reason == KVM_EXIT_IO ||
+             cpu->run->exit_reason == KVM_EXIT_MMIO)) {
+            /*
+             * Stopping: let KVM complete the access now (an immediate
+             * exit re-enters only for that), so the registers a
+             * migration reads are past the instruction.
+             */
+            __atomic_store_n(&cpu->run->immediate_exit, 1, __ATOMIC_SEQ_CST);
+            bql_unlock();
+            ioctl(cpu->fd, KVM_RUN, 0);
+            bql_lock();
+        }
     }
     bql_unlock();
     return NULL;
@@ -371,6 +384,7 @@ static bool kvm_start_vcpus(MachineState *ms, Error **errp)
         }
     }
     qemu_register_reset(kvm_reset_vcpus, NULL);
+    kvm_x86_state_register(s);
     kvm_vmstate_entry = qemu_add_vm_change_state_handler(kvm_vm_state_change,
                                                          NULL);
     /*
@@ -558,19 +572,20 @@ static void qmp_inject_nmi(JsonObject *args, JsonNode **ret, Error **errp)
     }
 }
 
-static const TypeInfo kvm_accel_type = {
-    .name = TYPE_KVM_ACCEL,
-    .parent = TYPE_ACCEL,
-    .instance_size = sizeof(AccelState),
-    .class_size = sizeof(AccelClass),
-    .class_init = kvm_accel_class_init,
+static const TypeInfo kvm_accel_types[] = {
+    {
+        .name = TYPE_KVM_ACCEL,
+        .parent = TYPE_ACCEL,
+        .instance_size = sizeof(AccelState),
+        .class_size = sizeof(AccelClass),
+        .class_init = kvm_accel_class_init,
+    },
 };
 
-static void kvm_register_types(void)
+DEFINE_TYPES(kvm_accel_types)
+
+static void __attribute__((constructor)) kvm_qmp_register(void)
 {
-    type_register_static(&kvm_accel_type);
     qmp_register_command_args("x-query-kvm", qmp_x_query_kvm, "", 0);
     qmp_register_command_args("inject-nmi", qmp_inject_nmi, "", 0);
 }
-
-type_init(kvm_register_types)

@@ -95,6 +95,9 @@ typedef struct KVMArchOps {
 
 extern const KVMArchOps kvm_arch_ops;
 
+/* kvm-x86-state.c: vCPU, irqchip, PIT and clock state for migration. */
+void kvm_x86_state_register(KVMState *s);
+
 /* kvm-coalesced-ring.c: the coalesced MMIO ring, pure (unit-tested). */
 struct kvm_coalesced_mmio_ring;
 typedef void (*KVMCoalescedApply)(void *opaque, uint64_t addr,

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * KVM_IOEVENTFD: a guest store to an MMIO address signals an eventfd in
  * the kernel instead of exiting to Conduit (virtio queue notifications).
  */

@@ -10,6 +10,11 @@
  * A vCPU touching a range between the two exits to userspace, waits for
  * the BQL and is dispatched against the new view, so no vCPU has to be
  * stopped while slots change.
+ *
+ * Dirty logging (migration): while the memory API's global log is on,
+ * every writable slot carries KVM_MEM_LOG_DIRTY_PAGES, and each sync
+ * folds KVM_GET_DIRTY_LOG (which also clears and re-protects) into the
+ * RAM regions' bitmaps.  A slot added while logging starts logged.
  */
 #include "qemu/osdep.h"
 #include <linux/kvm.h>
@@ -30,13 +35,15 @@ typedef struct KVMSlot {
 
 static KVMSlot *kvm_slots;
 static int kvm_nr_slots;
+static bool kvm_dirty_log;
 static MemoryListener kvm_memory_listener;
 
 static bool kvm_set_slot(int id, const KVMSlot *slot, uint64_t size)
 {
     struct kvm_userspace_memory_region region = {
         .slot = id,
-        .flags = slot->readonly ? KVM_MEM_READONLY : 0,
+        .flags = slot->readonly ? KVM_MEM_READONLY :
+                 kvm_dirty_log && size ? KVM_MEM_LOG_DIRTY_PAGES : 0,
         .guest_phys_addr = slot->gpa,
         .memory_size = size,
         .userspace_addr = slot->hva,
@@ -127,6 +134,59 @@ static void kvm_region_del(MemoryListener *listener,
     }
 }
 
+/* Re-sets every writable slot with the current logging flag. */
+static void kvm_slots_update_log(void)
+{
+    for (int id = 0; id < kvm_nr_slots; id++) {
+        KVMSlot *slot = &kvm_slots[id];
+
+        if (slot->used && !slot->readonly) {
+            kvm_set_slot(id, slot, slot->size);
+        }
+    }
+}
+
+static void kvm_log_global_start(MemoryListener *listener)
+{
+    kvm_dirty_log = true;
+    kvm_slots_update_log();
+    trace_kvm_dirty_log(true);
+}
+
+static void kvm_log_global_stop(MemoryListener *listener)
+{
+    kvm_dirty_log = false;
+    kvm_slots_update_log();
+    trace_kvm_dirty_log(false);
+}
+
+static void kvm_log_sync(MemoryListener *listener)
+{
+    uint64_t page = getpagesize();
+
+    for (int id = 0; kvm_dirty_log && id < kvm_nr_slots; id++) {
+        KVMSlot *slot = &kvm_slots[id];
+        uint64_t npages = slot->size / page;
+        g_autofree unsigned long *bm = NULL;
+        struct kvm_dirty_log log = { .slot = id };
+
+        if (!slot->used || slot->readonly || !npages) {
+            continue;
+        }
+        bm = g_new0(unsigned long, DIV_ROUND_UP(npages, 64) * 64 /
+                                   (8 * sizeof(unsigned long)));
+        log.dirty_bitmap = bm;
+        if (ioctl(kvm_state->vm_fd, KVM_GET_DIRTY_LOG, &log) < 0) {
+            /* Be safe: everything in the slot counts as written. */
+            warn_report_once("kvm: KVM_GET_DIRTY_LOG on slot %d: %s", id,
+                             strerror(errno));
+            memset(bm, 0xff, DIV_ROUND_UP(npages, 8));
+        }
+        memory_ram_mark_dirty_bitmap((void *)(uintptr_t)slot->hva, bm,
+                                     npages);
+    }
+}
+
 bool kvm_memory_init(KVMState *s, Error **errp)
 {
     int n = ioctl(s->fd, KVM_CHECK_EXTENSION, KVM_CAP_NR_MEMSLOTS);
@@ -136,6 +196,9 @@ bool kvm_memory_init(KVMState *s, Error **errp)
     kvm_memory_listener = (MemoryListener) {
         .region_add = kvm_region_add,
         .region_del = kvm_region_del,
+        .log_global_start = kvm_log_global_start,
+        .log_global_stop = kvm_log_global_stop,
+        .log_sync = kvm_log_sync,
         .priority = 10,
         .name = "kvm-memory",
     };

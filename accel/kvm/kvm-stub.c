@@ -9,6 +9,7 @@
 #include "qemu/osdep.h"
 #include "qapi/error.h"
 #include "system/kvm.h"
+#include "hw/i386/x86-cpu.h"
 
 bool kvm_enabled(void)
 {
@@ -72,4 +73,11 @@ bool kvm_set_ioeventfd_mmio(int fd, uint64_t addr, unsigned size,
                             bool assign, Error **errp)
 {
     return kvm_stub_refuse(errp);
+}
+
+/* The CPUID KVM would give a vCPU: there is no KVM, as under qtest. */
+GArray *kvm_x86_guest_cpuid(const X86CPUConfig *cfg, Error **errp)
+{
+    error_setg(errp, "CPU model expansion needs the KVM accelerator");
+    return NULL;
 }

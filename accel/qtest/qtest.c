@@ -26,15 +26,12 @@ static void qtest_accel_class_init(ObjectClass *oc, void *data)
     ac->init_machine = qtest_accel_init_machine;
 }
 
-static const TypeInfo qtest_accel_type = {
-    .name = ACCEL_CLASS_NAME("qtest"),
-    .parent = TYPE_ACCEL,
-    .class_init = qtest_accel_class_init,
+static const TypeInfo qtest_accel_types[] = {
+    {
+        .name = ACCEL_CLASS_NAME("qtest"),
+        .parent = TYPE_ACCEL,
+        .class_init = qtest_accel_class_init,
+    },
 };
 
-static void qtest_accel_register_types(void)
-{
-    type_register_static(&qtest_accel_type);
-}
-
-type_init(qtest_accel_register_types)
+DEFINE_TYPES(qtest_accel_types)

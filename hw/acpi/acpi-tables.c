@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * ACPI tables for the pc machine (layouts from ACPI 6.5 chapter 5 and the
  * PCI Firmware Specification 3.3 for MCFG and _OSC).  The platform is
  * "full" ACPI hardware with the smallest register set: PM1a event and

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * AML builder: each constructor encodes its node per ACPI 6.5 chapter 20
  * (opcodes from 20.3, PkgLength from 20.2.4) and chapter 6.4 (resource
  * descriptors).  Containers keep their body apart until they are closed,

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * ACPI fixed hardware (ACPI 6.5, 4.8): PM1a_STS/PM1a_EN at +0, PM1a_CNT
  * at +4, the 32-bit PM timer at +8.  Only the power-button and timer
  * status bits exist; the SCI is level-triggered and stays up while an
@@ -8,6 +7,7 @@
  * platform is always in ACPI mode.
  */
 #include "qemu/osdep.h"
+#include "migration/vmstate.h"
 #include "hw/acpi/pm.h"
 #include "hw/acpi/acpi-tables.h"
 #include "hw/boards.h"
@@ -264,6 +264,26 @@ static void acpi_pm_finalize(Object *obj)
     }
 }
 
+static bool acpi_pm_post_load(void *opaque, int version_id, Error **errp)
+{
+    acpi_pm_update_sci(opaque);
+    return true;
+}
+
+/* PM1 status, enable and control; the PM timer is the virtual clock's. */
+static const VMStateDescription vmstate_acpi_pm = {
+    .name = "acpi-pm",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .post_load = acpi_pm_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT16(pm1.sts, AcpiPmState),
+        VMSTATE_UINT16(pm1.en, AcpiPmState),
+        VMSTATE_UINT16(pm1.cnt, AcpiPmState),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
 static void acpi_pm_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
@@ -271,6 +291,7 @@ static void acpi_pm_class_init(ObjectClass *klass, void *data)
     dc->desc = "ACPI PM1 event/control blocks, PM timer and SCI";
     dc->realize = acpi_pm_realize;
     dc->reset = acpi_pm_reset;
+    dc->vmsd = &vmstate_acpi_pm;
     dc->user_creatable = false;
     device_class_set_props(dc, acpi_pm_props);
 }
@@ -297,25 +318,19 @@ DeviceState *acpi_pm_create(MachineState *ms, qemu_irq sci, Error **errp)
     return dev;
 }
 
-static const TypeInfo acpi_pm_type_info = {
-    .name = TYPE_ACPI_PM,
-    .parent = TYPE_DEVICE,
-    .instance_size = sizeof(AcpiPmState),
-    .class_init = acpi_pm_class_init,
-    .instance_finalize = acpi_pm_finalize,
+static const TypeInfo acpi_pm_types[] = {
+    {
+        .name = TYPE_ACPI_PM,
+        .parent = TYPE_DEVICE,
+        .instance_size = sizeof(AcpiPmState),
+        .class_init = acpi_pm_class_init,
+        .instance_finalize = acpi_pm_finalize,
+    }, {
+        .name = TYPE_PIIX4_PM,
+        .parent = TYPE_ACPI_PM,
+        .instance_size = sizeof(AcpiPmState),
+        .class_init = piix4_pm_class_init,
+    },
 };
 
-static const TypeInfo piix4_pm_type_info = {
-    .name = TYPE_PIIX4_PM,
-    .parent = TYPE_ACPI_PM,
-    .instance_size = sizeof(AcpiPmState),
-    .class_init = piix4_pm_class_init,
-};
-
-static void acpi_pm_register_types(void)
-{
-    type_register_static(&acpi_pm_type_info);
-    type_register_static(&piix4_pm_type_info);
-}
-
-type_init(acpi_pm_register_types)
+DEFINE_TYPES(acpi_pm_types)

@@ -8,6 +8,7 @@
  * 2 IIR/FCR, 3 LCR, 4 MCR, 5 LSR, 6 MSR, 7 SCR.
  */
 #include "qemu/osdep.h"
+#include "migration/vmstate.h"
 #include "hw/char/serial.h"
 #include "hw/qdev-core.h"
 #include "hw/qdev-properties.h"
@@ -387,6 +388,36 @@ static const Property serial_props[] = {
     { }
 };
 
+static bool serial_post_load(void *opaque, int version_id, Error **errp)
+{
+    SerialState *s = opaque;
+
+    /* The table bounds the FIFO indices; the line follows the registers. */
+    serial_update_irq(s);
+    return true;
+}
+
+static const VMStateDescription vmstate_serial = {
+    .name = "serial",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .post_load = serial_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT16(divider, SerialState),
+        VMSTATE_UINT8(ier, SerialState),
+        VMSTATE_UINT8(fcr, SerialState),
+        VMSTATE_UINT8(lcr, SerialState),
+        VMSTATE_UINT8(mcr, SerialState),
+        VMSTATE_UINT8(lsr, SerialState),
+        VMSTATE_UINT8(scr, SerialState),
+        VMSTATE_BOOL(thr_ipending, SerialState),
+        VMSTATE_UINT8_ARRAY(rx, SerialState),
+        VMSTATE_UINT32_MAX(rx_head, SerialState, UART_FIFO_SIZE - 1),
+        VMSTATE_UINT32_MAX(rx_count, SerialState, UART_FIFO_SIZE),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
 static void serial_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
@@ -398,18 +429,16 @@ static void serial_class_init(ObjectClass *klass, void *data)
     dc->realize = serial_realize;
     dc->unrealize = serial_unrealize;
     dc->reset = serial_reset;
+    dc->vmsd = &vmstate_serial;
 }
 
-static const TypeInfo serial_type = {
-    .name = TYPE_ISA_SERIAL,
-    .parent = TYPE_DEVICE,
-    .instance_size = sizeof(SerialState),
-    .class_init = serial_class_init,
+static const TypeInfo serial_types[] = {
+    {
+        .name = TYPE_ISA_SERIAL,
+        .parent = TYPE_DEVICE,
+        .instance_size = sizeof(SerialState),
+        .class_init = serial_class_init,
+    },
 };
 
-static void serial_register_types(void)
-{
-    type_register_static(&serial_type);
-}
-
-type_init(serial_register_types)
+DEFINE_TYPES(serial_types)

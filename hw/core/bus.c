@@ -149,19 +149,16 @@ static void bus_class_init(ObjectClass *oc, void *data)
                               NULL, NULL, NULL);
 }
 
-static const TypeInfo bus_type_info = {
-    .name = TYPE_BUS,
-    .parent = TYPE_OBJECT,
-    .instance_size = sizeof(BusState),
-    .class_size = sizeof(BusClass),
-    .class_init = bus_class_init,
-    .instance_finalize = bus_finalize,
-    .abstract = true,
+static const TypeInfo bus_types[] = {
+    {
+        .name = TYPE_BUS,
+        .parent = TYPE_OBJECT,
+        .instance_size = sizeof(BusState),
+        .class_size = sizeof(BusClass),
+        .class_init = bus_class_init,
+        .instance_finalize = bus_finalize,
+        .abstract = true,
+    },
 };
 
-static void bus_register_types(void)
-{
-    type_register_static(&bus_type_info);
-}
-
-type_init(bus_register_types)
+DEFINE_TYPES(bus_types)

@@ -384,20 +384,17 @@ static void machine_finalize(Object *obj)
     }
 }
 
-static const TypeInfo machine_type_info = {
-    .name = TYPE_MACHINE,
-    .parent = TYPE_OBJECT,
-    .instance_size = sizeof(MachineState),
-    .class_size = sizeof(MachineClass),
-    .class_init = machine_class_init,
-    .instance_init = machine_initfn,
-    .instance_finalize = machine_finalize,
-    .abstract = true,
+static const TypeInfo machine_types[] = {
+    {
+        .name = TYPE_MACHINE,
+        .parent = TYPE_OBJECT,
+        .instance_size = sizeof(MachineState),
+        .class_size = sizeof(MachineClass),
+        .class_init = machine_class_init,
+        .instance_init = machine_initfn,
+        .instance_finalize = machine_finalize,
+        .abstract = true,
+    },
 };
 
-static void machine_register_types(void)
-{
-    type_register_static(&machine_type_info);
-}
-
-type_init(machine_register_types)
+DEFINE_TYPES(machine_types)

@@ -31,15 +31,12 @@ static void machine_none_class_init(ObjectClass *oc, void *data)
     mc->default_accel = "qtest";
 }
 
-static const TypeInfo machine_none_type_info = {
-    .name = MACHINE_TYPE_NAME("none"),
-    .parent = TYPE_MACHINE,
-    .class_init = machine_none_class_init,
+static const TypeInfo machine_none_types[] = {
+    {
+        .name = MACHINE_TYPE_NAME("none"),
+        .parent = TYPE_MACHINE,
+        .class_init = machine_none_class_init,
+    },
 };
 
-static void machine_none_register_types(void)
-{
-    type_register_static(&machine_none_type_info);
-}
-
-type_init(machine_none_register_types)
+DEFINE_TYPES(machine_none_types)

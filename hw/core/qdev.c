@@ -623,21 +623,18 @@ static void device_class_init(ObjectClass *oc, void *data)
                               device_parent_bus_get, NULL, NULL, NULL);
 }
 
-static const TypeInfo device_type_info = {
-    .name = TYPE_DEVICE,
-    .parent = TYPE_OBJECT,
-    .instance_size = sizeof(DeviceState),
-    .class_size = sizeof(DeviceClass),
-    .class_init = device_class_init,
-    .instance_init = device_initfn,
-    .instance_post_init = device_post_init,
-    .instance_finalize = device_finalize,
-    .abstract = true,
+static const TypeInfo qdev_types[] = {
+    {
+        .name = TYPE_DEVICE,
+        .parent = TYPE_OBJECT,
+        .instance_size = sizeof(DeviceState),
+        .class_size = sizeof(DeviceClass),
+        .class_init = device_class_init,
+        .instance_init = device_initfn,
+        .instance_post_init = device_post_init,
+        .instance_finalize = device_finalize,
+        .abstract = true,
+    },
 };
 
-static void qdev_register_types(void)
-{
-    type_register_static(&device_type_info);
-}
-
-type_init(qdev_register_types)
+DEFINE_TYPES(qdev_types)

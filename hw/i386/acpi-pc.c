@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * ACPI on the pc machine: describes the board to hw/acpi/acpi-tables.c
  * and copies the tables into guest RAM at X86_ACPI_RSDP_ADDR at every
  * reset (the -kernel loaders point the guest there), and creates the

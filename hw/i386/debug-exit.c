@@ -109,16 +109,13 @@ static void debug_exit_class_init(ObjectClass *klass, void *data)
     device_class_set_props(dc, debug_exit_props);
 }
 
-static const TypeInfo debug_exit_type = {
-    .name = TYPE_ISA_DEBUG_EXIT,
-    .parent = TYPE_DEVICE,
-    .instance_size = sizeof(DebugExitState),
-    .class_init = debug_exit_class_init,
+static const TypeInfo debug_exit_types[] = {
+    {
+        .name = TYPE_ISA_DEBUG_EXIT,
+        .parent = TYPE_DEVICE,
+        .instance_size = sizeof(DebugExitState),
+        .class_init = debug_exit_class_init,
+    },
 };
 
-static void debug_exit_register_types(void)
-{
-    type_register_static(&debug_exit_type);
-}
-
-type_init(debug_exit_register_types)
+DEFINE_TYPES(debug_exit_types)

@@ -204,18 +204,15 @@ static void pc_machine_class_init(ObjectClass *oc, void *data)
                                   pc_machine_set_vmport);
 }
 
-static const TypeInfo pc_machine_type_info = {
-    .name = TYPE_PC_MACHINE,
-    .parent = TYPE_MACHINE,
-    .instance_size = sizeof(PCMachineState),
-    .class_size = sizeof(PCMachineClass),
-    .class_init = pc_machine_class_init,
-    .instance_finalize = pc_machine_finalize,
+static const TypeInfo pc_machine_types[] = {
+    {
+        .name = TYPE_PC_MACHINE,
+        .parent = TYPE_MACHINE,
+        .instance_size = sizeof(PCMachineState),
+        .class_size = sizeof(PCMachineClass),
+        .class_init = pc_machine_class_init,
+        .instance_finalize = pc_machine_finalize,
+    },
 };
 
-static void pc_machine_register_types(void)
-{
-    type_register_static(&pc_machine_type_info);
-}
-
-type_init(pc_machine_register_types)
+DEFINE_TYPES(pc_machine_types)

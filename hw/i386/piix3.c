@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * "PIIX3": function 0 of the pc machine's slot 1, the PCI-to-ISA bridge
  * of the Intel 82371SB (8086:7000), as on QEMU's pc.  It claims no
  * resources (Conduit's ISA devices decode on their own); it is there so
@@ -37,15 +36,13 @@ static void piix3_class_init(ObjectClass *klass, void *data)
     pc->subsystem_id = 0x1100;
 }
 
-static const TypeInfo piix3_type = {
-    .name = TYPE_PIIX3_PCI_DEVICE,
-    .parent = TYPE_PCI_DEVICE,
-    .instance_size = sizeof(PCIDevice),
-    .class_init = piix3_class_init,
+static const TypeInfo piix3_types[] = {
+    {
+        .name = TYPE_PIIX3_PCI_DEVICE,
+        .parent = TYPE_PCI_DEVICE,
+        .instance_size = sizeof(PCIDevice),
+        .class_init = piix3_class_init,
+    },
 };
 
-static void piix3_register_types(void)
-{
-    type_register_static(&piix3_type);
-}
-type_init(piix3_register_types)
+DEFINE_TYPES(piix3_types)

@@ -471,11 +471,4 @@ static const TypeInfo x86_cpu_types[] = {
     },
 };
 
-static void x86_cpu_register_types(void)
-{
-    for (size_t i = 0; i < G_N_ELEMENTS(x86_cpu_types); i++) {
-        type_register_static(&x86_cpu_types[i]);
-    }
-}
-
-type_init(x86_cpu_register_types)
+DEFINE_TYPES(x86_cpu_types)

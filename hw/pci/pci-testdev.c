@@ -233,16 +233,14 @@ static void testdev_class_init(ObjectClass *klass, void *data)
     pc->subsystem_id = PCI_DEVICE_ID_CONDUIT_TESTDEV;
 }
 
-static const TypeInfo testdev_type = {
-    .name = TYPE_PCI_TESTDEV,
-    .parent = TYPE_PCI_DEVICE,
-    .instance_size = sizeof(PCITestDev),
-    .class_init = testdev_class_init,
-    .instance_finalize = testdev_finalize,
+static const TypeInfo testdev_types[] = {
+    {
+        .name = TYPE_PCI_TESTDEV,
+        .parent = TYPE_PCI_DEVICE,
+        .instance_size = sizeof(PCITestDev),
+        .class_init = testdev_class_init,
+        .instance_finalize = testdev_finalize,
+    },
 };
 
-static void testdev_register_types(void)
-{
-    type_register_static(&testdev_type);
-}
-type_init(testdev_register_types)
+DEFINE_TYPES(testdev_types)

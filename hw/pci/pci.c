@@ -1081,6 +1081,7 @@ static void pci_device_class_init(ObjectClass *klass, void *data)
     dc->reset = pci_qdev_reset;
     dc->bus_type = TYPE_PCI_BUS;
     dc->hotpluggable = true;
+    dc->vmsd = &vmstate_pci_device;
     device_class_set_props(dc, pci_device_props);
 }
 

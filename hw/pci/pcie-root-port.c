@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * pcie-root-port: a PCI Express root port (type 1 header, PCIe capability
  * version 2, MSI) whose one slot is hot-plug capable as PCIe Base 6.0
  * 7.5.3.9-7.5.3.11 and 6.7 describe: attention button, power controller,
@@ -413,16 +412,13 @@ static void rp_class_init(ObjectClass *klass, void *data)
     pc->is_bridge = true;
 }
 
-static const TypeInfo rp_type_info = {
-    .name = TYPE_PCIE_ROOT_PORT,
-    .parent = TYPE_PCI_DEVICE,
-    .instance_size = sizeof(PCIERootPort),
-    .class_init = rp_class_init,
+static const TypeInfo rp_types[] = {
+    {
+        .name = TYPE_PCIE_ROOT_PORT,
+        .parent = TYPE_PCI_DEVICE,
+        .instance_size = sizeof(PCIERootPort),
+        .class_init = rp_class_init,
+    },
 };
 
-static void rp_register_types(void)
-{
-    type_register_static(&rp_type_info);
-}
-
-type_init(rp_register_types)
+DEFINE_TYPES(rp_types)

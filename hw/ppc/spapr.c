@@ -144,18 +144,15 @@ static void spapr_machine_class_init(ObjectClass *oc, void *data)
                                     "vfio-pci need not trap the table");
 }
 
-static const TypeInfo spapr_machine_type_info = {
-    .name = TYPE_SPAPR_MACHINE,
-    .parent = TYPE_MACHINE,
-    .instance_size = sizeof(SpaprMachineState),
-    .class_size = sizeof(MachineClass),
-    .class_init = spapr_machine_class_init,
-    .instance_finalize = spapr_machine_finalize,
+static const TypeInfo spapr_machine_types[] = {
+    {
+        .name = TYPE_SPAPR_MACHINE,
+        .parent = TYPE_MACHINE,
+        .instance_size = sizeof(SpaprMachineState),
+        .class_size = sizeof(MachineClass),
+        .class_init = spapr_machine_class_init,
+        .instance_finalize = spapr_machine_finalize,
+    },
 };
 
-static void spapr_machine_register_types(void)
-{
-    type_register_static(&spapr_machine_type_info);
-}
-
-type_init(spapr_machine_register_types)
+DEFINE_TYPES(spapr_machine_types)

@@ -140,16 +140,13 @@ SpaprIcsState *spapr_ics_create(MachineState *ms, Error **errp)
     return SPAPR_ICS(dev);
 }
 
-static const TypeInfo spapr_ics_type_info = {
-    .name = TYPE_SPAPR_ICS,
-    .parent = TYPE_DEVICE,
-    .instance_size = sizeof(SpaprIcsState),
-    .class_init = spapr_ics_class_init,
+static const TypeInfo spapr_ics_types[] = {
+    {
+        .name = TYPE_SPAPR_ICS,
+        .parent = TYPE_DEVICE,
+        .instance_size = sizeof(SpaprIcsState),
+        .class_init = spapr_ics_class_init,
+    },
 };
 
-static void spapr_ics_register_types(void)
-{
-    type_register_static(&spapr_ics_type_info);
-}
-
-type_init(spapr_ics_register_types)
+DEFINE_TYPES(spapr_ics_types)

@@ -397,17 +397,14 @@ SpaprPhbState *spapr_phb_create(MachineState *ms, SpaprIcsState *ics,
     return SPAPR_PHB(dev);
 }
 
-static const TypeInfo spapr_phb_type_info = {
-    .name = TYPE_SPAPR_PHB,
-    .parent = TYPE_DEVICE,
-    .instance_size = sizeof(SpaprPhbState),
-    .class_init = spapr_phb_class_init,
-    .instance_finalize = spapr_phb_finalize,
+static const TypeInfo spapr_phb_types[] = {
+    {
+        .name = TYPE_SPAPR_PHB,
+        .parent = TYPE_DEVICE,
+        .instance_size = sizeof(SpaprPhbState),
+        .class_init = spapr_phb_class_init,
+        .instance_finalize = spapr_phb_finalize,
+    },
 };
 
-static void spapr_phb_register_types(void)
-{
-    type_register_static(&spapr_phb_type_info);
-}
-
-type_init(spapr_phb_register_types)
+DEFINE_TYPES(spapr_phb_types)

@@ -25,6 +25,7 @@
  * dropped.
  */
 #include "qemu/osdep.h"
+#include "migration/vmstate.h"
 #include "hw/rtc/mc146818rtc.h"
 #include "hw/qdev-core.h"
 #include "hw/boards.h"
@@ -627,6 +628,50 @@ static void qmp_rtc_reset_reinjection(JsonObject *args, JsonNode **ret,
     }
 }
 
+static bool rtc_post_load(void *opaque, int version_id, Error **errp)
+{
+    RTCState *s = opaque;
+    struct tm *f = &s->frozen;
+
+    if (f->tm_sec < 0 || f->tm_sec > 60 || f->tm_min < 0 || f->tm_min > 59 ||
+        f->tm_hour < 0 || f->tm_hour > 23 || f->tm_mday < 0 ||
+        f->tm_mday > 31 || f->tm_mon < 0 || f->tm_mon > 11 ||
+        f->tm_year < RTC_YEAR_MIN - 1900 - 1 ||
+        f->tm_year > RTC_YEAR_MAX - 1900 || f->tm_wday < 0 ||
+        f->tm_wday > 6) {
+        error_setg(errp, "mc146818rtc: frozen time out of range");
+        return false;
+    }
+    /* Timers follow the registers, against the migrated virtual clock. */
+    s->period_ns = 0;
+    rtc_periodic_update(s);
+    rtc_arm_update_timer(s);
+    rtc_update_irq(s);
+    return true;
+}
+
+static const VMStateDescription vmstate_rtc = {
+    .name = "mc146818rtc",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .post_load = rtc_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT8_MAX(index, RTCState, RTC_CMOS_SIZE - 1),
+        VMSTATE_UINT8_ARRAY(cmos, RTCState),
+        VMSTATE_INT64(offset_s, RTCState),
+        VMSTATE_INT32(frozen.tm_sec, RTCState),
+        VMSTATE_INT32(frozen.tm_min, RTCState),
+        VMSTATE_INT32(frozen.tm_hour, RTCState),
+        VMSTATE_INT32(frozen.tm_mday, RTCState),
+        VMSTATE_INT32(frozen.tm_mon, RTCState),
+        VMSTATE_INT32(frozen.tm_year, RTCState),
+        VMSTATE_INT32(frozen.tm_wday, RTCState),
+        VMSTATE_INT32(frozen.tm_yday, RTCState),
+        VMSTATE_UINT32(coalesced, RTCState),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
 static void rtc_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
@@ -637,21 +682,23 @@ static void rtc_class_init(ObjectClass *klass, void *data)
     dc->realize = rtc_realize;
     dc->unrealize = rtc_unrealize;
     dc->reset = rtc_reset;
+    dc->vmsd = &vmstate_rtc;
     device_class_set_props(dc, rtc_props);
 }
 
-static const TypeInfo rtc_type = {
-    .name = TYPE_MC146818_RTC,
-    .parent = TYPE_DEVICE,
-    .instance_size = sizeof(RTCState),
-    .class_init = rtc_class_init,
+static const TypeInfo rtc_types[] = {
+    {
+        .name = TYPE_MC146818_RTC,
+        .parent = TYPE_DEVICE,
+        .instance_size = sizeof(RTCState),
+        .class_init = rtc_class_init,
+    },
 };
 
-static void rtc_register_types(void)
+DEFINE_TYPES(rtc_types)
+
+static void __attribute__((constructor)) rtc_qmp_register(void)
 {
-    type_register_static(&rtc_type);
     qmp_register_command_args("rtc-reset-reinjection",
                               qmp_rtc_reset_reinjection, "", 0);
 }
-
-type_init(rtc_register_types)

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * The USB bus, the device base type and the default control pipe
  * (usb.h).  Written from the USB 2.0 specification, chapter 9 (device
  * framework, standard requests) and 8.5.3 (control transfers).

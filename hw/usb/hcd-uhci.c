@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * piix3-usb-uhci: the PIIX3's USB function (8086:7020), a UHCI host
  * controller with two root ports, as QEMU names it (what -usb adds on
  * pc, and libvirt's implicit controller at 00:01.2).  Written from the
@@ -611,16 +610,14 @@ static void uhci_class_init(ObjectClass *klass, void *data)
     pc->subsystem_id = 0x1100;
 }
 
-static const TypeInfo uhci_type = {
-    .name = TYPE_PIIX3_USB_UHCI,
-    .parent = TYPE_PCI_DEVICE,
-    .instance_size = sizeof(UHCIState),
-    .instance_finalize = uhci_finalize,
-    .class_init = uhci_class_init,
+static const TypeInfo uhci_types[] = {
+    {
+        .name = TYPE_PIIX3_USB_UHCI,
+        .parent = TYPE_PCI_DEVICE,
+        .instance_size = sizeof(UHCIState),
+        .instance_finalize = uhci_finalize,
+        .class_init = uhci_class_init,
+    },
 };
 
-static void uhci_register_types(void)
-{
-    type_register_static(&uhci_type);
-}
-type_init(uhci_register_types)
+DEFINE_TYPES(uhci_types)

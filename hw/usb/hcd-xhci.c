@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * qemu-xhci: an xHCI host controller (1b36:000d, as QEMU names and
  * numbers it) with 4 USB 2.0 root ports (1-4, where usb-tablet and
  * usb-kbd attach) and 4 USB 3 ports (5-8, never connected), 64 device
@@ -1395,16 +1394,14 @@ static void xhci_class_init(ObjectClass *klass, void *data)
     pc->subsystem_id = 0x1100;
 }
 
-static const TypeInfo xhci_type = {
-    .name = TYPE_QEMU_XHCI,
-    .parent = TYPE_PCI_DEVICE,
-    .instance_size = sizeof(XHCIState),
-    .instance_finalize = xhci_finalize,
-    .class_init = xhci_class_init,
+static const TypeInfo xhci_types[] = {
+    {
+        .name = TYPE_QEMU_XHCI,
+        .parent = TYPE_PCI_DEVICE,
+        .instance_size = sizeof(XHCIState),
+        .instance_finalize = xhci_finalize,
+        .class_init = xhci_class_init,
+    },
 };
 
-static void xhci_register_types(void)
-{
-    type_register_static(&xhci_type);
-}
-type_init(xhci_register_types)
+DEFINE_TYPES(xhci_types)

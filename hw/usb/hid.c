@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * USB HID devices with QEMU's names: usb-tablet (absolute pointer, 0 to
  * 0x7fff on both axes, three buttons and a wheel), usb-kbd (a boot
  * protocol keyboard) and usb-mouse (relative).  Written from the HID

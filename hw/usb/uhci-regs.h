@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * UHCI register and schedule layouts (UHCI Design Guide 1.1, chapters 2
  * and 3), shared by the controller (hcd-uhci.c) and its qtest driver.
  */

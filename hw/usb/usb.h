@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * The USB device model shared by the host controllers (hcd-uhci.c,
  * hcd-xhci.c) and the devices (hid.c).  Private to hw/usb/.
  *

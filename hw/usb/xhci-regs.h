@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * xHCI register, context and TRB layouts (eXtensible Host Controller
  * Interface 1.2, chapters 5 and 6) as qemu-xhci lays out its BAR 0,
  * shared by the controller (hcd-xhci.c) and its qtest driver.

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * vfio-user-pci: the vfio-pci device model on a vfio-user server.
  *
  * A subclass of vfio-pci-base (hw/vfio/pci.h) that owns what only

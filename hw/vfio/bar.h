@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * hw/vfio/bar.c: one device BAR, from region info to teardown.
  *
  * bar.c owns everything a BAR is made of: the region info and

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * hw/vfio/dma.c: the listener that maps guest RAM for a VFIODevice.
  * Private to hw/vfio.  It owns its mappings; a backend failure is told to
  * the device through @backend_failed.

@@ -13,6 +13,7 @@
  * vectors may be handed to a fast path (KVM irqfd) while deliverable.
  */
 #include "qemu/osdep.h"
+#include "migration/migration.h"
 #include "qapi/error.h"
 #include "qemu/error-report.h"
 #include "qemu/main-loop.h"
@@ -1007,13 +1008,33 @@ bool vfio_pci_realize_device(VFIOPCIDevice *vdev, Error **errp)
         vfio_pci_teardown(vdev);
         return false;
     }
+    /*
+     * The device's internal state lives in the device (or its server);
+     * without a migration driver for it, moving the VM would lose it.
+     */
+    error_setg(&vdev->migration_blocker, "%s %s: VFIO device doesn't "
+               "support migration (Conduit does not migrate passed-through "
+               "device state yet)",
+               object_get_typename(OBJECT(vdev)), vdev->vbasedev.name);
+    if (!migrate_add_blocker(vdev->migration_blocker, errp)) {
+        error_free(vdev->migration_blocker);
+        vdev->migration_blocker = NULL;
+        vfio_pci_teardown(vdev);
+        return false;
+    }
     trace_vfio_pci_realize(vdev->vbasedev.name);
     return true;
 }
 
 static void vfio_pci_exit(PCIDevice *pdev)
 {
-    vfio_pci_teardown(VFIO_PCI(pdev));
+    VFIOPCIDevice *vdev = VFIO_PCI(pdev);
+
+    if (vdev->migration_blocker) {
+        migrate_del_blocker(vdev->migration_blocker);
+        g_clear_pointer(&vdev->migration_blocker, error_free);
+    }
+    vfio_pci_teardown(vdev);
 }
 
 static void vfio_pci_reset(PCIDevice *pdev)

@@ -86,6 +86,7 @@ struct VFIOPCIDevice {
 
     bool broken_reported;
     struct QEMUBH *mmap_bh;     /* re-evaluates hidden mappings */
+    Error *migration_blocker;   /* the device's state cannot move */
     bool realized;
 
     /* Properties of every driver */

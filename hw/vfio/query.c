@@ -241,9 +241,8 @@ static void qmp_x_query_vfio(JsonObject *args, JsonNode **ret, Error **errp)
     *ret = node;
 }
 
-static void vfio_query_register(void)
+static void __attribute__((constructor)) vfio_query_register(void)
 {
     qmp_register_command_args("x-query-vfio", qmp_x_query_vfio, "",
                               QCO_NO_OPTIONS);
 }
-type_init(vfio_query_register)

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * Guest RAM tables for the virtio I/O thread and vhost (guest-mem.h).
  */
 #include "qemu/osdep.h"

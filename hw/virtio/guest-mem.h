@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * A device's view of guest RAM for code that runs without the BQL (the
  * virtio I/O thread) and for vhost's memory table.
  *

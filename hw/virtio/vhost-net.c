@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * vhost-net for virtio-net-pci (vhost=on), written from <linux/vhost.h>:
  * the kernel moves frames between the tap and the guest's rings.  Kick
  * fds are the queues' host notifiers (KVM ioeventfds on the notify
@@ -18,6 +17,7 @@
 #include <linux/virtio_net.h>
 #include <linux/virtio_ring.h>
 #include "qapi/error.h"
+#include "migration/migration.h"
 #include "qemu/error-report.h"
 #include "hw/virtio/guest-mem.h"
 #include "hw/virtio/virtio-net.h"
@@ -89,6 +89,13 @@ bool virtio_net_vhost_init(VirtIONetPCI *n, Error **errp)
     proxy->host_features &= ~(((1ull << VIRTIO_RING_F_INDIRECT_DESC) |
                                (1ull << VIRTIO_RING_F_EVENT_IDX) |
                                (1ull << VIRTIO_NET_F_MRG_RXBUF)) & ~features);
+    /* The kernel writes RX buffers without telling the dirty log. */
+    error_setg(&n->migration_blocker, "virtio-net-pci %s: migration with "
+               "vhost=on is not supported (no vhost dirty log); use "
+               "vhost=off", virtio_pci_name(proxy));
+    if (!migrate_add_blocker(n->migration_blocker, NULL)) {
+        g_clear_pointer(&n->migration_blocker, error_free);
+    }
     return true;
 }
 
@@ -212,6 +219,10 @@ void virtio_net_vhost_stop(VirtIONetPCI *n)
 
 void virtio_net_vhost_cleanup(VirtIONetPCI *n)
 {
+    if (n->migration_blocker) {
+        migrate_del_blocker(n->migration_blocker);
+        g_clear_pointer(&n->migration_blocker, error_free);
+    }
     if (n->queues && n->queues[0].vhost_fd >= 0) {
         virtio_net_vhost_stop(n);
         vhost_close_all(n);

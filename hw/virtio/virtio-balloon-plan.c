@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * virtio-balloon's decisions (virtio-balloon.h), from the virtio 1.2
  * specification, 5.5, and QEMU's documentation of QMP "balloon".
  */

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * virtio-balloon-pci: the memory balloon (virtio 1.2, 5.5).  Written from
  * the specification, <linux/virtio_balloon.h> and QEMU's documentation of
  * the QMP interface (balloon, query-balloon, BALLOON_CHANGE, the
@@ -650,15 +649,13 @@ static void virtio_balloon_class_init(ObjectClass *klass, void *data)
                                        "requests (0: none)");
 }
 
-static const TypeInfo virtio_balloon_type = {
-    .name = TYPE_VIRTIO_BALLOON_PCI,
-    .parent = TYPE_VIRTIO_PCI,
-    .instance_size = sizeof(VirtIOBalloonPCI),
-    .class_init = virtio_balloon_class_init,
+static const TypeInfo virtio_balloon_types[] = {
+    {
+        .name = TYPE_VIRTIO_BALLOON_PCI,
+        .parent = TYPE_VIRTIO_PCI,
+        .instance_size = sizeof(VirtIOBalloonPCI),
+        .class_init = virtio_balloon_class_init,
+    },
 };
 
-static void virtio_balloon_register_types(void)
-{
-    type_register_static(&virtio_balloon_type);
-}
-type_init(virtio_balloon_register_types)
+DEFINE_TYPES(virtio_balloon_types)

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * virtio-balloon's decisions, as pure functions (virtio-balloon-plan.c),
  * for the device (virtio-balloon.c) and its unit test.
  */

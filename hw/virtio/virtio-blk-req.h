@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * virtio-blk request parsing (virtio 1.x, 5.2.6), a pure function of a
  * popped element so that it can be unit-tested and fuzzed.
  *

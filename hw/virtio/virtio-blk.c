@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * virtio-blk-pci: a block node behind a virtio 1.x block device (5.2).
  *
  * One request queue, served by the transport's worker thread: requests
@@ -12,6 +11,7 @@
  * Requests the guest got wrong complete with IOERR or UNSUPP.
  */
 #include "qemu/osdep.h"
+#include "system/memory.h"
 #include <linux/virtio_blk.h>
 #include <linux/virtio_ids.h>
 #include "qapi/error.h"
@@ -70,6 +70,7 @@ static void virtio_blk_complete(VirtIOBlkPCI *s, GuestMemMap *map,
 
     if (status) {
         *status = val;
+        memory_ram_mark_dirty_hva(status, 1);
     }
     /* The request goes back on the queue it came from. */
     virtqueue_push(&proxy->vqs[q].vq, map, head, len);
@@ -99,6 +100,13 @@ static void virtio_blk_rw_done(void *opaque, ssize_t ret)
         error_report("virtio-blk %s: %s at sector %" PRIu64 " failed: %s",
                      virtio_pci_name(VIRTIO_PCI(s)), write ? "write" : "read",
                      r->req.sector, ret < 0 ? g_strerror(-ret) : "short");
+    }
+    if (!write) {
+        /* The read landed in guest RAM behind the memory API's back. */
+        for (unsigned i = 0; i < r->req.data_niov; i++) {
+            memory_ram_mark_dirty_hva(r->req.data[i].iov_base,
+                                      r->req.data[i].iov_len);
+        }
     }
     virtio_blk_complete(s, r->map, r->q, r->head, r->req.status,
                         ok ? VIRTIO_BLK_S_OK : VIRTIO_BLK_S_IOERR,
@@ -321,6 +329,10 @@ static bool virtio_blk_start(VirtIOPCIProxy *proxy, Error **errp)
     VirtIOBlkPCI *s = VIRTIO_BLK_PCI(proxy);
 
     s->draining = false;
+    if (s->aio) {
+        /* Restarted after a VM stop: the old context is drained. */
+        block_aio_free(s->aio);
+    }
     unsigned depth = 0;
 
     /* Room for every request of every queue in flight at once. */
@@ -524,15 +536,13 @@ static void virtio_blk_class_init(ObjectClass *klass, void *data)
     vc->reset = virtio_blk_reset;
 }
 
-static const TypeInfo virtio_blk_type = {
-    .name = TYPE_VIRTIO_BLK_PCI,
-    .parent = TYPE_VIRTIO_PCI,
-    .instance_size = sizeof(VirtIOBlkPCI),
-    .class_init = virtio_blk_class_init,
+static const TypeInfo virtio_blk_types[] = {
+    {
+        .name = TYPE_VIRTIO_BLK_PCI,
+        .parent = TYPE_VIRTIO_PCI,
+        .instance_size = sizeof(VirtIOBlkPCI),
+        .class_init = virtio_blk_class_init,
+    },
 };
 
-static void virtio_blk_register_types(void)
-{
-    type_register_static(&virtio_blk_type);
-}
-type_init(virtio_blk_register_types)
+DEFINE_TYPES(virtio_blk_types)

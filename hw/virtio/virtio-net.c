@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * virtio-net-pci: a -netdev backend behind a virtio 1.x network device
  * (virtio 1.x, 5.1), one receive and one transmit queue.
  *
@@ -16,6 +15,7 @@
  * no packet wakes Conduit.
  */
 #include "qemu/osdep.h"
+#include "migration/vmstate.h"
 #include <glib-unix.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -741,12 +741,40 @@ static const Property virtio_net_props[] = {
     DEFINE_PROP_END_OF_LIST(),
 };
 
+static bool virtio_net_post_load(void *opaque, int version_id, Error **errp)
+{
+    VirtIONetPCI *n = opaque;
+
+    if (!n->curr_pairs || n->curr_pairs > n->max_pairs) {
+        error_setg(errp, "virtio-net-pci %s: %u queue pairs in use, the "
+                   "device has %u", virtio_pci_name(VIRTIO_PCI(n)),
+                   n->curr_pairs, n->max_pairs);
+        return false;
+    }
+    return true;
+}
+
+/* The transport, and how many queue pairs the driver chose (MQ). */
+static const VMStateDescription vmstate_virtio_net = {
+    .name = "virtio-net",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .post_load = virtio_net_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_STRUCT(parent_obj, VirtIONetPCI, vmstate_virtio_pci,
+                       VirtIOPCIProxy),
+        VMSTATE_UINT32(curr_pairs, VirtIONetPCI),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
 static void virtio_net_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
     VirtIOPCIClass *vc = VIRTIO_PCI_CLASS(klass);
 
     dc->desc = "virtio network device (virtio 1.x, PCI)";
+    dc->vmsd = &vmstate_virtio_net;
     device_class_set_props(dc, virtio_net_props);
     /* Class: Ethernet controller. */
     virtio_pci_class_set_device(klass, VIRTIO_ID_NET, 0x0200);
@@ -758,15 +786,13 @@ static void virtio_net_class_init(ObjectClass *klass, void *data)
     vc->reset = virtio_net_reset;
 }
 
-static const TypeInfo virtio_net_type = {
-    .name = TYPE_VIRTIO_NET_PCI,
-    .parent = TYPE_VIRTIO_PCI,
-    .instance_size = sizeof(VirtIONetPCI),
-    .class_init = virtio_net_class_init,
+static const TypeInfo virtio_net_types[] = {
+    {
+        .name = TYPE_VIRTIO_NET_PCI,
+        .parent = TYPE_VIRTIO_PCI,
+        .instance_size = sizeof(VirtIONetPCI),
+        .class_init = virtio_net_class_init,
+    },
 };
 
-static void virtio_net_register_types(void)
-{
-    type_register_static(&virtio_net_type);
-}
-type_init(virtio_net_register_types)
+DEFINE_TYPES(virtio_net_types)

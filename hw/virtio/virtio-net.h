@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * virtio-net-pci state, shared by virtio-net.c and vhost-net.c.
  */
 #ifndef HW_VIRTIO_VIRTIO_NET_H
@@ -50,6 +49,7 @@ struct VirtIONetPCI {
 
     /* vhost-net */
     uint64_t vhost_features;
+    Error *migration_blocker;   /* vhost writes guest RAM unlogged */
     bool vhost_running;
 
     /* set_link: the link is down (frames are dropped both ways). */

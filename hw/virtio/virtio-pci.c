@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * virtio-pci modern transport (virtio-pci.h).  Written from the virtio
  * 1.x specification (4.1 Virtio Over PCI Bus) and <linux/virtio_pci.h>.
  */
@@ -15,6 +14,8 @@
 #include "hw/qdev-core.h"
 #include "hw/qdev-properties.h"
 #include "hw/pci/msix.h"
+#include "migration/vmstate.h"
+#include "system/runstate.h"
 #include "system/kvm.h"
 #include "monitor/monitor.h"
 #include "qom/object.h"
@@ -922,7 +923,7 @@ static void virtio_pci_config_write(PCIDevice *dev, uint32_t addr,
     VirtIOPCIProxy *proxy = VIRTIO_PCI(dev);
 
     pci_default_write_config(dev, addr, val, len);
-    if (virtio_pci_cfg_touched(proxy, addr, len)) {
+    if (virtio_pci_cfg_touched(proxy, addr, len) && !proxy->loading) {
         uint8_t *data = dev->config + proxy->pci_cfg_cap +
                         VIRTIO_PCI_CFG_DATA;
         unsigned l;
@@ -939,6 +940,201 @@ static void virtio_pci_config_write(PCIDevice *dev, uint32_t addr,
     }
 }
 
+/* ---- migration --------------------------------------------------------- */
+
+/*
+ * A stopped VM stops the worker (the device's drain hook completes the
+ * in-flight requests, so nothing is half done when the state is saved)
+ * and a running VM starts it again; a destination starts it from the
+ * migrated rings the first time the VM runs.
+ */
+static void virtio_pci_vm_state_change(void *opaque, bool running,
+                                       RunState state)
+{
+    VirtIOPCIProxy *proxy = opaque;
+    Error *err = NULL;
+
+    for (unsigned q = 0; q < proxy->nvqs; q++) {
+        if (proxy->vqs[q].external) {
+            return;     /* vhost serves it; migration is blocked anyway */
+        }
+    }
+    if (!running) {
+        if (proxy->running) {
+            virtio_pci_stop(proxy);
+            proxy->stopped_by_vm = true;
+        }
+        return;
+    }
+    if (!proxy->stopped_by_vm) {
+        return;
+    }
+    proxy->stopped_by_vm = false;
+    if ((proxy->status & VIRTIO_CONFIG_S_DRIVER_OK) &&
+        !(proxy->status & VIRTIO_CONFIG_S_NEEDS_RESET) && !proxy->running &&
+        !virtio_pci_start(proxy, &err)) {
+        virtio_pci_set_needs_reset(proxy, error_get_pretty(err));
+        error_free(err);
+    }
+}
+
+/*
+ * The worker is stopped (the VM is): deliver what it signalled but the
+ * main loop has not handled yet, so that the interrupt lands in the
+ * MSI-X pending bits or the ISR being saved instead of being lost.
+ */
+static bool virtio_pci_pre_save(void *opaque, Error **errp)
+{
+    VirtIOPCIProxy *proxy = opaque;
+
+    for (unsigned i = 0; i < proxy->nvectors; i++) {
+        if (proxy->vectors[i].virq < 0) {
+            virtio_pci_vector_handler(&proxy->vectors[i].notifier);
+        }
+    }
+    virtio_pci_intx_handler(&proxy->intx_notifier);
+    return true;
+}
+
+static bool virtio_pci_pre_load(void *opaque, Error **errp)
+{
+    VirtIOPCIProxy *proxy = opaque;
+
+    /* A fresh destination device: nothing runs yet. */
+    virtio_pci_stop(proxy);
+    proxy->loading = true;
+    return true;
+}
+
+static bool virtio_pci_post_load(void *opaque, int version_id, Error **errp)
+{
+    VirtIOPCIProxy *proxy = opaque;
+    const char *name = virtio_pci_name(proxy);
+
+    proxy->loading = false;
+    if (proxy->guest_features & ~proxy->host_features) {
+        error_setg(errp, "virtio-pci %s: features 0x%" PRIx64 " were not "
+                   "offered here (0x%" PRIx64 ")", name,
+                   proxy->guest_features, proxy->host_features);
+        return false;
+    }
+    if (proxy->queue_sel >= VIRTIO_PCI_MAX_QUEUES ||
+        (proxy->config_vector != VIRTIO_MSI_NO_VECTOR &&
+         proxy->config_vector >= proxy->nvectors)) {
+        error_setg(errp, "virtio-pci %s: queue_sel %u or config vector %u "
+                   "out of range", name, proxy->queue_sel,
+                   proxy->config_vector);
+        return false;
+    }
+    for (unsigned q = 0; q < VIRTIO_PCI_MAX_QUEUES; q++) {
+        VirtIOPCIQueue *vpq = &proxy->vqs[q];
+
+        if (q >= proxy->nvqs) {
+            if (vpq->enabled) {
+                error_setg(errp, "virtio-pci %s: queue %u enabled, the "
+                           "device has %u", name, q, proxy->nvqs);
+                return false;
+            }
+            continue;
+        }
+        if (vpq->vq.num > vpq->max_size || (vpq->vq.num & (vpq->vq.num - 1)) ||
+            (vpq->enabled && !vpq->vq.num) ||
+            (vpq->vector != VIRTIO_MSI_NO_VECTOR &&
+             vpq->vector >= proxy->nvectors)) {
+            error_setg(errp, "virtio-pci %s: queue %u size %u (at most %u) or "
+                       "vector %u out of range", name, q, vpq->vq.num,
+                       vpq->max_size, vpq->vector);
+            return false;
+        }
+        vpq->external = false;
+    }
+    /* The worker starts with the VM, from these rings. */
+    proxy->stopped_by_vm = (proxy->status & VIRTIO_CONFIG_S_DRIVER_OK) != 0;
+    return true;
+}
+
+static bool virtio_pci_devcfg_put(GByteArray *out, void *opaque, void *field,
+                                  Error **errp)
+{
+    VirtIOPCIProxy *proxy = opaque;
+
+    mig_put_u32(out, proxy->config_len);
+    mig_put_bytes(out, proxy->config, proxy->config_len);
+    return true;
+}
+
+static bool virtio_pci_devcfg_get(MigBuf *b, void *opaque, void *field,
+                                  Error **errp)
+{
+    VirtIOPCIProxy *proxy = opaque;
+    uint32_t len;
+
+    if (!mig_buf_get_u32(b, &len, errp)) {
+        return false;
+    }
+    if (len != proxy->config_len) {
+        error_setg(errp, "device config of %u bytes, this device has %u",
+                   len, proxy->config_len);
+        return false;
+    }
+    return mig_buf_get(b, proxy->config, len, errp);
+}
+
+static const VMStateInfo virtio_pci_devcfg_info = {
+    .name = "virtio-device-config",
+    .put = virtio_pci_devcfg_put,
+    .get = virtio_pci_devcfg_get,
+};
+
+static const VMStateDescription vmstate_virtio_pci_queue = {
+    .name = "virtio-pci-queue",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT16(vector, VirtIOPCIQueue),
+        VMSTATE_BOOL(enabled, VirtIOPCIQueue),
+        VMSTATE_UINT16_MAX(vq.num, VirtIOPCIQueue, VIRTQUEUE_MAX_SIZE),
+        VMSTATE_UINT64(vq.desc, VirtIOPCIQueue),
+        VMSTATE_UINT64(vq.avail, VirtIOPCIQueue),
+        VMSTATE_UINT64(vq.used, VirtIOPCIQueue),
+        VMSTATE_BOOL(vq.indirect, VirtIOPCIQueue),
+        VMSTATE_BOOL(vq.event_idx, VirtIOPCIQueue),
+        VMSTATE_UINT16(vq.last_avail_idx, VirtIOPCIQueue),
+        VMSTATE_UINT16(vq.used_idx, VirtIOPCIQueue),
+        VMSTATE_UINT16(vq.signalled_used, VirtIOPCIQueue),
+        VMSTATE_BOOL(vq.signalled_used_valid, VirtIOPCIQueue),
+        VMSTATE_BOOL(vq.broken, VirtIOPCIQueue),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+/* virtio 1.x transport state; in-flight requests are drained by then. */
+const VMStateDescription vmstate_virtio_pci = {
+    .name = "virtio-pci",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .pre_save = virtio_pci_pre_save,
+    .pre_load = virtio_pci_pre_load,
+    .post_load = virtio_pci_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_STRUCT(parent_obj, VirtIOPCIProxy, vmstate_pci_device,
+                       PCIDevice),
+        VMSTATE_UINT64(guest_features, VirtIOPCIProxy),
+        VMSTATE_UINT32_MAX(dfselect, VirtIOPCIProxy, 1),
+        VMSTATE_UINT32_MAX(gfselect, VirtIOPCIProxy, 1),
+        VMSTATE_UINT16(config_vector, VirtIOPCIProxy),
+        VMSTATE_UINT8(status, VirtIOPCIProxy),
+        VMSTATE_UINT8(config_generation, VirtIOPCIProxy),
+        VMSTATE_UINT16(queue_sel, VirtIOPCIProxy),
+        VMSTATE_UINT32(isr, VirtIOPCIProxy),
+        VMSTATE_CUSTOM("device-config", VirtIOPCIProxy, config,
+                       virtio_pci_devcfg_info),
+        VMSTATE_STRUCT_ARRAY(vqs, VirtIOPCIProxy, vmstate_virtio_pci_queue,
+                             VirtIOPCIQueue),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
 /*
  * QEMU's object tree has the virtio device itself below the proxy, as the
  * child "virtio-backend", and that is what uses the block node: libvirt
@@ -949,6 +1145,9 @@ Object *virtio_pci_backend(VirtIOPCIProxy *proxy)
 {
     return container_get(OBJECT(proxy), "virtio-backend");
 }
+
+static void virtio_pci_vm_state_change(void *opaque, bool running,
+                                       RunState state);
 
 static bool virtio_pci_realize(PCIDevice *dev, Error **errp)
 {
@@ -1075,6 +1274,8 @@ static bool virtio_pci_realize(PCIDevice *dev, Error **errp)
     proxy->mem = guest_mem_tracker_new(pci_get_address_space(dev));
     virtio_pci_virtio_reset(proxy);
     virtio_pci_devices = g_slist_append(virtio_pci_devices, proxy);
+    proxy->vmstate_entry =
+        qemu_add_vm_change_state_handler(virtio_pci_vm_state_change, proxy);
     return true;
 
 fail_msix:
@@ -1094,6 +1295,10 @@ static void virtio_pci_exit(PCIDevice *dev)
     VirtIOPCIClass *vc = VIRTIO_PCI_GET_CLASS(dev);
 
     virtio_pci_devices = g_slist_remove(virtio_pci_devices, proxy);
+    if (proxy->vmstate_entry) {
+        qemu_del_vm_change_state_handler(proxy->vmstate_entry);
+        proxy->vmstate_entry = NULL;
+    }
     /* What a started device holds (AIO context, vhost) goes as at reset. */
     virtio_pci_stop(proxy);
     if (vc->reset) {
@@ -1222,23 +1427,22 @@ static void virtio_pci_class_init(ObjectClass *klass, void *data)
     pc->reset = virtio_pci_pci_reset;
     pc->config_read = virtio_pci_config_read;
     pc->config_write = virtio_pci_config_write;
+    dc->vmsd = &vmstate_virtio_pci;
     pc->vendor_id = VIRTIO_PCI_VENDOR_ID;
     pc->subsystem_vendor_id = VIRTIO_PCI_VENDOR_ID;
     pc->revision = 1;
 }
 
-static const TypeInfo virtio_pci_type = {
-    .name = TYPE_VIRTIO_PCI,
-    .parent = TYPE_PCI_DEVICE,
-    .instance_size = sizeof(VirtIOPCIProxy),
-    .class_size = sizeof(VirtIOPCIClass),
-    .class_init = virtio_pci_class_init,
-    .instance_finalize = virtio_pci_finalize,
-    .abstract = true,
+static const TypeInfo virtio_pci_types[] = {
+    {
+        .name = TYPE_VIRTIO_PCI,
+        .parent = TYPE_PCI_DEVICE,
+        .instance_size = sizeof(VirtIOPCIProxy),
+        .class_size = sizeof(VirtIOPCIClass),
+        .class_init = virtio_pci_class_init,
+        .instance_finalize = virtio_pci_finalize,
+        .abstract = true,
+    },
 };
 
-static void virtio_pci_register_types(void)
-{
-    type_register_static(&virtio_pci_type);
-}
-type_init(virtio_pci_register_types)
+DEFINE_TYPES(virtio_pci_types)

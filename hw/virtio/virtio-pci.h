@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * virtio-pci, modern only (virtio 1.x, 4.1): the transport shared by
  * virtio-blk-pci and virtio-net-pci.  Private to hw/virtio/.
  *
@@ -122,6 +121,11 @@ struct VirtIOPCIProxy {
     uint64_t interrupts;
     uint64_t slow_path_interrupts;  /* delivered by the main loop (BQL) */
 
+    /* Migration (virtio-pci.c's "migration" section). */
+    struct VMChangeStateEntry *vmstate_entry;
+    bool stopped_by_vm;         /* the worker waits for the VM to run */
+    bool loading;               /* incoming: no pci_cfg window side effects */
+
     /* Properties. */
     bool ioeventfd;
     bool irqfd;
@@ -176,6 +180,13 @@ EventNotifier *virtio_pci_queue_guest_notifier(VirtIOPCIProxy *proxy,
                                                unsigned q);
 GuestMemMap *virtio_pci_get_mem(VirtIOPCIProxy *proxy);
 const char *virtio_pci_name(VirtIOPCIProxy *proxy);
+
+/*
+ * The transport's migration state; a device with more nests it first
+ * (VMSTATE_STRUCT(parent_obj, ..., vmstate_virtio_pci, VirtIOPCIProxy)).
+ */
+struct VMStateDescription;
+extern const struct VMStateDescription vmstate_virtio_pci;
 
 /* The proxy's "virtio-backend" child, as in QEMU's object tree. */
 Object *virtio_pci_backend(VirtIOPCIProxy *proxy);

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * virtio-rng-pci: the entropy device (virtio 1.2, 5.4), fed by an rng
  * back-end (system/rng.h): rng=ID names an -object rng-random or
  * rng-builtin; without it the device gets a private rng-builtin, as in
@@ -285,15 +284,13 @@ static void virtio_rng_class_init(ObjectClass *klass, void *data)
     vc->reset = virtio_rng_reset;
 }
 
-static const TypeInfo virtio_rng_type = {
-    .name = TYPE_VIRTIO_RNG_PCI,
-    .parent = TYPE_VIRTIO_PCI,
-    .instance_size = sizeof(VirtIORngPCI),
-    .class_init = virtio_rng_class_init,
+static const TypeInfo virtio_rng_types[] = {
+    {
+        .name = TYPE_VIRTIO_RNG_PCI,
+        .parent = TYPE_VIRTIO_PCI,
+        .instance_size = sizeof(VirtIORngPCI),
+        .class_init = virtio_rng_class_init,
+    },
 };
 
-static void virtio_rng_register_types(void)
-{
-    type_register_static(&virtio_rng_type);
-}
-type_init(virtio_rng_register_types)
+DEFINE_TYPES(virtio_rng_types)

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * virtio-serial-pci, its "virtio-serial-bus" and the ports on it,
  * virtserialport and virtconsole (virtio 1.2, 5.3 Console Device), with
  * QEMU's device, bus and property names:

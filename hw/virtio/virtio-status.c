@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * The device status state machine (virtio-status.h).  Written from the
  * virtio 1.2 specification, 2.1 and 3.1.
  */

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * The device status field as a state machine (virtio 1.2, 2.1 and 3.1):
  * a pure function from the status the device holds and the byte the
  * driver wrote to the status it holds next and what the transport must

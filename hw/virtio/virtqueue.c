@@ -1,10 +1,10 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * Split virtqueue device side (virtqueue.h).  Written from the virtio 1.x
  * specification, section 2.7, with the layouts of <linux/virtio_ring.h>.
  */
 #include "qemu/osdep.h"
+#include "system/memory.h"
 #include <linux/virtio_ring.h>
 #include "hw/virtio/virtqueue.h"
 
@@ -301,6 +301,9 @@ bool virtqueue_push(VirtQueue *vq, const GuestMemMap *map, uint16_t index,
     __atomic_thread_fence(__ATOMIC_RELEASE);
     vq->used_idx++;
     st16(used + USED_IDX, vq->used_idx);
+    /* Migration's dirty log: these pages changed without the memory API. */
+    memory_ram_mark_dirty_hva(slot, sizeof(e));
+    memory_ram_mark_dirty_hva(used + USED_IDX, 2);
     return true;
 }
 
@@ -366,6 +369,8 @@ static size_t iov_copy(const struct iovec *iov, unsigned n, size_t offset,
         }
         l = MIN(l - offset, len - done);
         if (to_iov) {
+            memory_ram_mark_dirty_hva((uint8_t *)iov[i].iov_base + offset,
+                                      l);
             memcpy((uint8_t *)iov[i].iov_base + offset, (uint8_t *)buf + done,
                    l);
         } else {

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * Split virtqueues (virtio 1.x, 2.7): the device side of the descriptor
  * table, the available ring and the used ring, over a GuestMemMap.
  *

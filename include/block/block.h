@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * The block layer: named nodes opened from -blockdev / -drive, and
  * asynchronous I/O on them with libaio.
  *

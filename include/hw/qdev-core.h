@@ -46,6 +46,8 @@ struct DeviceClass {
     bool hotpluggable;
     /* Bus type this device plugs into; NULL for a bus-less device. */
     const char *bus_type;
+    /* Its migration state (include/migration/vmstate.h); NULL: none. */
+    const struct VMStateDescription *vmsd;
 };
 
 typedef struct DeviceGpioIn {

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * Network backends (-netdev): a tap device (opened by ifname=, or passed
  * by libvirt as fd=) or a datagram socket (fd=, one frame per message).
  * A backend is a file descriptor a NIC model reads and writes frames on,
@@ -37,6 +36,8 @@ typedef struct NetBackend {
 
 NetBackend *netdev_add(QemuOpts *opts, Error **errp);
 NetBackend *netdev_find(const char *id);
+/* Calls fn for every backend, in creation order. */
+void netdev_foreach(void (*fn)(NetBackend *nb, void *opaque), void *opaque);
 /* Closes an unused backend (netdev_del). */
 bool netdev_del(const char *id, Error **errp);
 bool netdev_attach(NetBackend *nb, DeviceState *dev, Error **errp);

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * Who owns a file descriptor that management named by number.
  *
  * libvirt passes fds across exec and names them on the command line or

@@ -77,6 +77,8 @@ void qemu_clock_virtual_start(void);
 void qemu_clock_virtual_stop(void);
 /* Puts QEMU_CLOCK_VIRTUAL under manual (qtest) control, starting at 0. */
 void qemu_clock_virtual_set_manual(bool manual);
+/* Sets the stopped virtual clock (an incoming migration's value). */
+void qemu_clock_virtual_set(int64_t ns);
 bool qemu_clock_virtual_is_manual(void);
 /*
  * Manual mode: moves the virtual clock forward to @dest, firing due timers

@@ -135,6 +135,9 @@ struct MemoryRegion {
     uint64_t writes;
     uint64_t coalesced_writes;  /* replayed from a coalesced MMIO ring */
     GArray *coalesced;          /* CoalescedRange, offsets in the region */
+    /* Dirty log (migration): one bit per host page while logging is on. */
+    unsigned long *dirty;
+    uint64_t dirty_pages;
 };
 
 /* One piece of a FlatView: [addr, addr + size) shows mr at offset_in_region. */
@@ -182,6 +185,14 @@ struct MemoryListener {
     void (*coalesced_io_del)(MemoryListener *listener,
                              MemoryRegionSection *section, hwaddr addr,
                              hwaddr len);
+    /*
+     * Dirty logging for migration: start/stop as the migration begins and
+     * ends; log_sync moves what the accelerator saw written (KVM's dirty
+     * log) into the regions' bitmaps (memory_ram_mark_dirty_bitmap()).
+     */
+    void (*log_global_start)(MemoryListener *listener);
+    void (*log_global_stop)(MemoryListener *listener);
+    void (*log_sync)(MemoryListener *listener);
     unsigned priority;
     const char *name;
 
@@ -198,6 +209,37 @@ struct AddressSpace {
     MemoryListener *listeners;  /* ascending priority */
     AddressSpace *next;
 };
+
+/* ---- Dirty logging (migration) ---------------------------------------- */
+
+/*
+ * Every region made by memory_region_init_ram() is guest RAM that
+ * migration copies, named by its owner and name.  While the global log is
+ * on, each such region has a bitmap of written host pages: set by writes
+ * through the memory API (qtest, device DMA via address_space_*), by
+ * devices that write through host pointers (memory_ram_mark_dirty_hva()),
+ * and by the accelerator's own log at each sync (KVM_GET_DIRTY_LOG).
+ */
+typedef void (*MemoryRamFunc)(MemoryRegion *mr, void *opaque);
+void memory_foreach_ram(MemoryRamFunc fn, void *opaque);
+/* Turns logging on (every page dirty) or off, in every listener. */
+void memory_global_dirty_log_start(void);
+void memory_global_dirty_log_stop(void);
+bool memory_global_dirty_log_active(void);
+/* Asks the listeners (KVM) to fold their logs into the bitmaps. */
+void memory_global_dirty_log_sync(void);
+/* Thread-safe: marks [offset, offset + len) of mr written. */
+void memory_region_set_dirty(MemoryRegion *mr, hwaddr offset, uint64_t len);
+/* Thread-safe: marks whatever RAM region holds [hva, hva + len). */
+void memory_ram_mark_dirty_hva(const void *hva, size_t len);
+/* Merges a bitmap of npages host pages starting at hva (a KVM slot's). */
+void memory_ram_mark_dirty_bitmap(const void *hva, const unsigned long *bm,
+                                  uint64_t npages);
+/* Takes and clears the dirty bit of page @page of mr. */
+bool memory_region_test_and_clear_dirty_page(MemoryRegion *mr,
+                                             uint64_t page);
+/* Number of dirty pages of mr (a snapshot). */
+uint64_t memory_region_dirty_count(MemoryRegion *mr);
 
 /* ---- Region life cycle ------------------------------------------------ */
 

@@ -21,6 +21,11 @@ typedef enum RunState {
     RUN_STATE_INTERNAL_ERROR,
     RUN_STATE_GUEST_PANICKED,
     RUN_STATE_DEBUG,
+    RUN_STATE_INMIGRATE,        /* waiting for / loading -incoming state */
+    RUN_STATE_POSTMIGRATE,      /* the state has moved to the destination */
+    RUN_STATE_FINISH_MIGRATE,   /* stopped for the migration's switchover */
+    RUN_STATE_SAVE_VM,
+    RUN_STATE_RESTORE_VM,
     RUN_STATE__MAX,
 } RunState;
 

@@ -89,7 +89,8 @@ L1_SMP = int(os.environ.get('CONDUIT_KVM_L1_SMP', '2'))
 L1_ACCEL = os.environ.get('CONDUIT_KVM_L1_ACCEL', 'tcg,thread=single')
 # Loaded inside L1 besides kvm/kvm-amd: the 9p root, and what the KVM
 # tests' devices use (tap for virtio-net).
-L1_MODULES = ['virtio_pci', '9pnet_virtio', '9p', 'tun']
+L1_MODULES = ['virtio_pci', '9pnet_virtio', '9p', 'tun', 'loop',
+              'crc32c_generic', 'ext4']
 KERNEL_LINE = re.compile(r'^\[\s*\d+\.\d+\] ')
 # What the jobs inside L1 inherit from this run's environment.
 L1_PASS_ENV = ('CI', 'ASAN_OPTIONS', 'UBSAN_OPTIONS', 'QTEST_TIMEOUT',
@@ -766,6 +767,15 @@ done
 # memory is reserved, not touched.
 echo 1 > /proc/sys/vm/overcommit_memory
 ''' + kvfio_image.HOSTROOT_MOUNT + r'''
+# /tmp on ext4 (on a loop device over tmpfs), not tmpfs: O_DIRECT works
+# there, as on a host's disk (test_kvm_virtio_blk's cache.direct=on).
+dd if=/dev/zero of=/host/dev/shm/tmp.ext4 bs=1M count=0 seek=1024 2>/dev/null
+if chroot /host /sbin/mkfs.ext4 -q -F /dev/shm/tmp.ext4 &&
+   mount -o loop /host/dev/shm/tmp.ext4 /host/tmp; then
+    chmod 1777 /host/tmp
+else
+    echo "KVMTEST-ERROR no ext4 /tmp: O_DIRECT cases will fail"
+fi
 mkdir -p /host@OUT@ 2>/dev/null
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 kvmout \
     /host@OUT@ || echo "KVMTEST-ERROR 9p mount of the results directory"

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * qga-chat SOCKET TIMEOUT JSON...: what libvirt does with a guest agent
  * channel, for the nested device test (busybox's nc has no UNIX
  * sockets).  Connects to the chardev's UNIX socket (retrying while it

@@ -677,6 +677,51 @@ class LibvirtTest(unittest.TestCase):
         r = self.lv.virsh('dominfo', dom, check=False)
         self.assertNotEqual(r.returncode, 0)
 
+    def test_save_restore(self):
+        # virsh save / restore, managedsave + start and dump of a guest in
+        # the middle of its virtio-blk I/O (issue 29): libvirt's own
+        # getfd + migrate to an fd, -incoming defer + migrate-incoming,
+        # dump-guest-memory.  The guest must finish its I/O afterwards.
+        self.need_kvm()
+        sys.path.insert(0, os.path.join(HERE, '..', '..', 'scripts', 'bench'))
+        import virtioblkbench as vb
+        img = self.lv.path('save-disk.raw')
+        vb.make_image(img)
+        log = self.lv.path('save-serial.log')
+        disk = ("<disk type='file' device='disk'><driver name='qemu' "
+                "type='raw'/><source file='%s'/><target dev='vda' "
+                "bus='virtio'/></disk>" % img)
+        dom = self.define(domain_xml(
+            'conduit-save', self.guest('virtio-blk'),
+            append='qd=4 ios=3000 mode=irq verify=1 write=1',
+            serial='file', serial_path=log, devices=disk,
+            qemu_args=['-device', 'isa-debug-exit,iobase=0xf4,iosize=4']))
+        self.lv.virsh('start', dom)
+        self.wait_for('the guest starting its I/O',
+                      lambda: vb.START_MARKER in self.read(log))
+        state = self.lv.path('conduit-save.state')
+        self.lv.virsh('save', dom, state)
+        self.assertEqual(self.domstate(dom), 'shut off')
+        self.assertGreater(os.path.getsize(state), 0)
+        self.lv.virsh('restore', state)
+        self.assertEqual(self.domstate(dom), 'running')
+        self.lv.virsh('managedsave', dom)
+        self.assertEqual(self.domstate(dom), 'shut off')
+        self.assertIn('yes', self.lv.virsh('dominfo', dom).stdout.split(
+            'Managed save:')[1].splitlines()[0])
+        self.lv.virsh('start', dom)
+        self.assertEqual(self.domstate(dom), 'running')
+        core = self.lv.path('conduit-save.core')
+        self.lv.virsh('dump', '--memory-only', dom, core)
+        with open(core, 'rb') as f:
+            self.assertEqual(f.read(4), b'\x7fELF')
+        self.wait_for('the guest to finish after three restores',
+                      lambda: 'unexpected failures' in self.read(log),
+                      timeout=600)
+        out = self.read(log)
+        self.assertRegex(out, r'SUMMARY: \d+ tests, 0 unexpected failures')
+        self.assertRegex(out, r'RESULT .*ios=3000')
+
     def test_serial_log_fd_passed(self):
         # <serial type='file'>: libvirt opens the file and passes it with
         # -add-fd; Conduit writes through /dev/fdset/N.

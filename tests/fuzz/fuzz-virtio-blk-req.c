@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * libFuzzer target: the virtio-blk request parser
  * (hw/virtio/virtio-blk-req.c) on fuzzed elements.
  *

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * libFuzzer target: the split virtqueue parser (hw/virtio/virtqueue.c)
  * on a fuzzed 64 KiB guest in two RAM ranges.
  *

@@ -400,6 +400,85 @@ def blk_req():
           struct.pack("<IIQ", 13, 0, 0) + struct.pack("<QII", 4, 8, 1))
 
 
+def mig_str(s):
+    b = s.encode()
+    return bytes([len(b)]) + b
+
+
+def mig_field(name, kind, count, esize, payload):
+    return (b"F" + mig_str(name) + bytes([kind]) +
+            struct.pack("<II", count, esize) + payload)
+
+
+def mig_vmsd(name, version, fields, subs=b""):
+    return (b"S" + mig_str(name) + struct.pack("<I", version) +
+            b"".join(fields) + b"E" + subs + b"E")
+
+
+def mig_crc(data):
+    import binascii
+    return struct.pack("<I", binascii.crc32(data) & 0xffffffff)
+
+
+def migration():
+    """fuzz-migration-stream: whole streams for its "fuzzdev" and RAM."""
+    t = "fuzz-migration-stream"
+    U8, U16, U32, U64, BOOL, I32, I64, BUF, STRUCT, CUSTOM = range(1, 11)
+    elem = mig_vmsd("fuzzelem", 1, [
+        mig_field("a", U16, 1, 2, struct.pack("<H", 7)),
+        mig_field("blob", BUF, 8, 1, b"12345678")])
+    ring = struct.pack("<I", 2) + struct.pack("<II", 10, 11)
+    dev = mig_vmsd("fuzzdev", 2, [
+        mig_field("u8", U8, 1, 1, b"\x01"),
+        mig_field("u16", U16, 1, 2, struct.pack("<H", 2)),
+        mig_field("u32", U32, 1, 4, struct.pack("<I", 3)),
+        mig_field("u64", U64, 1, 8, struct.pack("<Q", 4)),
+        mig_field("flag", BOOL, 1, 1, b"\x01"),
+        mig_field("i32", I32, 1, 4, struct.pack("<i", -5)),
+        mig_field("i64", I64, 1, 8, struct.pack("<q", -6)),
+        mig_field("buf", BUF, 16, 1, bytes(range(16))),
+        mig_field("elems", STRUCT, 2, 0, elem + elem),
+        mig_field("index", U32, 1, 4, struct.pack("<I", 1)),
+        mig_field("size", U32, 1, 4, struct.pack("<I", 4)),
+        mig_field("ring", CUSTOM, 1, 0, struct.pack("<I", len(ring)) + ring),
+        mig_field("late", U16, 1, 2, struct.pack("<H", 9))],
+        b"U" + mig_vmsd("fuzzdev/extra", 1, [
+            mig_field("extra", U32, 1, 4, struct.pack("<I", 42))]))
+    blocks = (bytes([1]) + struct.pack("<I", 1) + mig_str("fuzz.ram") +
+              struct.pack("<QI", 64 * 1024, 4096))
+    pages = (bytes([2]) + struct.pack("<II", 0, 2) +
+             struct.pack("<QB", 3, 1) + bytes([0x5a]) * 4096 +
+             struct.pack("<QB", 5, 0))
+
+    def live(chunk):
+        return b"\x01" + mig_str("ram") + struct.pack("<I", len(chunk)) + chunk
+
+    def device(name, state):
+        return (b"\x02" + mig_str(name) + struct.pack("<I", len(state)) +
+                state + mig_crc(state))
+
+    head = b"CNDTMIG\n" + struct.pack("<I", 1)
+    eof = b"\xff" + struct.pack("<I", 1)
+    write(t, "full", head + live(blocks) + live(pages) +
+          device("fuzzdev", dev) + eof)
+    write(t, "no-ram-pages", head + live(blocks) + device("fuzzdev", dev) +
+          eof)
+    v1 = mig_vmsd("fuzzdev", 1, [
+        mig_field("u8", U8, 1, 1, b"\x01"),
+        mig_field("u16", U16, 1, 2, b"\0\0"),
+        mig_field("u32", U32, 1, 4, bytes(4)),
+        mig_field("u64", U64, 1, 8, bytes(8)),
+        mig_field("flag", BOOL, 1, 1, b"\0"),
+        mig_field("i32", I32, 1, 4, bytes(4)),
+        mig_field("i64", I64, 1, 8, bytes(8)),
+        mig_field("buf", BUF, 16, 1, bytes(16)),
+        mig_field("elems", STRUCT, 0, 0, b""),
+        mig_field("index", U32, 1, 4, bytes(4)),
+        mig_field("size", U32, 1, 4, struct.pack("<I", 1)),
+        mig_field("ring", CUSTOM, 1, 0, struct.pack("<II", 4, 0))])
+    write(t, "version1", head + live(blocks) + device("fuzzdev", v1) + eof)
+
+
 def virtio_pci():
     """fuzz-virtio-pci: a device byte, then ops (see do_op())."""
     t = "fuzz-virtio-pci"
@@ -496,7 +575,7 @@ def usb_hcd():
 
 
 TARGETS = [codec, plan, client, libvfu, nvme, qtest, qmp, options,
-           virtqueue, blk_req, virtio_pci, usb_hcd]
+           virtqueue, blk_req, virtio_pci, usb_hcd, migration]
 
 if __name__ == "__main__":
     for fn in TARGETS:

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * virtio-blk: a minimal virtio 1.x PCI block driver and benchmark,
  * written from the virtio specification.  It finds the device (1af4:1042)
  * and its capabilities, negotiates VERSION_1 (+ FLUSH), sets up request

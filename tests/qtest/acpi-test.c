@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * ACPI on the pc machine, seen the way a guest sees it: the RSDP found by
  * the legacy scan of 0xE0000-0xFFFFF, every table reached from it with a
  * good checksum, the MADT listing the -smp CPUs, the tables rewritten at

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * pcie-root-port under qtest, with the test playing the guest's pciehp
  * driver through ECAM: the port's identity and PCIe capability, the slot
  * registers' access rules (PCIe Base 7.5.3.9-11), and the whole hot-plug

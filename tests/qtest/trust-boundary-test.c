@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * Trust boundaries (docs/devel/trust-boundaries.rst), each case a defect
  * an adversarial suite found:
  *  - a device's MSI-X or MSI aimed at its own registers (pci-testdev's

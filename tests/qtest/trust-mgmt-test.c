@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * The management side of docs/devel/trust-boundaries.rst (issue 26), as a
  * careless client drives it over QMP and the command line:
  *  - blockdev-add / -blockdev of a FIFO (or a directory, a character

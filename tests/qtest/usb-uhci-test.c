@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * piix3-usb-uhci with usb-tablet and usb-kbd, driven by a UHCI driver
  * written here from the UHCI Design Guide 1.1 and USB 2.0 chapter 9: the
  * PCI identity at 00:01.2 (behind the PIIX3 function 0), port status and

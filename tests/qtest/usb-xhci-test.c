@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * qemu-xhci with usb-tablet, driven by an xHCI driver written here from
  * the xHCI 1.2 specification: capabilities and the Supported Protocol
  * capabilities, reset, the command ring (Enable Slot, Address Device,

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * virtio-balloon-pci with the libqos virtio driver, written from the
  * virtio 1.2 specification (5.5) and QEMU's QMP documentation: the
  * target set by "balloon" reaches num_pages with a configuration change,

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * virtio-blk-pci num-queues (what libvirt writes for <driver queues=N>
  * and Nova for multiqueue flavors): VIRTIO_BLK_F_MQ and num_queues in
  * the configuration (virtio 1.2, 5.2.4), a request on each queue

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * virtio-blk-pci through the whole pc machine with the libqos virtio
  * driver: discovery and feature negotiation, queue set-up, reads, writes
  * and flushes checked against the image file, MSI-X completion

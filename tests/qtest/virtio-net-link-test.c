@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * virtio-net-pci's link and MTU as libvirt and Nova use them: QMP
  * set_link by NIC id or netdev id changes VIRTIO_NET_S_LINK_UP with a
  * configuration change (virtio 1.2, 5.1.4), frames stop while the link

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * virtio-net-pci through the whole pc machine with the libqos virtio
  * driver and a datagram socketpair as the backend (-netdev socket,fd=):
  * configuration (MAC, link), feature negotiation, TX frames arriving on

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * virtio-rng-pci with the libqos virtio driver (virtio 1.2, 5.4): buffers
  * come back filled from rng-random (a file we control, so the bytes can
  * be checked) and rng-builtin; max-bytes/period hold the rate (the

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * virtio-serial-pci, virtserialport and virtconsole with a driver written
  * here from the virtio 1.2 specification (5.3): the multiport control
  * handshake (DEVICE_READY, PORT_ADD, PORT_READY, CONSOLE_PORT, PORT_NAME,

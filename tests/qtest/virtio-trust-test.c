@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * virtio as a hostile guest drives it (issue 26, the guest side of
  * docs/devel/trust-boundaries.rst), over qtest with the libqos virtio
  * 1.x driver:

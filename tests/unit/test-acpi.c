@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * The AML builder, byte for byte against encodings worked out by hand
  * from ACPI 6.5 chapter 20 (and 6.4 for resource descriptors); the pc
  * tables (checksums, pointers, field values, MADT for 1..N CPUs, MCFG);

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * Trust boundaries in the memory API: the per-device re-entrancy guard
  * (a device's own DMA or MSI aimed at its own registers) and DMA that may
  * only reach guest RAM (address_space_dma_rw_ram).

@@ -75,18 +75,16 @@ static void test_msix_class_init(ObjectClass *klass, void *data)
     pc->device_id = 0x0011;
 }
 
-static const TypeInfo test_msix_type = {
-    .name = TYPE_TEST_MSIX_DEV,
-    .parent = TYPE_PCI_DEVICE,
-    .instance_size = sizeof(TestMSIXDev),
-    .class_init = test_msix_class_init,
+static const TypeInfo test_types[] = {
+    {
+        .name = TYPE_TEST_MSIX_DEV,
+        .parent = TYPE_PCI_DEVICE,
+        .instance_size = sizeof(TestMSIXDev),
+        .class_init = test_msix_class_init,
+    },
 };
 
-static void test_register_types(void)
-{
-    type_register_static(&test_msix_type);
-}
-type_init(test_register_types)
+DEFINE_TYPES(test_types)
 
 /* Notifier bookkeeping */
 typedef struct Event {

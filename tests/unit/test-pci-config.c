@@ -87,14 +87,6 @@ static void test_pci_class_init(ObjectClass *klass, void *data)
     pc->revision = 3;
 }
 
-static const TypeInfo test_pci_type = {
-    .name = TYPE_TEST_PCI_DEV,
-    .parent = TYPE_PCI_DEVICE,
-    .class_size = sizeof(PCIDeviceClass),
-    .instance_size = sizeof(TestPCIDev),
-    .class_init = test_pci_class_init,
-};
-
 #define TYPE_TEST_PCIE_DEV "test-pcie-config-dev"
 
 static void test_pcie_class_init(ObjectClass *klass, void *data)
@@ -103,12 +95,6 @@ static void test_pcie_class_init(ObjectClass *klass, void *data)
 
     pc->is_express = true;
 }
-
-static const TypeInfo test_pcie_type = {
-    .name = TYPE_TEST_PCIE_DEV,
-    .parent = TYPE_TEST_PCI_DEV,
-    .class_init = test_pcie_class_init,
-};
 
 /*
  * A device that looks itself up on its bus while it realizes, as a config
@@ -140,19 +126,25 @@ static void test_probe_class_init(ObjectClass *klass, void *data)
     pc->realize = test_probe_realize;
 }
 
-static const TypeInfo test_probe_type = {
-    .name = TYPE_TEST_PCI_PROBE_DEV,
-    .parent = TYPE_TEST_PCI_DEV,
-    .class_init = test_probe_class_init,
+static const TypeInfo test_types[] = {
+    {
+        .name = TYPE_TEST_PCI_DEV,
+        .parent = TYPE_PCI_DEVICE,
+        .class_size = sizeof(PCIDeviceClass),
+        .instance_size = sizeof(TestPCIDev),
+        .class_init = test_pci_class_init,
+    }, {
+        .name = TYPE_TEST_PCIE_DEV,
+        .parent = TYPE_TEST_PCI_DEV,
+        .class_init = test_pcie_class_init,
+    }, {
+        .name = TYPE_TEST_PCI_PROBE_DEV,
+        .parent = TYPE_TEST_PCI_DEV,
+        .class_init = test_probe_class_init,
+    },
 };
 
-static void test_register_types(void)
-{
-    type_register_static(&test_pci_type);
-    type_register_static(&test_pcie_type);
-    type_register_static(&test_probe_type);
-}
-type_init(test_register_types)
+DEFINE_TYPES(test_types)
 
 /* A bus with its own memory and I/O spaces and 64 KiB of RAM at 0. */
 typedef struct Fixture {

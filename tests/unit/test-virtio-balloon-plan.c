@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * virtio-balloon's pure decisions (hw/virtio/virtio-balloon-plan.c): the
  * page count for a QMP target, queue numbering by negotiated features,
  * and the runs of consecutive pages an inflate buffer is discarded in.

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * virtio-blk request parsing (hw/virtio/virtio-blk-req.c).
  */
 #include "qemu/osdep.h"

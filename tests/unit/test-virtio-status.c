@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * The virtio device status state machine (hw/virtio/virtio-status.h):
  * every byte from every reachable state gives a defined next state, a
  * device starts at most once between resets, and the rules of virtio

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * Split virtqueue device side (hw/virtio/virtqueue.c) over a fake guest:
  * well-formed chains, every malformed-chain rule, RAM split across
  * ranges, the used ring and notification suppression.

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * vfio-user conformance, server side: vfio-user-nvme (and so libvfu)
  * driven message by message over a real socket, checked against the
  * vfio-user specification and, where it leaves latitude, against what

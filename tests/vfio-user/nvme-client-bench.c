@@ -23,10 +23,10 @@
 
 static void bench_submit_read(Client *c, uint16_t cid, uint64_t n)
 {
-    NvmeSqe cmd = {
+    NvmeCmd cmd = {
         .opcode = 0x02, .nsid = htole32(1), .cid = htole16(cid),
         .prp1 = htole64(GUEST_IOVA + DATA_OFF + 4096 * cid),
-        .cdw = { (uint32_t)((n * 8) & 0xfffff), 0, 7 },
+        .cdw10 = (uint32_t)((n * 8) & 0xfffff), .cdw11 = 0, .cdw12 = 7,
     };
 
     io_submit_cmd(c, &cmd, false);

@@ -96,7 +96,7 @@ static void test_disconnect_mid_io(void)
 {
     VuServer s;
     Client c;
-    NvmeSqe cmd;
+    NvmeCmd cmd;
     uint8_t *stale;
     uint64_t stale_off, stale_len;
 
@@ -316,7 +316,7 @@ static void test_file_queue_depth(void)
                                             "--aio-depth 2", path);
     g_autofree uint8_t *disk = g_malloc(32 * 16384);
     bool seen[32] = { false };
-    NvmeSqe cmd;
+    NvmeCmd cmd;
     int fd;
 
     g_assert_no_error(gerr);
@@ -393,8 +393,8 @@ static void client_intx_trigger(Client *c)
 /* Without MSI-X enabled, completions raise INTx. */
 static void test_intx(void)
 {
-    NvmeSqe cmd = { .opcode = 0x06, .prp1 = htole64(GUEST_IOVA + ID_OFF),
-                    .cdw = { 1 } };
+    NvmeCmd cmd = { .opcode = 0x06, .prp1 = htole64(GUEST_IOVA + ID_OFF),
+                    .cdw10 = 1 };
     VuServer s;
     Client c;
 
@@ -425,8 +425,8 @@ static void test_intx_unmask_eventfd(void)
         .start = 0,
         .count = 1,
     };
-    NvmeSqe cmd = { .opcode = 0x06, .prp1 = htole64(GUEST_IOVA + ID_OFF),
-                    .cdw = { 1 } };
+    NvmeCmd cmd = { .opcode = 0x06, .prp1 = htole64(GUEST_IOVA + ID_OFF),
+                    .cdw10 = 1 };
     struct pollfd pfd;
     int unmask = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     uint64_t one = 1;
@@ -546,19 +546,19 @@ static void test_reset_after_runtime_fatal(void)
 {
     VuServer s;
     Client c;
-    NvmeSqe cmd;
+    NvmeCmd cmd;
 
     server_start(&s, "--backend ram --size 4M");
     client_bringup(&c, &s, DB_POLLED);
     /* CQ 2 at an address nobody mapped, SQ 2 in client memory. */
-    cmd = (NvmeSqe) { .opcode = 0x05, .prp1 = htole64(0x10000),
-                      .cdw = { (15u << 16) | 2, 1 } };
+    cmd = (NvmeCmd) { .opcode = 0x05, .prp1 = htole64(0x10000),
+                      .cdw10 = (15u << 16) | 2, .cdw11 = 1 };
     g_assert_cmphex(admin(&c, &cmd, NULL), ==, 0);
-    cmd = (NvmeSqe) { .opcode = 0x01,
+    cmd = (NvmeCmd) { .opcode = 0x01,
                       .prp1 = htole64(GUEST_IOVA + PRP_LIST_OFF),
-                      .cdw = { (15u << 16) | 2, (2u << 16) | 1 } };
+                      .cdw10 = (15u << 16) | 2, .cdw11 = (2u << 16) | 1 };
     g_assert_cmphex(admin(&c, &cmd, NULL), ==, 0);
-    cmd = (NvmeSqe) { .opcode = 0x00, .nsid = htole32(1), .cid = 1 };
+    cmd = (NvmeCmd) { .opcode = 0x00, .nsid = htole32(1), .cid = 1 };
     memcpy(c.mem + PRP_LIST_OFF, &cmd, sizeof(cmd));
     ring(&c, 4, 1);
     g_assert_cmphex(csts_wait(&c, 0x3, 0x3), ==, 0x3);
@@ -582,15 +582,15 @@ static VFIOUserDMARW msg_only_sq_fetch(Client *c, uint16_t *req_id)
     g_autofree uint8_t *body = NULL;
     VFIOUserDMARW rw;
     VFIOUserHdr hdr;
-    NvmeSqe cmd;
+    NvmeCmd cmd;
     size_t len;
 
     dma_map_range(c, MSG_ONLY_IOVA, MSG_ONLY_SIZE, -1);
-    cmd = (NvmeSqe) { .opcode = 0x05, .prp1 = htole64(GUEST_IOVA + 0x5000),
-                      .cdw = { (15u << 16) | 2, 1 } };
+    cmd = (NvmeCmd) { .opcode = 0x05, .prp1 = htole64(GUEST_IOVA + 0x5000),
+                      .cdw10 = (15u << 16) | 2, .cdw11 = 1 };
     g_assert_cmphex(admin(c, &cmd, NULL), ==, 0);
-    cmd = (NvmeSqe) { .opcode = 0x01, .prp1 = htole64(MSG_ONLY_IOVA),
-                      .cdw = { (15u << 16) | 2, (2u << 16) | 1 } };
+    cmd = (NvmeCmd) { .opcode = 0x01, .prp1 = htole64(MSG_ONLY_IOVA),
+                      .cdw10 = (15u << 16) | 2, .cdw11 = (2u << 16) | 1 };
     g_assert_cmphex(admin(c, &cmd, NULL), ==, 0);
     memset(c->mem + 0x5000, 0, 0x1000);
     ring(c, 4, 1);
@@ -677,7 +677,7 @@ static void test_unmap_while_poller_waits_for_reply(void)
     VuServer s;
     Client c;
     VFIOUserDMARW rw;
-    NvmeSqe flush = { .opcode = 0x00, .nsid = htole32(1), .cid = 0x77 };
+    NvmeCmd flush = { .opcode = 0x00, .nsid = htole32(1), .cid = 0x77 };
     uint16_t req_id, unmap_id;
     uint32_t intms;
     NvmeCqe cqe;

@@ -485,7 +485,7 @@ NvmeCqe cq_wait(Client *c, uint64_t cq_off, uint16_t *head,
     return cqe;
 }
 
-uint16_t admin(Client *c, NvmeSqe *cmd, uint32_t *result)
+uint16_t admin(Client *c, NvmeCmd *cmd, uint32_t *result)
 {
     NvmeCqe cqe;
 
@@ -543,8 +543,8 @@ void nvme_enable(Client *c)
 void nvme_identify(Client *c)
 {
     uint8_t *id = c->mem + ID_OFF;
-    NvmeSqe cmd = { .opcode = 0x06, .prp1 = htole64(GUEST_IOVA + ID_OFF),
-                    .cdw = { 1 } };
+    NvmeCmd cmd = { .opcode = 0x06, .prp1 = htole64(GUEST_IOVA + ID_OFF),
+                    .cdw10 = 1 };
 
     g_assert_cmphex(admin(c, &cmd, NULL), ==, 0);
     g_assert_cmpmem(id + 24, 7, "Conduit", 7);          /* MN */
@@ -555,7 +555,7 @@ void nvme_identify(Client *c)
     /* The admin CQ's vector fired. */
     g_assert_cmpuint(irq_wait(c, 0), >=, 1);
 
-    cmd = (NvmeSqe) { .opcode = 0x06, .nsid = htole32(1),
+    cmd = (NvmeCmd) { .opcode = 0x06, .nsid = htole32(1),
                       .prp1 = htole64(GUEST_IOVA + ID_OFF) };
     g_assert_cmphex(admin(c, &cmd, NULL), ==, 0);
     g_assert_cmpuint(ldq_le_p(id), >, 0);                /* NSZE */
@@ -564,24 +564,24 @@ void nvme_identify(Client *c)
 
 void nvme_create_io_queues(Client *c)
 {
-    NvmeSqe cmd = { .opcode = 0x09, .cdw = { 0x07, 0x00000000 } };
+    NvmeCmd cmd = { .opcode = 0x09, .cdw10 = 0x07, .cdw11 = 0x00000000 };
     uint32_t result;
 
     g_assert_cmphex(admin(c, &cmd, &result), ==, 0);
     g_assert_cmpuint(result & 0xffff, >=, 0);
-    cmd = (NvmeSqe) { .opcode = 0x05, .prp1 = htole64(GUEST_IOVA + IOCQ_OFF),
-                      .cdw = { ((IO_QSIZE - 1) << 16) | 1,
-                               (1u << 16) | 3 } };
+    cmd = (NvmeCmd) { .opcode = 0x05, .prp1 = htole64(GUEST_IOVA + IOCQ_OFF),
+                      .cdw10 = ((IO_QSIZE - 1) << 16) | 1,
+                      .cdw11 = (1u << 16) | 3 };
     g_assert_cmphex(admin(c, &cmd, NULL), ==, 0);
-    cmd = (NvmeSqe) { .opcode = 0x01, .prp1 = htole64(GUEST_IOVA + IOSQ_OFF),
-                      .cdw = { ((IO_QSIZE - 1) << 16) | 1,
-                               (1u << 16) | 1 } };
+    cmd = (NvmeCmd) { .opcode = 0x01, .prp1 = htole64(GUEST_IOVA + IOSQ_OFF),
+                      .cdw10 = ((IO_QSIZE - 1) << 16) | 1,
+                      .cdw11 = (1u << 16) | 1 };
     g_assert_cmphex(admin(c, &cmd, NULL), ==, 0);
     c->sq_tail = c->cq_head = 0;
     c->cq_phase = true;
 }
 
-void io_submit_cmd(Client *c, NvmeSqe *cmd, bool doorbell)
+void io_submit_cmd(Client *c, NvmeCmd *cmd, bool doorbell)
 {
     memcpy(c->mem + IOSQ_OFF + c->sq_tail * 64, cmd, 64);
     c->sq_tail = (c->sq_tail + 1) % IO_QSIZE;
@@ -590,7 +590,7 @@ void io_submit_cmd(Client *c, NvmeSqe *cmd, bool doorbell)
     }
 }
 
-uint16_t io_cmd(Client *c, NvmeSqe *cmd)
+uint16_t io_cmd(Client *c, NvmeCmd *cmd)
 {
     NvmeCqe cqe;
 
@@ -604,7 +604,7 @@ uint16_t io_cmd(Client *c, NvmeSqe *cmd)
 }
 
 /* A 16 KiB command at data_off, with a PRP list for pages 2-4. */
-void rw_cmd(Client *c, NvmeSqe *cmd, uint8_t opcode, uint64_t lba,
+void rw_cmd(Client *c, NvmeCmd *cmd, uint8_t opcode, uint64_t lba,
             uint64_t data_off, unsigned slot)
 {
     uint64_t list_off = PRP_LIST_OFF + slot * 64;
@@ -613,11 +613,11 @@ void rw_cmd(Client *c, NvmeSqe *cmd, uint8_t opcode, uint64_t lba,
         stq_le_p(c->mem + list_off + 8 * i,
                  GUEST_IOVA + data_off + 4096 * (i + 1));
     }
-    *cmd = (NvmeSqe) {
+    *cmd = (NvmeCmd) {
         .opcode = opcode, .nsid = htole32(1),
         .prp1 = htole64(GUEST_IOVA + data_off),
         .prp2 = htole64(GUEST_IOVA + list_off),
-        .cdw = { lba & 0xffffffff, lba >> 32, 31 },
+        .cdw10 = lba & 0xffffffff, .cdw11 = lba >> 32, .cdw12 = 31,
     };
 }
 
@@ -631,7 +631,7 @@ void fill_pattern(uint8_t *p, size_t len, uint32_t seed)
 /* Writes 4 x 16 KiB at lba, reads them back elsewhere, compares. */
 void write_read_pattern(Client *c, uint64_t lba, uint32_t seed)
 {
-    NvmeSqe cmd;
+    NvmeCmd cmd;
 
     fill_pattern(c->mem + DATA_OFF, 4 * 16384, seed);
     irq_drain(c, 1);
@@ -652,7 +652,7 @@ void write_read_pattern(Client *c, uint64_t lba, uint32_t seed)
 
 void nvme_flush(Client *c)
 {
-    NvmeSqe cmd = { .opcode = 0x00, .nsid = htole32(1) };
+    NvmeCmd cmd = { .opcode = 0x00, .nsid = htole32(1) };
 
     g_assert_cmphex(io_cmd(c, &cmd), ==, 0);
 }

@@ -18,6 +18,7 @@
 
 #include <glib.h>
 #include "vfio-user/protocol.h"
+#include "contrib/vfio-user/nvme/nvme.h"   /* NvmeCmd, NvmeCqe */
 #include "server-process.h"
 
 /* Guest memory layout (offsets into the memfd at GUEST_IOVA). */
@@ -44,28 +45,6 @@
 #define REG_ACQ     0x30
 #define DB_BASE     0x1000
 #define CC_ENABLE   (1u | (6u << 16) | (4u << 20))
-
-typedef struct NvmeSqe {
-    uint8_t opcode;
-    uint8_t flags;
-    uint16_t cid;
-    uint32_t nsid;
-    uint64_t rsvd;
-    uint64_t mptr;
-    uint64_t prp1;
-    uint64_t prp2;
-    uint32_t cdw[6];        /* cdw10..cdw15 */
-} NvmeSqe;
-QEMU_BUILD_BUG_ON(sizeof(NvmeSqe) != 64);
-
-typedef struct NvmeCqe {
-    uint32_t result;
-    uint32_t rsvd;
-    uint16_t sq_head;
-    uint16_t sq_id;
-    uint16_t cid;
-    uint16_t status;
-} NvmeCqe;
 
 typedef enum DoorbellMode {
     DB_POLLED,          /* store into the mmapped BAR0 */
@@ -173,7 +152,7 @@ bool cq_peek(Client *c, uint64_t cq_off, uint16_t head, bool phase,
 NvmeCqe cq_wait(Client *c, uint64_t cq_off, uint16_t *head,
                 bool *phase, uint16_t size);
 
-uint16_t admin(Client *c, NvmeSqe *cmd, uint32_t *result);
+uint16_t admin(Client *c, NvmeCmd *cmd, uint32_t *result);
 
 void nvme_enable(Client *c);
 
@@ -181,12 +160,12 @@ void nvme_identify(Client *c);
 
 void nvme_create_io_queues(Client *c);
 
-void io_submit_cmd(Client *c, NvmeSqe *cmd, bool doorbell);
+void io_submit_cmd(Client *c, NvmeCmd *cmd, bool doorbell);
 
-uint16_t io_cmd(Client *c, NvmeSqe *cmd);
+uint16_t io_cmd(Client *c, NvmeCmd *cmd);
 
 /* A 16 KiB command at data_off, with a PRP list for pages 2-4. */
-void rw_cmd(Client *c, NvmeSqe *cmd, uint8_t opcode, uint64_t lba,
+void rw_cmd(Client *c, NvmeCmd *cmd, uint8_t opcode, uint64_t lba,
             uint64_t data_off, unsigned slot);
 
 void fill_pattern(uint8_t *p, size_t len, uint32_t seed);

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * The pc machine's ACPI tables as one pure function: a description of the
  * platform in, one blob out (RSDP, FACS, DSDT, FADT, MADT, MCFG, XSDT,
  * RSDT), laid out for a given guest-physical base address with every

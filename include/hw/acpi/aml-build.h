@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * A small builder for ACPI Machine Language (ACPI 6.5, chapter 20), enough
  * for the DSDT of a firmware-less machine: named objects, scopes, devices,
  * methods with a few operators, packages, buffers and resource templates

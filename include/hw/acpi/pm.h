@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * The ACPI fixed-hardware register blocks of the pc machine (PM1a event,
  * PM1a control, PM timer at ACPI_PM_BASE) and the SCI they raise.  The
  * device answers system_powerdown with the fixed power-button event and

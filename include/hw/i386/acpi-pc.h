@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * ACPI for the pc machine: tables rebuilt at every reset at
  * X86_ACPI_RSDP_ADDR, and the PM device (power button, S5).  Does nothing
  * with -machine acpi=off.

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * x86 APIC IDs of the -smp topology.  The KVM accelerator creates vCPU i
  * with APIC ID i and describes the levels in CPUID leaf 0xB with
  * power-of-2 field widths, so for power-of-2 thread and core counts the

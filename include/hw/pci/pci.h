@@ -322,4 +322,12 @@ static inline uint16_t pci_get_bdf(PCIDevice *dev)
     return dev->devfn & 0xff;
 }
 
+/*
+ * A PCI function's migration state (config space, INTx level, MSI-X
+ * table and PBA): every PCI device's default DeviceClass.vmsd, and the
+ * first nested struct of a device that has more (hw/pci/pci-migration.c).
+ */
+struct VMStateDescription;
+extern const struct VMStateDescription vmstate_pci_device;
+
 #endif

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * The one thing accel/ needs from vfio-pci: a way to take MSI-X vectors
  * onto the fast path.  Everything else of the device model is private to
  * hw/vfio (hw/vfio/pci.h).

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * libqos x-query-vfio helpers (see vfio-query.h).
  */
 #include "qemu/osdep.h"

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * libqos x-query-vfio: the one vfio device's answer, a BAR of it, and
  * whether an offset lies in its "mapped" or "trapped" ranges.
  */

@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * libqos virtio-pci driver (virtio.h).
  */
 #include "qemu/osdep.h"

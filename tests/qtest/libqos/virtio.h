@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * SPDX-License-Identifier: GPL-2.0-or-later
- *
  * libqos virtio: a driver for virtio-pci modern devices written from the
  * virtio 1.x specification, for qtests.  It finds the capabilities,
  * negotiates features, sets up split virtqueues in guest RAM (a simple

@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Live migration and save/restore of a running KVM guest.
+
+The tests/guest virtio-blk guest does MSI-X driven random reads of a
+virtio-blk disk (and a write/flush/read-back first); while it runs,
+Conduit moves it:
+
+  live      to a second Conduit over a unix socket, three times (A to B,
+            B to C, C to D), each destination -incoming unix:;
+  save      stop, migrate to a file, quit; a new Conduit with
+            -incoming defer -S loads it with migrate-incoming and cont.
+
+The guest must finish on the last process with all its I/O done, no
+error and its summary line: vCPU registers, LAPIC, in-kernel irqchip,
+kvmclock and TSC, the virtio rings and MSI-X all moved with it.  Each
+hop's downtime and total time (query-migrate) are printed.
+
+Environment (set by meson): CONDUIT_BINARY, GUEST_DIR.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, '..', '..', 'scripts', 'bench'))
+import guestboot  # noqa: E402
+import kvmtest  # noqa: E402
+import virtioblkbench as vb  # noqa: E402
+from nvmebench import Qmp, parse_result, wait_serial  # noqa: E402
+
+CONDUIT = os.environ.get('CONDUIT_BINARY', '')
+BUILD = os.path.dirname(CONDUIT)
+IOS = 4000
+TIMEOUT = 600
+
+
+class Vmm:
+    def __init__(self, tmp, name, image, extra):
+        self.serial = os.path.join(tmp, name + '.serial')
+        self.qmp_path = os.path.join(tmp, name + '.qmp')
+        argv = [CONDUIT, '-accel', 'kvm', '-m', '256', '-display', 'none',
+                '-nodefaults', '-serial', 'file:' + self.serial,
+                '-no-shutdown',
+                '-qmp', 'unix:%s,server=on,wait=off' % self.qmp_path,
+                '-kernel', os.path.join(BUILD, 'tests', 'guest',
+                                        'virtio-blk.elf'),
+                '-append', 'qd=4 ios=%d mode=irq verify=1 write=1' % IOS,
+                '-device', 'isa-debug-exit,iobase=0xf4,iosize=4',
+                '-blockdev', 'driver=file,filename=%s,node-name=disk0' %
+                image,
+                '-device', 'virtio-blk-pci,id=vblk0,drive=disk0'] + extra
+        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE)
+        self.qmp = Qmp(self.qmp_path)
+        self.qmp.cmd('migrate-set-capabilities', capabilities=[
+            {'capability': 'events', 'state': True}])
+
+    def status(self):
+        return self.qmp.cmd('query-status')['status']
+
+    def wait_migration(self):
+        deadline = time.time() + TIMEOUT
+        while time.time() < deadline:
+            info = self.qmp.cmd('query-migrate')
+            if info.get('status') in ('completed', 'failed', 'cancelled'):
+                return info
+            time.sleep(0.05)
+        raise TimeoutError('migration did not finish')
+
+    def output(self):
+        with open(self.serial, errors='replace') as f:
+            return f.read()
+
+    def close(self):
+        try:
+            self.qmp.cmd('quit')
+        except Exception:
+            pass
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class KvmMigration(unittest.TestCase):
+    def setUp(self):
+        if not os.access(CONDUIT, os.X_OK):
+            self.skipTest('CONDUIT_BINARY not built')
+        if not guestboot.kvm_usable():
+            self.skipTest('no usable /dev/kvm')
+        if not os.path.exists(guestboot.guest_image('virtio-blk')):
+            self.skipTest('virtio-blk guest not built')
+        self.tmp = tempfile.TemporaryDirectory(prefix='conduit-mig-')
+        self.image = os.path.join(self.tmp.name, 'disk.raw')
+        vb.make_image(self.image)
+        self.vmms = []
+
+    def tearDown(self):
+        for v in self.vmms:
+            v.close()
+        self.tmp.cleanup()
+
+    def vmm(self, name, extra=()):
+        v = Vmm(self.tmp.name, name, self.image, list(extra))
+        self.vmms.append(v)
+        return v
+
+    def finish(self, last):
+        ev = last.qmp.wait_event('SHUTDOWN')
+        out = last.output()
+        self.assertEqual(ev.get('data', {}).get('x-exit-status'),
+                         guestboot.EXIT_PASS, out)
+        self.assertRegex(out, r'SUMMARY: \d+ tests, 0 unexpected failures')
+        result = parse_result(out)
+        self.assertIsNotNone(result, out)
+        self.assertEqual(int(result['ios']), IOS)
+        self.assertEqual(int(result['errors']), 0)
+
+    def report(self, what, info):
+        print('MIGRATION: %s total %d ms downtime %d ms setup %d ms '
+              'transferred %d bytes' % (
+                  what, info.get('total-time', 0), info.get('downtime', 0),
+                  info.get('setup-time', 0),
+                  info.get('ram', {}).get('transferred', 0)), flush=True)
+
+    def test_live_three_hops(self):
+        src = self.vmm('a')
+        self.assertTrue(wait_serial(src.serial, vb.START_MARKER, src.proc),
+                        src.output())
+        for name in ('b', 'c', 'd'):
+            sock = os.path.join(self.tmp.name, name + '.mig')
+            dst = self.vmm(name, ['-incoming', 'unix:' + sock])
+            self.assertEqual(dst.status(), 'inmigrate')
+            src.qmp.cmd('migrate', uri='unix:' + sock)
+            info = src.wait_migration()
+            self.assertEqual(info['status'], 'completed', info)
+            self.report('live to ' + name, info)
+            self.assertEqual(dst.wait_migration()['status'], 'completed')
+            self.assertEqual(src.status(), 'postmigrate')
+            self.assertEqual(dst.status(), 'running')
+            self.assertNotIn('SUMMARY', src.output())
+            src.close()
+            src = dst
+        self.finish(src)
+
+    def test_save_restore(self):
+        src = self.vmm('s')
+        self.assertTrue(wait_serial(src.serial, vb.START_MARKER, src.proc),
+                        src.output())
+        state = os.path.join(self.tmp.name, 'saved.state')
+        src.qmp.cmd('stop')
+        src.qmp.cmd('migrate', uri='file:' + state)
+        info = src.wait_migration()
+        self.assertEqual(info['status'], 'completed', info)
+        self.report('save', info)
+        src.close()
+        dst = self.vmm('r', ['-incoming', 'defer', '-S'])
+        self.assertEqual(dst.status(), 'inmigrate')
+        dst.qmp.cmd('migrate-incoming', uri='file:' + state)
+        self.assertEqual(dst.wait_migration()['status'], 'completed')
+        self.assertEqual(dst.status(), 'paused')
+        dst.qmp.cmd('cont')
+        self.finish(dst)
+
+
+if __name__ == '__main__':
+    sys.exit(kvmtest.main('pvh'))
