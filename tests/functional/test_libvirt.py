@@ -1221,10 +1221,11 @@ class LibvirtTest(unittest.TestCase):
              "type='qcow2'/><source file='%s'/><target dev='vda' "
              "bus='virtio'/></disk>" % qcow2, '', '"driver":"qcow2"'),
             ('s3', '', "<pm><suspend-to-mem enabled='yes'/></pm>",
-             'S3 (suspend to RAM) is not supported'),
+             r'S3 \(suspend to RAM\) is not supported'),
             ('cpu-model', '', "<cpu mode='custom' match='exact'>"
              "<model fallback='forbid'>Skylake-Client</model></cpu>",
-             'Skylake-Client'),
+             # libvirt's own check, or Conduit's if libvirt lets it by.
+             r"Skylake-Client|the CPU is incompatible with host CPU"),
         ]
         for name, devices, extra, needle in cases:
             xml = domain_xml('conduit-refuse-' + name, kernel,
@@ -1237,7 +1238,7 @@ class LibvirtTest(unittest.TestCase):
             if r.returncode == 0:
                 self.lv.virsh('destroy', dom, check=False)
             self.assertNotEqual(r.returncode, 0, name)
-            self.assertIn(needle, r.stderr, name)
+            self.assertRegex(r.stderr, needle, name)
             self.assertNotIn(dom, self.lv.virsh('list').stdout)
 
     # ---- what virt-install writes ----
@@ -1280,6 +1281,10 @@ class LibvirtTest(unittest.TestCase):
              '--name', 'conduit-vi', '--memory', '384', '--vcpus', '1',
              '--osinfo', 'linux2022', '--virt-type', 'kvm',
              '--arch', 'x86_64', '--disk', disk + ',format=raw,bus=virtio',
+             # virt-install's default, host-model with check='partial',
+             # fails on these hosts: Conduit withholds CX16, which
+             # qemu64 (the model libvirt builds host-model on) has.
+             '--cpu', 'host-passthrough',
              '--network', 'none',
              '--boot', 'kernel=%s,initrd=%s,kernel_args=console=ttyS0 '
              'panic=-1 loglevel=4' % (bzimage, initrd)],
