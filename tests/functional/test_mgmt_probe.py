@@ -237,9 +237,12 @@ class MgmtProbeTest(unittest.TestCase):
                          '-uuid', 'C0FFEE00-1234-5678-9abc-def012345678')
         self.assertEqual(mon.cmd('query-target'), {'arch': 'x86_64'})
         types = {t['name']: t for t in mon.cmd('qom-list-types')}
+        # max-x86_64-cpu listed: libvirt probes its properties (and so
+        # offers host-passthrough migratable=on) only then.
         for t in ('vfio-pci', 'vfio-user-pci', 'isa-serial', 'qtest-accel',
                   'kvm-accel', 'secret', 'pc-i440fx-8.2-machine',
-                  'pc-q35-8.2-machine'):
+                  'pc-q35-8.2-machine', 'max-x86_64-cpu',
+                  'host-x86_64-cpu'):
             self.assertIn(t, types)
         self.assertNotIn('tcg-accel', types)
         accels = {t['name'] for t in mon.cmd('qom-list-types',
