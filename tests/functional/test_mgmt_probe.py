@@ -224,7 +224,8 @@ class MgmtProbeTest(unittest.TestCase):
         self.assertEqual(args('migrate-set-capabilities'),
                          {'capabilities': ('[any]', False)})
         # Nothing Conduit lacks is claimed.
-        for absent in ('object-add', 'blockdev-create', 'chardev-add'):
+        for absent in ('object-add', 'chardev-add', 'send-key',
+                       'query-hotpluggable-cpus'):
             self.assertNotIn(absent, by_name)
         # ... and what it has since the block layer (issue 19) is.
         for present in ('blockdev-add', 'blockdev-del', 'netdev_add',
@@ -442,7 +443,6 @@ class MgmtProbeTest(unittest.TestCase):
         self.assertRefused(['-sandbox', 'on'], 'seccomp')
         self.assertRefused(['-overcommit', 'cpu-pm=on'], 'cpu-pm')
         self.assertRefused(['-rtc', 'base=tomorrow'], 'datetime format')
-        self.assertRefused(['-boot', 'order=c'], "'order'")
         self.assertRefused(['-audiodev', 'pa,id=a'], "'pa'")
         self.assertRefused(['-cpu', 'Skylake-Client'], 'Skylake-Client')
         self.assertRefused(['-cpu', 'host,+frob'],
@@ -461,6 +461,24 @@ class MgmtProbeTest(unittest.TestCase):
         self.assertRefused(['-msg', 'guest-name=on'], 'guest-name')
         self.assertRefused(['-device', 'isa-serial,chardev=nope'],
                            "can't find value 'nope'")
+        # <driver io=...>: aio is checked, never ignored (QEMU's rules).
+        img = self.path('aio.img')
+        with open(img, 'wb') as f:
+            f.truncate(1 << 20)
+        self.assertRefused(['-blockdev', 'driver=file,filename=%s,'
+                            'aio=native' % img],
+                           'aio=native was specified, but it requires '
+                           'cache.direct=on')
+        self.assertRefused(['-blockdev', 'driver=file,filename=%s,'
+                            'aio=io_uring' % img], 'aio=io_uring')
+        self.assertRefused(['-blockdev', 'driver=file,filename=%s,'
+                            'aio=frob' % img],
+                           "Parameter 'aio' does not accept value 'frob'")
+        self.assertRefused(['-blockdev', 'driver=raw,aio=threads,'
+                            'file.driver=file,file.filename=%s' % img],
+                           "Parameter 'aio' is unexpected")
+        self.assertRefused(['-drive', 'id=d0,if=none,format=raw,file=%s,'
+                            'aio=native' % img], 'cache.direct=on')
 
 
 if __name__ == '__main__':
