@@ -413,7 +413,8 @@ static gpointer migration_thread(gpointer opaque)
         bql_lock();
         ram_sync_dirty_log();
         pending = savevm_live_pending();
-        s->expected_downtime_ms = pending * 1000 / out_bandwidth(s);
+        s->expected_downtime_ms = (pending + savevm_live_switchover_pending())
+                                  * 1000 / out_bandwidth(s);
         if (caps[MIGRATION_CAP_EVENTS]) {
             JsonObject *d = json_object_new();
 

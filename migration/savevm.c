@@ -230,6 +230,20 @@ uint64_t savevm_live_pending(void)
     return n;
 }
 
+uint64_t savevm_live_switchover_pending(void)
+{
+    uint64_t n = 0;
+
+    for (guint i = 0; live_entries && i < live_entries->len; i++) {
+        LiveEntry *e = g_ptr_array_index(live_entries, i);
+
+        if (e->ops->switchover_pending) {
+            n += e->ops->switchover_pending(e->opaque);
+        }
+    }
+    return n;
+}
+
 /* Writes each "len:u32 chunk" item of buf as a REC_LIVE record. */
 static bool put_live_items(MigFile *f, const char *idstr, GByteArray *buf,
                            Error **errp)

@@ -30,6 +30,8 @@ bool savevm_send_header(MigFile *f, Error **errp);
 /* Live handlers' setup (dirty logging starts). */
 bool savevm_live_setup(Error **errp);
 uint64_t savevm_live_pending(void);
+/* What only the stopped guest's switchover can send (downtime estimate). */
+uint64_t savevm_live_switchover_pending(void);
 /* One round: every live handler sends up to about max bytes. */
 bool savevm_live_iterate(MigFile *f, size_t max, Error **errp);
 /* VM stopped, BQL held: the rest of the live state, devices, EOF. */

@@ -554,3 +554,259 @@ bool vfio_user_irq_set_decode(const void *payload, size_t len, size_t nfds,
     *out = s;
     return true;
 }
+
+/* ---- Device features and migration ---- */
+
+static const char *const mig_state_names[VFIO_MIG_STATE_COUNT] = {
+    [VFIO_MIG_STATE_ERROR] = "ERROR",
+    [VFIO_MIG_STATE_STOP] = "STOP",
+    [VFIO_MIG_STATE_RUNNING] = "RUNNING",
+    [VFIO_MIG_STATE_STOP_COPY] = "STOP_COPY",
+    [VFIO_MIG_STATE_RESUMING] = "RESUMING",
+    [VFIO_MIG_STATE_RUNNING_P2P] = "RUNNING_P2P",
+    [VFIO_MIG_STATE_PRE_COPY] = "PRE_COPY",
+    [VFIO_MIG_STATE_PRE_COPY_P2P] = "PRE_COPY_P2P",
+};
+
+const char *vfio_mig_state_name(uint32_t state)
+{
+    return state < VFIO_MIG_STATE_COUNT ? mig_state_names[state] : "INVALID";
+}
+
+VFIOMigState vfio_mig_next_state(uint32_t cur, uint32_t target,
+                                 bool pre_copy)
+{
+    enum { S = VFIO_MIG_STATE_STOP, R = VFIO_MIG_STATE_RUNNING,
+           C = VFIO_MIG_STATE_STOP_COPY, L = VFIO_MIG_STATE_RESUMING,
+           P = VFIO_MIG_STATE_PRE_COPY, E = VFIO_MIG_STATE_ERROR };
+    /*
+     * next[cur][target] over the five states Conduit uses (P2P is not
+     * offered).  A saving state (STOP_COPY, PRE_COPY) is only ever an end
+     * of a path, so e.g. PRE_COPY -> STOP goes through RUNNING.
+     */
+    static const uint8_t next[VFIO_MIG_STATE_COUNT][VFIO_MIG_STATE_COUNT] = {
+        [S] = { [S] = S, [R] = R, [C] = C, [L] = L, [P] = R },
+        [R] = { [S] = S, [R] = R, [C] = S, [L] = S, [P] = P },
+        [C] = { [S] = S, [R] = S, [C] = C, [L] = S, [P] = E },
+        [L] = { [S] = S, [R] = S, [C] = S, [L] = L, [P] = S },
+        [P] = { [S] = R, [R] = R, [C] = C, [L] = R, [P] = P },
+    };
+
+    if (cur >= VFIO_MIG_STATE_COUNT || target >= VFIO_MIG_STATE_COUNT ||
+        (!pre_copy && (cur == P || target == P))) {
+        return VFIO_MIG_STATE_ERROR;
+    }
+    return (VFIOMigState)next[cur][target];
+}
+
+bool vfio_user_device_feature_decode(const void *payload, size_t len,
+                                     size_t nfds, uint32_t *feature,
+                                     uint32_t *flags, const uint8_t **data,
+                                     size_t *data_len, int *err_no,
+                                     Error **errp)
+{
+    VFIOUserDeviceFeature f;
+    uint32_t ops;
+
+    if (len < sizeof(f)) {
+        return fail_with(err_no, EINVAL, errp, "DEVICE_FEATURE payload too "
+                         "short (%zu)", len);
+    }
+    if (nfds) {
+        return fail_with(err_no, EINVAL, errp, "DEVICE_FEATURE with %zu fds",
+                         nfds);
+    }
+    memcpy(&f, payload, sizeof(f));
+    if (f.argsz < sizeof(f)) {
+        return fail_with(err_no, EINVAL, errp, "DEVICE_FEATURE argsz %u "
+                         "invalid", f.argsz);
+    }
+    if (f.flags & ~VFIO_USER_FEATURE_FLAGS_KNOWN) {
+        return fail_with(err_no, EINVAL, errp, "DEVICE_FEATURE flags 0x%x "
+                         "invalid", f.flags);
+    }
+    ops = f.flags & (VFIO_DEVICE_FEATURE_GET | VFIO_DEVICE_FEATURE_SET |
+                     VFIO_DEVICE_FEATURE_PROBE);
+    if (!ops || (ops == (VFIO_DEVICE_FEATURE_GET | VFIO_DEVICE_FEATURE_SET))) {
+        return fail_with(err_no, EINVAL, errp, "DEVICE_FEATURE needs one of "
+                         "GET and SET, or PROBE (flags 0x%x)", f.flags);
+    }
+    *feature = f.flags & VFIO_DEVICE_FEATURE_MASK;
+    *flags = f.flags;
+    *data = (const uint8_t *)payload + sizeof(f);
+    *data_len = len - sizeof(f);
+    return true;
+}
+
+bool vfio_user_device_feature_reply_check(const void *payload, size_t len,
+                                          uint32_t flags, size_t want,
+                                          Error **errp)
+{
+    VFIOUserDeviceFeature f;
+
+    if (len != sizeof(f) + want) {
+        error_setg(errp, "vfio-user: DEVICE_FEATURE reply is %zu bytes, "
+                   "expected %zu", len, sizeof(f) + want);
+        return false;
+    }
+    memcpy(&f, payload, sizeof(f));
+    if (f.flags != flags) {
+        error_setg(errp, "vfio-user: DEVICE_FEATURE reply flags 0x%x do not "
+                   "match the request's 0x%x", f.flags, flags);
+        return false;
+    }
+    if (f.argsz != len) {
+        error_setg(errp, "vfio-user: DEVICE_FEATURE reply argsz %u, its "
+                   "length is %zu", f.argsz, len);
+        return false;
+    }
+    return true;
+}
+
+bool vfio_user_dma_logging_start_decode(const uint8_t *data, size_t len,
+                                        VFIOUserDmaLoggingControl *ctl,
+                                        const VFIOUserDmaLoggingRange **ranges,
+                                        int *err_no, Error **errp)
+{
+    VFIOUserDmaLoggingControl c;
+    const VFIOUserDmaLoggingRange *r;
+
+    if (len < sizeof(c)) {
+        return fail_with(err_no, EINVAL, errp, "DMA_LOGGING_START data too "
+                         "short (%zu)", len);
+    }
+    memcpy(&c, data, sizeof(c));
+    if (!is_power_of_2(c.page_size) || c.page_size < 4096 ||
+        c.page_size > (1ull << 30)) {
+        return fail_with(err_no, EINVAL, errp, "DMA_LOGGING_START page size "
+                         "0x%" PRIx64 " invalid", c.page_size);
+    }
+    if (c.num_ranges > VFIO_USER_LIMIT_LOG_RANGES) {
+        return fail_with(err_no, E2BIG, errp, "DMA_LOGGING_START of %u "
+                         "ranges (at most %u)", c.num_ranges,
+                         VFIO_USER_LIMIT_LOG_RANGES);
+    }
+    if (len != sizeof(c) + (size_t)c.num_ranges * sizeof(*r)) {
+        return fail_with(err_no, EINVAL, errp, "DMA_LOGGING_START data is "
+                         "%zu bytes for %u ranges", len, c.num_ranges);
+    }
+    r = (const VFIOUserDmaLoggingRange *)(data + sizeof(c));
+    for (uint32_t i = 0; i < c.num_ranges; i++) {
+        VFIOUserDmaLoggingRange a;
+
+        memcpy(&a, &r[i], sizeof(a));
+        if (!a.length || range_wraps(a.iova, a.length) ||
+            (a.iova | a.length) & (c.page_size - 1)) {
+            return fail_with(err_no, EINVAL, errp, "DMA_LOGGING_START range "
+                             "0x%" PRIx64 "+0x%" PRIx64 " invalid", a.iova,
+                             a.length);
+        }
+        for (uint32_t j = 0; j < i; j++) {
+            VFIOUserDmaLoggingRange b;
+
+            memcpy(&b, &r[j], sizeof(b));
+            if (vfio_user_ranges_overlap(a.iova, a.length, b.iova,
+                                         b.length)) {
+                return fail_with(err_no, EINVAL, errp, "DMA_LOGGING_START "
+                                 "ranges overlap");
+            }
+        }
+    }
+    *ctl = c;
+    *ranges = r;
+    return true;
+}
+
+bool vfio_user_dma_logging_report_decode(const uint8_t *data, size_t len,
+                                         uint64_t max_bitmap,
+                                         VFIOUserDmaLoggingReport *rep,
+                                         size_t *bitmap_len, int *err_no,
+                                         Error **errp)
+{
+    VFIOUserDmaLoggingReport r;
+    uint64_t bm;
+
+    if (len != sizeof(r)) {
+        return fail_with(err_no, EINVAL, errp, "DMA_LOGGING_REPORT data is "
+                         "%zu bytes, expected %zu", len, sizeof(r));
+    }
+    memcpy(&r, data, sizeof(r));
+    if (!is_power_of_2(r.page_size) || r.page_size < 512) {
+        return fail_with(err_no, EINVAL, errp, "DMA_LOGGING_REPORT page size "
+                         "0x%" PRIx64 " invalid", r.page_size);
+    }
+    if (!r.length || r.length % r.page_size || r.iova % r.page_size ||
+        range_wraps(r.iova, r.length)) {
+        return fail_with(err_no, EINVAL, errp, "DMA_LOGGING_REPORT range "
+                         "0x%" PRIx64 "+0x%" PRIx64 " invalid", r.iova,
+                         r.length);
+    }
+    bm = vfio_user_dirty_bitmap_size(r.length, r.page_size);
+    if (bm > max_bitmap) {
+        return fail_with(err_no, E2BIG, errp, "DMA_LOGGING_REPORT bitmap of "
+                         "%" PRIu64 " bytes exceeds %" PRIu64, bm,
+                         max_bitmap);
+    }
+    *rep = r;
+    *bitmap_len = bm;
+    return true;
+}
+
+bool vfio_user_mig_data_decode(const void *payload, size_t len,
+                               bool is_write, uint64_t max_xfer,
+                               size_t nfds, const VFIOUserMigData **out,
+                               int *err_no, Error **errp)
+{
+    const VFIOUserMigData *m = payload;
+    const char *what = is_write ? "MIG_DATA_WRITE" : "MIG_DATA_READ";
+    size_t want;
+
+    if (len < sizeof(*m)) {
+        return fail_with(err_no, EINVAL, errp, "%s payload too short (%zu)",
+                         what, len);
+    }
+    if (nfds) {
+        return fail_with(err_no, EINVAL, errp, "%s with %zu fds", what, nfds);
+    }
+    if (!m->size || m->size > max_xfer) {
+        return fail_with(err_no, m->size ? E2BIG : EINVAL, errp, "%s of %u "
+                         "bytes (1 to %" PRIu64 " allowed)", what, m->size,
+                         max_xfer);
+    }
+    want = sizeof(*m) + (is_write ? m->size : 0);
+    if (len != want) {
+        return fail_with(err_no, EINVAL, errp, "%s payload is %zu bytes, "
+                         "expected %zu", what, len, want);
+    }
+    if (!is_write && m->argsz < sizeof(*m)) {
+        return fail_with(err_no, EINVAL, errp, "%s argsz %u invalid", what,
+                         m->argsz);
+    }
+    *out = m;
+    return true;
+}
+
+bool vfio_user_mig_data_read_reply_check(const void *payload, size_t len,
+                                         uint32_t asked, Error **errp)
+{
+    VFIOUserMigData m;
+
+    if (len < sizeof(m)) {
+        error_setg(errp, "vfio-user: MIG_DATA_READ reply too short (%zu)",
+                   len);
+        return false;
+    }
+    memcpy(&m, payload, sizeof(m));
+    /*
+     * argsz and size say how much is data; libvfio-user sends the whole
+     * buffer asked for behind it, which is tolerated (never more).
+     */
+    if (m.size > asked || m.argsz != sizeof(m) + (uint64_t)m.size ||
+        len < m.argsz || len > sizeof(m) + (size_t)asked) {
+        error_setg(errp, "vfio-user: MIG_DATA_READ reply of %zu bytes "
+                   "(argsz %u, size %u) for a read of %u", len, m.argsz,
+                   m.size, asked);
+        return false;
+    }
+    return true;
+}

@@ -414,6 +414,197 @@ static bool vfio_user_dma_unmap(VFIODevice *vbasedev, uint64_t iova,
     return dev_done(vbasedev, ok);
 }
 
+/* ---- Migration ---- */
+
+/*
+ * One DEVICE_FEATURE: @in (in_len bytes) after the header, a reply of
+ * exactly @out_len data bytes into @out.  A refusal by the server (an
+ * error reply on a live connection) sets *@not_supported.
+ */
+static bool feature_call(VFIODevice *vbasedev, uint32_t flags,
+                         const void *in, size_t in_len, void *out,
+                         size_t out_len, bool *not_supported, Error **errp)
+{
+    VFIOUserClient *c = dev_client(vbasedev);
+    size_t len = sizeof(VFIOUserDeviceFeature) + in_len;
+    g_autofree VFIOUserDeviceFeature *req = g_malloc0(len);
+    VFIOUserMsg reply;
+    bool ok;
+
+    if (not_supported) {
+        *not_supported = false;
+    }
+    req->argsz = sizeof(*req) + MAX(in_len, out_len);
+    req->flags = flags;
+    if (in_len) {
+        memcpy(req->data, in, in_len);
+    }
+    if (!vfio_user_client_request(c, VFIO_USER_DEVICE_FEATURE, req, len,
+                                  NULL, 0, false, &reply, errp)) {
+        if (not_supported && !c->broken) {
+            *not_supported = true;
+        }
+        return dev_done(vbasedev, false);
+    }
+    ok = vfio_user_reply_check(c, &reply, "DEVICE_FEATURE", reply.len,
+                               errp) &&
+         vfio_user_device_feature_reply_check(reply.payload, reply.len,
+                                              flags, out_len, errp);
+    if (ok && out_len) {
+        memcpy(out, reply.payload + sizeof(VFIOUserDeviceFeature), out_len);
+    }
+    if (!ok) {
+        error_prepend(errp, "vfio-user %s: ", c->name);
+    }
+    vfio_user_msg_clear(&reply);
+    return dev_done(vbasedev, ok);
+}
+
+static bool vfio_user_device_feature(VFIODevice *vbasedev, uint32_t flags,
+                                     void *data, size_t in_len,
+                                     size_t out_len, bool *not_supported,
+                                     Error **errp)
+{
+    return feature_call(vbasedev, flags, data, in_len, data, out_len,
+                        not_supported, errp);
+}
+
+static bool vfio_user_mig_data_read(VFIODevice *vbasedev, int data_fd,
+                                    void *buf, size_t size, size_t *got,
+                                    Error **errp)
+{
+    VFIOUserClient *c = dev_client(vbasedev);
+    VFIOUserMigData req;
+    VFIOUserMsg reply;
+    uint32_t n;
+    bool ok;
+
+    size = MIN(size, c->caps.max_data_xfer_size);
+    req = (VFIOUserMigData) {
+        .argsz = sizeof(req) + size, .size = size,
+    };
+    if (!vfio_user_client_request(c, VFIO_USER_MIG_DATA_READ, &req,
+                                  sizeof(req), NULL, 0, false, &reply,
+                                  errp)) {
+        return dev_done(vbasedev, false);
+    }
+    ok = vfio_user_reply_check(c, &reply, "MIG_DATA_READ", reply.len,
+                               errp) &&
+         vfio_user_mig_data_read_reply_check(reply.payload, reply.len,
+                                             size, errp);
+    if (ok) {
+        memcpy(&n, reply.payload + 4, 4);
+        memcpy(buf, reply.payload + sizeof(req), n);
+        *got = n;
+    } else {
+        error_prepend(errp, "vfio-user %s: ", c->name);
+    }
+    vfio_user_msg_clear(&reply);
+    return dev_done(vbasedev, ok);
+}
+
+static bool vfio_user_mig_data_write(VFIODevice *vbasedev, int data_fd,
+                                     const void *buf, size_t size,
+                                     Error **errp)
+{
+    VFIOUserClient *c = dev_client(vbasedev);
+    size_t chunk = MAX(c->caps.max_data_xfer_size, 1);
+
+    while (size) {
+        size_t n = MIN(size, chunk);
+        g_autofree VFIOUserMigData *req = g_malloc(sizeof(*req) + n);
+        VFIOUserMsg reply;
+        bool ok;
+
+        /* The request's own size: libvfio-user insists on that. */
+        req->argsz = sizeof(*req) + n;
+        req->size = n;
+        memcpy(req->data, buf, n);
+        if (!vfio_user_client_request(c, VFIO_USER_MIG_DATA_WRITE, req,
+                                      sizeof(*req) + n, NULL, 0, false,
+                                      &reply, errp)) {
+            return dev_done(vbasedev, false);
+        }
+        /* No payload, or (some servers) the header echoed. */
+        ok = vfio_user_reply_check(c, &reply, "MIG_DATA_WRITE",
+                                   reply.len ? sizeof(*req) : 0, errp);
+        vfio_user_msg_clear(&reply);
+        if (!ok) {
+            return dev_done(vbasedev, false);
+        }
+        buf = (const uint8_t *)buf + n;
+        size -= n;
+    }
+    return dev_done(vbasedev, true);
+}
+
+static bool vfio_user_dma_logging_start(VFIODevice *vbasedev,
+                                        uint64_t page_size,
+                                        const uint64_t (*ranges)[2],
+                                        uint32_t n, Error **errp)
+{
+    size_t len = sizeof(VFIOUserDmaLoggingControl) +
+                 (size_t)n * sizeof(VFIOUserDmaLoggingRange);
+    g_autofree uint8_t *data = g_malloc0(len);
+    VFIOUserDmaLoggingControl ctl = {
+        .page_size = page_size, .num_ranges = n,
+    };
+
+    memcpy(data, &ctl, sizeof(ctl));
+    for (uint32_t i = 0; i < n; i++) {
+        VFIOUserDmaLoggingRange r = {
+            .iova = ranges[i][0], .length = ranges[i][1],
+        };
+
+        memcpy(data + sizeof(ctl) + i * sizeof(r), &r, sizeof(r));
+    }
+    /* The reply echoes the control (the page size it chose). */
+    if (!feature_call(vbasedev, VFIO_DEVICE_FEATURE_SET |
+                      VFIO_USER_FEATURE_DMA_LOGGING_START, data, len,
+                      data, len, NULL, errp)) {
+        return false;
+    }
+    memcpy(&ctl, data, sizeof(ctl));
+    if (ctl.page_size != page_size) {
+        error_setg(errp, "vfio-user %s: the device logs DMA at 0x%" PRIx64
+                   " bytes, not the 0x%" PRIx64 " asked for",
+                   vbasedev->name, ctl.page_size, page_size);
+        return false;
+    }
+    return true;
+}
+
+static bool vfio_user_dma_logging_stop(VFIODevice *vbasedev, Error **errp)
+{
+    return feature_call(vbasedev, VFIO_DEVICE_FEATURE_SET |
+                        VFIO_USER_FEATURE_DMA_LOGGING_STOP, NULL, 0, NULL, 0,
+                        NULL, errp);
+}
+
+static bool vfio_user_dma_logging_report(VFIODevice *vbasedev, uint64_t iova,
+                                         uint64_t length, uint64_t page_size,
+                                         uint64_t *bitmap, Error **errp)
+{
+    VFIOUserDmaLoggingReport rep = {
+        .iova = iova, .length = length, .page_size = page_size,
+    };
+    size_t bm = vfio_user_dirty_bitmap_size(length, page_size);
+    g_autofree uint8_t *out = g_malloc(sizeof(rep) + bm);
+
+    if (!feature_call(vbasedev, VFIO_DEVICE_FEATURE_GET |
+                      VFIO_USER_FEATURE_DMA_LOGGING_REPORT, &rep,
+                      sizeof(rep), out, sizeof(rep) + bm, NULL, errp)) {
+        return false;
+    }
+    if (memcmp(out, &rep, sizeof(rep))) {
+        error_setg(errp, "vfio-user %s: DMA_LOGGING_REPORT reply is for "
+                   "another range", vbasedev->name);
+        return false;
+    }
+    memcpy(bitmap, out + sizeof(rep), bm);
+    return true;
+}
+
 static void vfio_user_close(VFIODevice *vbasedev)
 {
     vfio_user_client_free(vbasedev->backend);
@@ -432,6 +623,12 @@ const VFIODeviceIOOps vfio_user_device_io_ops = {
     .dma_map = vfio_user_dma_map,
     .dma_unmap = vfio_user_dma_unmap,
     .close = vfio_user_close,
+    .device_feature = vfio_user_device_feature,
+    .mig_data_read = vfio_user_mig_data_read,
+    .mig_data_write = vfio_user_mig_data_write,
+    .dma_logging_start = vfio_user_dma_logging_start,
+    .dma_logging_stop = vfio_user_dma_logging_stop,
+    .dma_logging_report = vfio_user_dma_logging_report,
 };
 
 bool vfio_user_device_attach(VFIODevice *vbasedev, VFIOUserClient *client,

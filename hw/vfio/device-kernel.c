@@ -14,6 +14,7 @@
 #include "qapi/error.h"
 #include "qemu/error-report.h"
 #include "vfio-ioctl.h"
+#include "vfio-user/protocol.h"
 #include "hw/vfio/vfio-kernel.h"
 #include "qemu/vfio-region-info.h"
 #include "trace.h"
@@ -704,6 +705,151 @@ static void kernel_close(VFIODevice *vbasedev)
     vbasedev->fd = -1;
 }
 
+/* ---- Migration: the v2 uAPI (VFIO_DEVICE_FEATURE and a data fd) ---- */
+
+/*
+ * What <linux/vfio.h> 6.2+ declares for DMA logging, where bookworm's
+ * 6.1 headers stop: the kernel takes the ranges and the bitmap by
+ * pointer (vfio-user carries them inline).
+ */
+typedef struct KernelDmaLoggingControl {
+    uint64_t page_size;
+    uint32_t num_ranges;
+    uint32_t reserved;
+    uint64_t ranges;            /* user pointer to {iova, length} pairs */
+} KernelDmaLoggingControl;
+
+typedef struct KernelDmaLoggingReport {
+    uint64_t iova;
+    uint64_t length;
+    uint64_t page_size;
+    uint64_t bitmap;            /* user pointer */
+} KernelDmaLoggingReport;
+
+static bool kernel_feature(VFIOKernelDevice *d, uint32_t flags,
+                           const void *in, size_t in_len, void *out,
+                           size_t out_len, bool *not_supported,
+                           Error **errp)
+{
+    size_t len = sizeof(struct vfio_device_feature) + MAX(in_len, out_len);
+    g_autofree struct vfio_device_feature *f = g_malloc0(len);
+
+    if (not_supported) {
+        *not_supported = false;
+    }
+    f->argsz = len;
+    f->flags = flags;
+    if (in_len) {
+        memcpy(f->data, in, in_len);
+    }
+    if (vfio_ioctl_ops()->ioctl(d->fd, VFIO_DEVICE_FEATURE, f) < 0) {
+        if (not_supported) {
+            *not_supported = errno == ENOTTY || errno == EINVAL ||
+                             errno == EOPNOTSUPP;
+        }
+        error_setg_errno(errp, errno, "vfio %s: VFIO_DEVICE_FEATURE 0x%x",
+                         d->name, flags);
+        return false;
+    }
+    if (out_len) {
+        memcpy(out, f->data, out_len);
+    }
+    return true;
+}
+
+static bool kernel_device_feature(VFIODevice *vbasedev, uint32_t flags,
+                                  void *data, size_t in_len, size_t out_len,
+                                  bool *not_supported, Error **errp)
+{
+    return kernel_feature(kdev(vbasedev), flags, data, in_len, data,
+                          out_len, not_supported, errp);
+}
+
+static bool kernel_mig_data_read(VFIODevice *vbasedev, int data_fd,
+                                 void *buf, size_t size, size_t *got,
+                                 Error **errp)
+{
+    VFIOKernelDevice *d = kdev(vbasedev);
+    ssize_t n;
+
+    if (data_fd < 0) {
+        error_setg(errp, "vfio %s: no migration data fd", d->name);
+        return false;
+    }
+    do {
+        n = vfio_ioctl_ops()->read(data_fd, buf, size);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) {
+        error_setg_errno(errp, errno, "vfio %s: reading migration data",
+                         d->name);
+        return false;
+    }
+    *got = n;
+    return true;
+}
+
+static bool kernel_mig_data_write(VFIODevice *vbasedev, int data_fd,
+                                  const void *buf, size_t size, Error **errp)
+{
+    VFIOKernelDevice *d = kdev(vbasedev);
+
+    if (data_fd < 0) {
+        error_setg(errp, "vfio %s: no migration data fd", d->name);
+        return false;
+    }
+    while (size) {
+        ssize_t n = vfio_ioctl_ops()->write(data_fd, buf, size);
+
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            error_setg_errno(errp, n < 0 ? errno : EIO, "vfio %s: writing "
+                             "migration data", d->name);
+            return false;
+        }
+        buf = (const uint8_t *)buf + n;
+        size -= MIN((size_t)n, size);
+    }
+    return true;
+}
+
+static bool kernel_dma_logging_start(VFIODevice *vbasedev,
+                                     uint64_t page_size,
+                                     const uint64_t (*ranges)[2], uint32_t n,
+                                     Error **errp)
+{
+    KernelDmaLoggingControl ctl = {
+        .page_size = page_size, .num_ranges = n,
+        .ranges = (uintptr_t)ranges,
+    };
+
+    return kernel_feature(kdev(vbasedev), VFIO_DEVICE_FEATURE_SET |
+                          VFIO_USER_FEATURE_DMA_LOGGING_START, &ctl,
+                          sizeof(ctl), NULL, 0, NULL, errp);
+}
+
+static bool kernel_dma_logging_stop(VFIODevice *vbasedev, Error **errp)
+{
+    return kernel_feature(kdev(vbasedev), VFIO_DEVICE_FEATURE_SET |
+                          VFIO_USER_FEATURE_DMA_LOGGING_STOP, NULL, 0, NULL,
+                          0, NULL, errp);
+}
+
+static bool kernel_dma_logging_report(VFIODevice *vbasedev, uint64_t iova,
+                                      uint64_t length, uint64_t page_size,
+                                      uint64_t *bitmap, Error **errp)
+{
+    KernelDmaLoggingReport rep = {
+        .iova = iova, .length = length, .page_size = page_size,
+        .bitmap = (uintptr_t)bitmap,
+    };
+
+    return kernel_feature(kdev(vbasedev), VFIO_DEVICE_FEATURE_GET |
+                          VFIO_USER_FEATURE_DMA_LOGGING_REPORT, &rep,
+                          sizeof(rep), NULL, 0, NULL, errp);
+}
+
 const VFIODeviceIOOps vfio_kernel_device_io_ops = {
     .get_device_info = kernel_get_device_info,
     .get_region_info = kernel_get_region_info,
@@ -715,6 +861,12 @@ const VFIODeviceIOOps vfio_kernel_device_io_ops = {
     .dma_map = kernel_dma_map,
     .dma_unmap = kernel_dma_unmap,
     .close = kernel_close,
+    .device_feature = kernel_device_feature,
+    .mig_data_read = kernel_mig_data_read,
+    .mig_data_write = kernel_mig_data_write,
+    .dma_logging_start = kernel_dma_logging_start,
+    .dma_logging_stop = kernel_dma_logging_stop,
+    .dma_logging_report = kernel_dma_logging_report,
 };
 
 bool vfio_kernel_device_attach(VFIODevice *vbasedev, const char *sysfsdev,

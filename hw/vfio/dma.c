@@ -15,11 +15,6 @@
 #include "dma.h"
 #include "trace.h"
 
-typedef struct VFIODmaMap {
-    uint64_t iova;
-    uint64_t size;
-} VFIODmaMap;
-
 static void vfio_dma_backend_failed(VFIODma *dma)
 {
     if (dma->backend_failed) {
@@ -67,6 +62,7 @@ static void vfio_dma_region_add(MemoryListener *listener,
         vfio_dma_backend_failed(dma);
         return;
     }
+    map.hva = ptr ? ptr + section->offset_within_region : NULL;
     g_array_append_val(dma->maps, map);
 }
 

@@ -14,6 +14,13 @@
 #include "system/memory.h"
 #include "hw/vfio/vfio-device.h"
 
+/* One mapped RAM section: where the device sees it, where we do. */
+typedef struct VFIODmaMap {
+    uint64_t iova;
+    uint64_t size;
+    uint8_t *hva;               /* NULL: RAM without a host pointer */
+} VFIODmaMap;
+
 typedef struct VFIODma {
     VFIODevice *vbasedev;
     void (*backend_failed)(void *opaque);

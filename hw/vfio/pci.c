@@ -20,6 +20,7 @@
 #include "hw/qdev-properties.h"
 #include "hw/pci/msi.h"
 #include "hw/pci/msix.h"
+#include "migration.h"
 #include "msix-reloc.h"
 #include "pci.h"
 #include "trace.h"
@@ -1002,23 +1003,55 @@ static void vfio_pci_teardown(VFIOPCIDevice *vdev)
     }
 }
 
+/*
+ * The device's internal state lives in the device (or its server): it
+ * moves if the device has a migration driver (hw/vfio/migration.c);
+ * otherwise, or with enable-migration=off, QEMU's blocker keeps the VM
+ * from moving without it.  enable-migration=on makes a device without
+ * one fail to realize, as in QEMU.
+ */
+static bool vfio_pci_migration_init(VFIOPCIDevice *vdev, Error **errp)
+{
+    g_autofree char *path = object_get_canonical_path(OBJECT(vdev));
+    g_autofree char *idstr = g_strdup_printf("%s/vfio", path);
+    Error *why = NULL;
+
+    if (vdev->enable_migration != ON_OFF_AUTO_OFF) {
+        vdev->migration = vfio_migration_new(&vdev->vbasedev, &vdev->dma,
+                                             idstr, &why);
+        if (vdev->migration) {
+            return true;
+        }
+        if (vdev->enable_migration == ON_OFF_AUTO_ON) {
+            error_setg(errp, "%s %s: enable-migration=on, but the device "
+                       "cannot migrate: %s",
+                       object_get_typename(OBJECT(vdev)),
+                       vdev->vbasedev.name, error_get_pretty(why));
+            error_free(why);
+            return false;
+        }
+    } else {
+        error_setg(&why, "enable-migration=off");
+    }
+    error_setg(&vdev->migration_blocker, "%s %s: VFIO device doesn't "
+               "support migration (%s)", object_get_typename(OBJECT(vdev)),
+               vdev->vbasedev.name, error_get_pretty(why));
+    error_free(why);
+    if (!migrate_add_blocker(vdev->migration_blocker, errp)) {
+        error_free(vdev->migration_blocker);
+        vdev->migration_blocker = NULL;
+        return false;
+    }
+    return true;
+}
+
 bool vfio_pci_realize_device(VFIOPCIDevice *vdev, Error **errp)
 {
     if (!vfio_pci_realize_common(vdev, errp)) {
         vfio_pci_teardown(vdev);
         return false;
     }
-    /*
-     * The device's internal state lives in the device (or its server);
-     * without a migration driver for it, moving the VM would lose it.
-     */
-    error_setg(&vdev->migration_blocker, "%s %s: VFIO device doesn't "
-               "support migration (Conduit does not migrate passed-through "
-               "device state yet)",
-               object_get_typename(OBJECT(vdev)), vdev->vbasedev.name);
-    if (!migrate_add_blocker(vdev->migration_blocker, errp)) {
-        error_free(vdev->migration_blocker);
-        vdev->migration_blocker = NULL;
+    if (!vfio_pci_migration_init(vdev, errp)) {
         vfio_pci_teardown(vdev);
         return false;
     }
@@ -1034,6 +1067,7 @@ static void vfio_pci_exit(PCIDevice *pdev)
         migrate_del_blocker(vdev->migration_blocker);
         g_clear_pointer(&vdev->migration_blocker, error_free);
     }
+    g_clear_pointer(&vdev->migration, vfio_migration_free);
     vfio_pci_teardown(vdev);
 }
 
@@ -1123,6 +1157,8 @@ static const Property vfio_pci_common_props[] = {
                                            "registers on a trapped page "
                                            "without an exit (coalesced "
                                            "MMIO); MSI-X stays exact"),
+    DEFINE_PROP_ON_OFF_AUTO("enable-migration", VFIOPCIDevice,
+                            enable_migration, ON_OFF_AUTO_AUTO),
     DEFINE_PROP_INT32("bootindex", VFIOPCIDevice, bootindex, -1,
                       .description = "boot order (accepted for "
                                      "compatibility)"),

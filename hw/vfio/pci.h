@@ -87,6 +87,8 @@ struct VFIOPCIDevice {
     bool broken_reported;
     struct QEMUBH *mmap_bh;     /* re-evaluates hidden mappings */
     Error *migration_blocker;   /* the device's state cannot move */
+    struct VFIOMigration *migration;    /* or it moves (migration.c) */
+    OnOffAuto enable_migration;
     bool realized;
 
     /* Properties of every driver */

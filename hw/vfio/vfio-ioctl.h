@@ -27,6 +27,9 @@ typedef struct VFIOIoctlOps {
     int (*ioctl)(int fd, unsigned long request, void *arg);
     ssize_t (*pread)(int fd, void *buf, size_t count, off_t offset);
     ssize_t (*pwrite)(int fd, const void *buf, size_t count, off_t offset);
+    /* read(2)/write(2) on a migration data fd (a stream). */
+    ssize_t (*read)(int fd, void *buf, size_t count);
+    ssize_t (*write)(int fd, const void *buf, size_t count);
     /* readlink(2) on sysfs, e.g. the device's iommu_group link. */
     ssize_t (*readlink)(const char *path, char *buf, size_t size);
     /* access(2) on sysfs: does the device exist at all? */

@@ -35,6 +35,12 @@ typedef struct SaveLiveOps {
     /* Bytes still to send; the downtime estimate uses it. */
     uint64_t (*pending)(void *opaque);
     /*
+     * Optional: bytes that can only go once the guest is stopped (a
+     * device's STOP_COPY data); counted in the downtime estimate, never
+     * iterated on.
+     */
+    uint64_t (*switchover_pending)(void *opaque);
+    /*
      * Appends up to about max bytes of chunks to out; returns false with
      * errp on failure.  Called repeatedly while the guest runs.
      */

@@ -271,4 +271,171 @@ bool vfio_user_irq_set_decode(const void *payload, size_t len, size_t nfds,
                               const struct vfio_irq_set **out, int *err_no,
                               Error **errp);
 
+/* ---- Device features and migration (VFIO_USER_DEVICE_FEATURE) ---- */
+
+/*
+ * The request and reply are struct vfio_device_feature: argsz (the
+ * largest reply payload the client takes), flags (feature index in the
+ * low 16 bits, GET / SET / PROBE) and the feature's data.  What the
+ * kernel uAPI passes by pointer (DMA-logging ranges, the dirty bitmap)
+ * travels inline; migration data travels in MIG_DATA_READ / WRITE
+ * instead of a data fd.  Bookworm's <linux/vfio.h> predates some of
+ * these, so they are spelled here.
+ */
+typedef struct VFIOUserDeviceFeature {
+    uint32_t argsz;
+    uint32_t flags;
+    uint8_t data[];
+} VFIOUserDeviceFeature;
+QEMU_BUILD_BUG_ON(sizeof(VFIOUserDeviceFeature) != 8);
+
+#ifndef VFIO_MIGRATION_PRE_COPY
+#define VFIO_MIGRATION_PRE_COPY                 (1 << 2)
+#endif
+#define VFIO_USER_FEATURE_MIGRATION             1
+#define VFIO_USER_FEATURE_MIG_DEVICE_STATE      2
+#define VFIO_USER_FEATURE_DMA_LOGGING_START     6
+#define VFIO_USER_FEATURE_DMA_LOGGING_STOP      7
+#define VFIO_USER_FEATURE_DMA_LOGGING_REPORT    8
+#define VFIO_USER_FEATURE_MIG_DATA_SIZE         9
+#define VFIO_USER_FEATURE_FLAGS_KNOWN \
+    (VFIO_DEVICE_FEATURE_MASK | VFIO_DEVICE_FEATURE_GET | \
+     VFIO_DEVICE_FEATURE_SET | VFIO_DEVICE_FEATURE_PROBE)
+
+/* enum vfio_device_mig_state, PRE_COPY included. */
+typedef enum VFIOMigState {
+    VFIO_MIG_STATE_ERROR = 0,
+    VFIO_MIG_STATE_STOP = 1,
+    VFIO_MIG_STATE_RUNNING = 2,
+    VFIO_MIG_STATE_STOP_COPY = 3,
+    VFIO_MIG_STATE_RESUMING = 4,
+    VFIO_MIG_STATE_RUNNING_P2P = 5,
+    VFIO_MIG_STATE_PRE_COPY = 6,
+    VFIO_MIG_STATE_PRE_COPY_P2P = 7,
+    VFIO_MIG_STATE_COUNT,
+} VFIOMigState;
+
+/* VFIO_DEVICE_FEATURE_MIGRATION data (GET reply). */
+typedef struct VFIOUserFeatureMigration {
+    uint64_t flags;             /* VFIO_MIGRATION_STOP_COPY, _PRE_COPY */
+} VFIOUserFeatureMigration;
+
+/* VFIO_DEVICE_FEATURE_MIG_DEVICE_STATE data (SET request, GET reply). */
+typedef struct VFIOUserFeatureMigState {
+    uint32_t device_state;
+    int32_t data_fd;            /* -1 in vfio-user */
+} VFIOUserFeatureMigState;
+QEMU_BUILD_BUG_ON(sizeof(VFIOUserFeatureMigState) != 8);
+
+/* VFIO_DEVICE_FEATURE_MIG_DATA_SIZE data (GET reply). */
+typedef struct VFIOUserFeatureMigDataSize {
+    uint64_t stop_copy_length;
+} VFIOUserFeatureMigDataSize;
+
+/* DMA_LOGGING_START data: this header, then num_ranges ranges. */
+typedef struct VFIOUserDmaLoggingControl {
+    uint64_t page_size;
+    uint32_t num_ranges;
+    uint32_t reserved;
+} VFIOUserDmaLoggingControl;
+QEMU_BUILD_BUG_ON(sizeof(VFIOUserDmaLoggingControl) != 16);
+
+typedef struct VFIOUserDmaLoggingRange {
+    uint64_t iova;
+    uint64_t length;
+} VFIOUserDmaLoggingRange;
+QEMU_BUILD_BUG_ON(sizeof(VFIOUserDmaLoggingRange) != 16);
+
+/* DMA_LOGGING_REPORT data (GET); the reply appends the u64 bitmap. */
+typedef struct VFIOUserDmaLoggingReport {
+    uint64_t iova;
+    uint64_t length;
+    uint64_t page_size;
+} VFIOUserDmaLoggingReport;
+QEMU_BUILD_BUG_ON(sizeof(VFIOUserDmaLoggingReport) != 24);
+
+/* Most ranges a client may ask to log; our own ceiling. */
+#define VFIO_USER_LIMIT_LOG_RANGES      1024
+
+/* VFIO_USER_MIG_DATA_READ request (no data) / reply, and WRITE request. */
+typedef struct VFIOUserMigData {
+    uint32_t argsz;
+    uint32_t size;
+    uint8_t data[];
+} VFIOUserMigData;
+QEMU_BUILD_BUG_ON(sizeof(VFIOUserMigData) != 8);
+
+const char *vfio_mig_state_name(uint32_t state);
+
+/*
+ * The v2 state machine: the next direct arc on the way from @cur to
+ * @target (shortest path, no saving state inside the path), as the
+ * kernel and the vfio-user spec define it.  @pre_copy: the device offers
+ * PRE_COPY.  VFIO_MIG_STATE_ERROR when @target cannot be reached from
+ * @cur (STOP_COPY -> PRE_COPY, unsupported or invalid states).  @cur ==
+ * @target returns @target.
+ */
+VFIOMigState vfio_mig_next_state(uint32_t cur, uint32_t target,
+                                 bool pre_copy);
+
+/*
+ * DEVICE_FEATURE request (server side): header present, argsz covers
+ * the header, only known flag bits, GET and SET not both unless probing,
+ * no fds.  *feature, *flags and the data that follows are returned.
+ */
+bool vfio_user_device_feature_decode(const void *payload, size_t len,
+                                     size_t nfds, uint32_t *feature,
+                                     uint32_t *flags, const uint8_t **data,
+                                     size_t *data_len, int *err_no,
+                                     Error **errp);
+/*
+ * DEVICE_FEATURE reply (client side): echoes the request's flags, its
+ * argsz matches its length and it carries exactly @want data bytes.
+ */
+bool vfio_user_device_feature_reply_check(const void *payload, size_t len,
+                                          uint32_t flags, size_t want,
+                                          Error **errp);
+/*
+ * DMA_LOGGING_START data: page_size a power of two (4 KiB .. 1 GiB),
+ * num_ranges at most VFIO_USER_LIMIT_LOG_RANGES and exactly present,
+ * every range non-empty, page aligned, not wrapping, none overlapping.
+ */
+bool vfio_user_dma_logging_start_decode(const uint8_t *data, size_t len,
+                                        VFIOUserDmaLoggingControl *ctl,
+                                        const VFIOUserDmaLoggingRange **ranges,
+                                        int *err_no, Error **errp);
+/*
+ * DMA_LOGGING_REPORT data: page_size a power of two >= 512, length a
+ * non-zero multiple of it, no wrap, and the bitmap (one bit per page,
+ * in u64 words) at most @max_bitmap bytes.  *bitmap_len gets its size.
+ */
+bool vfio_user_dma_logging_report_decode(const uint8_t *data, size_t len,
+                                         uint64_t max_bitmap,
+                                         VFIOUserDmaLoggingReport *rep,
+                                         size_t *bitmap_len, int *err_no,
+                                         Error **errp);
+/* Bytes of the report bitmap for @length at @page_size (u64 words). */
+static inline uint64_t vfio_user_dirty_bitmap_size(uint64_t length,
+                                                   uint64_t page_size)
+{
+    uint64_t pages = length / page_size;
+
+    return (pages + 63) / 64 * 8;
+}
+/*
+ * MIG_DATA_READ request (server): exactly 8 bytes, size in 1..max_xfer.
+ * MIG_DATA_WRITE request: 8 + size bytes, size in 1..max_xfer.
+ */
+bool vfio_user_mig_data_decode(const void *payload, size_t len,
+                               bool is_write, uint64_t max_xfer,
+                               size_t nfds, const VFIOUserMigData **out,
+                               int *err_no, Error **errp);
+/*
+ * MIG_DATA_READ reply (client): size at most @asked, argsz = 8 + size,
+ * and the payload at least argsz and at most 8 + @asked bytes (padding
+ * after the data, as libvfio-user sends it, is ignored).
+ */
+bool vfio_user_mig_data_read_reply_check(const void *payload, size_t len,
+                                         uint32_t asked, Error **errp);
+
 #endif

@@ -103,7 +103,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     buf = g_malloc(len ? len : 1);
     memcpy(buf, data + 2, len);
 
-    switch (which % 12) {
+    switch (which % 16) {
     case 0: {
         VFIOUserHdr hdr;
 
@@ -211,6 +211,49 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                          address, count, NULL);
         }
         break;
+    case 12: {
+        uint32_t feature, flags;
+        const uint8_t *fdata;
+        size_t flen;
+
+        if (vfio_user_device_feature_decode(buf, len, nfds, &feature, &flags,
+                                            &fdata, &flen, &err_no, NULL)) {
+            touch(fdata, flen);
+            vfio_user_device_feature_reply_check(buf, len, flags, flen,
+                                                 NULL);
+        }
+        break;
+    }
+    case 13: {
+        VFIOUserDmaLoggingControl ctl;
+        const VFIOUserDmaLoggingRange *r;
+
+        if (vfio_user_dma_logging_start_decode(buf, len, &ctl, &r, &err_no,
+                                               NULL)) {
+            touch(r, (size_t)ctl.num_ranges * sizeof(*r));
+        }
+        break;
+    }
+    case 14: {
+        VFIOUserDmaLoggingReport rep;
+        size_t bm;
+
+        vfio_user_dma_logging_report_decode(buf, len, 65536, &rep, &bm,
+                                            &err_no, NULL);
+        break;
+    }
+    case 15: {
+        const VFIOUserMigData *m;
+
+        if (vfio_user_mig_data_decode(buf, len, which & 0x10, 65536, nfds,
+                                      &m, &err_no, NULL)) {
+            touch(m->data, (which & 0x10) ? m->size : 0);
+        }
+        vfio_user_mig_data_read_reply_check(buf, len, 65536, NULL);
+        vfio_mig_next_state(len ? buf[0] : 0, len > 1 ? buf[1] : 0,
+                            which & 0x20);
+        break;
+    }
     }
     return 0;
 }

@@ -122,6 +122,18 @@ def codec():
     write(t, "region-reply", bytes([10, 0]) +
           struct.pack("<IIQ", 0, 4, 0x10) +
           struct.pack("<QII", 0x10, 0, 4) + b"\1\2\3\4")
+    write(t, "feature-mig-state", bytes([12, 0]) +
+          struct.pack("<IIII", 16, (1 << 17) | 2, 3, 0xffffffff))
+    write(t, "feature-migration-get", bytes([12, 0]) +
+          struct.pack("<II", 16, (1 << 16) | 1))
+    write(t, "dma-logging-start", bytes([13, 0]) +
+          struct.pack("<QII", 4096, 2, 0) +
+          struct.pack("<QQQQ", 0, 0x100000, 0x100000000, 0x200000))
+    write(t, "dma-logging-report", bytes([14, 0]) +
+          struct.pack("<QQQ", 0x1000, 0x40000, 4096))
+    write(t, "mig-data-read", bytes([15, 0]) + struct.pack("<II", 4104, 4096))
+    write(t, "mig-data-write", bytes([15 | 0x10, 0]) +
+          struct.pack("<II", 8, 4) + b"NVMM")
     write(t, "dma-reply", bytes([11, 0]) + struct.pack("<QQ", 0x1000, 4) +
           struct.pack("<QQ", 0x1000, 4) + b"wxyz")
     # Regression: count 2^64 - 16 made the expected length wrap to 0.

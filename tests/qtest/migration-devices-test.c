@@ -256,9 +256,10 @@ static void test_device_mismatch(void)
 }
 
 /*
- * A passed-through device whose state Conduit cannot move blocks
- * migration with QEMU's error, and the VM runs on; unplugging it lifts
- * the blocker.
+ * A passed-through device without a migration driver (the server run
+ * with --no-migration) blocks migration with QEMU's error, and the VM
+ * runs on; unplugging it lifts the blocker.  enable-migration=off blocks
+ * a device that could migrate.
  */
 static void test_vfio_user_blocker(void)
 {
@@ -268,7 +269,7 @@ static void test_vfio_user_blocker(void)
     g_autoptr(JsonObject) r = NULL;
     g_autoptr(JsonObject) st = NULL;
 
-    qnvme_server_start(&srv, NULL);
+    qnvme_server_start(&srv, "--no-migration");
     s = qtest_initf("-M pc -m 64M -device vfio-user-pci,id=nvme0,addr=04.0,"
                     "socket=%s", srv.sock);
     r = qtest_qmp(s, "{'execute': 'migrate', 'arguments': "
@@ -298,6 +299,30 @@ static void test_vfio_user_blocker(void)
             "{'execute': 'migrate', 'arguments': {'uri': 'file:%s'}}", file);
     }
     wait_done(s);
+    qtest_quit(s);
+    qnvme_server_stop(&srv);
+
+    qnvme_server_start(&srv, NULL);
+    s = qtest_initf("-M pc -m 64M -device vfio-user-pci,id=nvme0,addr=04.0,"
+                    "socket=%s,enable-migration=off", srv.sock);
+    g_clear_pointer(&r, json_object_unref);
+    r = qtest_qmp(s, "{'execute': 'migrate', 'arguments': "
+                  "{'uri': 'file:%s'}}", file);
+    g_assert_nonnull(strstr(qtest_qmp_error_desc(r),
+                            "VFIO device doesn't support migration "
+                            "(enable-migration=off)"));
+    qtest_quit(s);
+    qnvme_server_stop(&srv);
+
+    /* enable-migration=on and a device without a driver: no realize. */
+    qnvme_server_start(&srv, "--no-migration");
+    s = qtest_initf("-M pc -m 64M");
+    g_clear_pointer(&r, json_object_unref);
+    r = qtest_qmp(s, "{'execute': 'device_add', 'arguments': {'driver': "
+                  "'vfio-user-pci', 'id': 'nvme1', 'socket': '%s', "
+                  "'enable-migration': 'on'}}", srv.sock);
+    g_assert_nonnull(strstr(qtest_qmp_error_desc(r),
+                            "enable-migration=on"));
     qtest_quit(s);
     qnvme_server_stop(&srv);
 }

@@ -1297,6 +1297,117 @@ static void test_mapped_regs_fresh_bar(Dev *d, gconstpointer data)
                    dev_teardown);                                           \
     } while (0)
 
+
+/* ---- Migration: pause, save, load elsewhere, resume ---- */
+
+/*
+ * A controller with I/O queues, data in its namespace, a held AER and a
+ * command the guest submitted while it was paused moves to a second
+ * controller over fresh guest memory (a copy, as RAM migration makes):
+ * the AER stays held, the pending command runs there after resume and
+ * completes in the right CQ slot with an interrupt, the data reads back.
+ * Every truncation of the state, stray bytes and another geometry are
+ * refused without touching the destination.
+ */
+static void test_ctrl_migrate(Dev *d, gconstpointer data)
+{
+    g_autoptr(GByteArray) st = g_byte_array_new();
+    Dev d2 = { 0 };
+    NvmeCmd cmd, aer = { .opcode = NVME_ADM_ASYNC_EVENT };
+    NvmeCqe cqe;
+    Error *err = NULL;
+    uint32_t csts;
+
+    dev_enable(d);
+    g_assert_cmphex(dev_create_io_queues(d, 8), ==, NVME_SUCCESS);
+    fill_guest(d, DATA_OFF, 4096, 5);
+    cmd = (NvmeCmd) { .opcode = NVME_CMD_WRITE, .nsid = htole32(1),
+                      .prp1 = htole64(GUEST_BASE + DATA_OFF),
+                      .cdw10 = htole32(16), .cdw12 = htole32(7) };
+    g_assert_cmphex(dev_io(d, &cmd), ==, NVME_SUCCESS);
+    /* An AER: held, no completion. */
+    aer.cid = htole16(0x4242);
+    memcpy(d->g.mem + ASQ_OFF + d->asq_tail * NVME_SQES, &aer, sizeof(aer));
+    d->asq_tail = nvme_q_next(d->asq_tail, ADMIN_QSIZE);
+    dev_ring(d, 0, d->asq_tail);
+    g_assert_cmpuint(d->n.aers_held, ==, 1);
+
+    nvme_ctrl_pause(&d->n);
+    /* Submitted while paused: stored, not run. */
+    memset(d->g.mem + DATA_OFF + 0x10000, 0, 4096);
+    cmd = (NvmeCmd) { .opcode = NVME_CMD_READ, .nsid = htole32(1),
+                      .prp1 = htole64(GUEST_BASE + DATA_OFF + 0x10000),
+                      .cdw10 = htole32(16), .cdw12 = htole32(7),
+                      .cid = htole16(9) };
+    memcpy(d->g.mem + IOSQ_OFF + d->iosq_tail * NVME_SQES, &cmd,
+           sizeof(cmd));
+    d->iosq_tail = nvme_q_next(d->iosq_tail, d->io_qsize);
+    stl_le_p(d->bar + NVME_DB_BASE + 4 * 2, d->iosq_tail);
+    g_assert_false(nvme_ctrl_poll(&d->n));
+    g_assert_false(dev_cqe(d, IOCQ_OFF, &d->iocq_head, &d->iocq_phase,
+                           d->io_qsize, &cqe));
+    nvme_ctrl_save(&d->n, st);
+
+    dev_setup(&d2, data);
+    memcpy(d2.g.mem, d->g.mem, GUEST_SIZE);
+    nvme_ctrl_pause(&d2.n);
+    csts = nvme_ctrl_reg_read(&d2.n, NVME_REG_CSTS, 4);
+    for (size_t len = 0; len < st->len; len += 1 + len / 16) {
+        g_assert_false(nvme_ctrl_load(&d2.n, st->data, len, &err));
+        error_free_or_abort(&err);
+    }
+    g_byte_array_append(st, (const guint8 *)"x", 1);
+    g_assert_false(nvme_ctrl_load(&d2.n, st->data, st->len, &err));
+    error_free_or_abort(&err);
+    g_byte_array_set_size(st, st->len - 1);
+    g_assert_cmphex(ldl_le_p(d2.bar + NVME_REG_CSTS), ==, csts);
+    g_assert_cmpuint(d2.n.qid_bound, ==, 0);
+
+    g_assert_true(nvme_ctrl_load(&d2.n, st->data, st->len, &error_abort));
+    nvme_ctrl_resume(&d2.n);
+    g_assert_cmpuint(d2.n.aers_held, ==, 1);
+    g_assert_cmphex(ldl_le_p(d2.bar + NVME_REG_CSTS), ==, NVME_CSTS_RDY);
+    /* The paused submission runs on the destination now. */
+    while (nvme_ctrl_poll(&d2.n)) {
+        continue;
+    }
+    d2.polled = d->polled;
+    d2.io_qsize = d->io_qsize;
+    d2.iosq_tail = d->iosq_tail;
+    d2.iocq_head = d->iocq_head;
+    d2.iocq_phase = d->iocq_phase;
+    d2.asq_tail = d->asq_tail;
+    d2.acq_head = d->acq_head;
+    d2.acq_phase = d->acq_phase;
+    g_assert_true(dev_io_reap(&d2, &cqe));
+    g_assert_cmpuint(le16toh(cqe.cid), ==, 9);
+    g_assert_cmphex(le16toh(cqe.status) >> 1, ==, NVME_SUCCESS);
+    g_assert_cmpuint(d2.irqs[1], >=, 1);
+    g_assert_true(!memcmp(d2.g.mem + DATA_OFF + 0x10000,
+                          d->g.mem + DATA_OFF, 4096));
+    /* The source did not run it. */
+    g_assert_false(dev_cqe(d, IOCQ_OFF, &d->iocq_head, &d->iocq_phase,
+                           d->io_qsize, &cqe));
+    /* And the queues go on: another command. */
+    cmd.cid = 0;
+    g_assert_cmphex(dev_io(&d2, &cmd), ==, NVME_SUCCESS);
+    dev_teardown(&d2, data);
+
+    /* Another geometry (4 KiB blocks) refuses the state. */
+    memset(&d2, 0, sizeof(d2));
+    d2.g.mem = g_malloc0(GUEST_SIZE);
+    nvme_options_init(&d2.opts);
+    d2.opts.backend = NVME_BACKEND_RAM;
+    d2.opts.size = 1024 * 1024;
+    d2.be = nvme_backend_new(&d2.opts, &error_abort);
+    dev_init_ctrl(&d2, 4096);
+    g_assert_false(nvme_ctrl_load(&d2.n, st->data, st->len, &err));
+    g_assert_nonnull(strstr(error_get_pretty(err), "geometry"));
+    error_free(err);
+    dev_teardown(&d2, data);
+    nvme_ctrl_resume(&d->n);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1328,6 +1439,10 @@ int main(int argc, char **argv)
                     test_options_missing_value);
     g_test_add("/nvme/ctrl/registers", Dev, NULL, dev_setup,
                test_ctrl_registers, dev_teardown);
+    g_test_add("/nvme/ctrl/migrate-trapped", Dev, NULL, dev_setup,
+               test_ctrl_migrate, dev_teardown);
+    g_test_add("/nvme/ctrl/migrate-polled", Dev, "polled", dev_setup,
+               test_ctrl_migrate, dev_teardown);
     g_test_add("/nvme/ctrl/enable-bad-config-sets-cfs", Dev, NULL, dev_setup,
                test_ctrl_enable_bad_config, dev_teardown);
     g_test_add("/nvme/ctrl/shutdown-completes", Dev, NULL, dev_setup,

@@ -18,6 +18,7 @@
 #include "hw/vfio/vfio-ioctl.h"
 #include "hw/vfio/vfio-kernel.h"
 #include "qemu/vfio-region-info.h"
+#include "vfio-user/protocol.h"
 
 #define FD_CONTAINER_BASE 100
 #define FD_GROUP_BASE 200
@@ -98,7 +99,17 @@ typedef struct FakeKernel {
     int group_container[16];    /* container fd of group fd (200 + i) */
     GArray *log;                /* FakeIoctl */
     uint64_t last_pread_off;
+    /* Migration (v2 uAPI), as a driver with STOP_COPY would answer. */
+    uint64_t mig_flags;         /* 0: VFIO_DEVICE_FEATURE_MIGRATION ENOTTY */
+    uint32_t mig_state;
+    const uint8_t *mig_data;    /* what STOP_COPY reads produce */
+    size_t mig_data_len, mig_data_pos;
+    GByteArray *mig_written;    /* what RESUMING got */
+    uint64_t log_page_size, log_ranges[2][2];
+    uint32_t log_nranges;
 } FakeKernel;
+
+#define FD_MIG_DATA 77
 
 static FakeKernel fk;
 
@@ -134,6 +145,108 @@ static void fake_reset(void)
     fk.next_device = FD_DEVICE_BASE;
     fk.log = g_array_new(false, true, sizeof(FakeIoctl));
     fk.irq_type = -1;
+    fk.mig_state = VFIO_MIG_STATE_RUNNING;
+}
+
+/* VFIO_DEVICE_FEATURE as vfio-pci with a v2 migration driver does it. */
+static int fake_feature(struct vfio_device_feature *f)
+{
+    uint32_t feature = f->flags & VFIO_DEVICE_FEATURE_MASK;
+    bool set = f->flags & VFIO_DEVICE_FEATURE_SET;
+
+    if (!fk.mig_flags) {
+        errno = ENOTTY;
+        return -1;
+    }
+    switch (feature) {
+    case VFIO_USER_FEATURE_MIGRATION:
+        g_assert_cmpuint(f->argsz, >=, sizeof(*f) + 8);
+        memcpy(f->data, &fk.mig_flags, 8);
+        return 0;
+    case VFIO_USER_FEATURE_MIG_DEVICE_STATE: {
+        VFIOUserFeatureMigState st;
+
+        g_assert_cmpuint(f->argsz, >=, sizeof(*f) + sizeof(st));
+        memcpy(&st, f->data, sizeof(st));
+        if (!set) {
+            st.device_state = fk.mig_state;
+            st.data_fd = -1;
+        } else {
+            /* The kernel walks combined arcs itself. */
+            if (vfio_mig_next_state(fk.mig_state, st.device_state, false) ==
+                VFIO_MIG_STATE_ERROR) {
+                errno = EINVAL;
+                return -1;
+            }
+            fk.mig_state = st.device_state;
+            st.data_fd = (st.device_state == VFIO_MIG_STATE_STOP_COPY ||
+                          st.device_state == VFIO_MIG_STATE_RESUMING) ?
+                         FD_MIG_DATA : -1;
+            fk.mig_data_pos = 0;
+        }
+        memcpy(f->data, &st, sizeof(st));
+        return 0;
+    }
+    case VFIO_USER_FEATURE_MIG_DATA_SIZE: {
+        uint64_t len = fk.mig_data_len;
+
+        memcpy(f->data, &len, 8);
+        return 0;
+    }
+    case VFIO_USER_FEATURE_DMA_LOGGING_START: {
+        uint64_t ctl[3];
+
+        memcpy(ctl, f->data, sizeof(ctl));
+        fk.log_page_size = ctl[0];
+        fk.log_nranges = (uint32_t)ctl[1];
+        g_assert_cmpuint(fk.log_nranges, <=, 2);
+        memcpy(fk.log_ranges, (void *)(uintptr_t)ctl[2],
+               fk.log_nranges * 16);
+        return 0;
+    }
+    case VFIO_USER_FEATURE_DMA_LOGGING_STOP:
+        fk.log_page_size = 0;
+        return 0;
+    case VFIO_USER_FEATURE_DMA_LOGGING_REPORT: {
+        uint64_t rep[4];
+
+        memcpy(rep, f->data, sizeof(rep));
+        if (!fk.log_page_size) {
+            errno = EINVAL;
+            return -1;
+        }
+        /* Pages 1 and 3 of the range were written. */
+        ((uint64_t *)(uintptr_t)rep[3])[0] = 0xa;
+        return 0;
+    }
+    }
+    errno = ENOTTY;
+    return -1;
+}
+
+static ssize_t fake_read(int fd, void *buf, size_t count)
+{
+    size_t n;
+
+    g_assert_cmpint(fd, ==, FD_MIG_DATA);
+    g_assert_cmpuint(fk.mig_state, ==, VFIO_MIG_STATE_STOP_COPY);
+    /* Short reads, as a stream gives them. */
+    n = MIN(MIN(count, 3), fk.mig_data_len - fk.mig_data_pos);
+    memcpy(buf, fk.mig_data + fk.mig_data_pos, n);
+    fk.mig_data_pos += n;
+    return n;
+}
+
+static ssize_t fake_write(int fd, const void *buf, size_t count)
+{
+    g_assert_cmpint(fd, ==, FD_MIG_DATA);
+    if (fk.mig_state != VFIO_MIG_STATE_RESUMING) {
+        errno = EINVAL;
+        return -1;
+    }
+    count = MIN(count, 5);
+    g_byte_array_append(fk.mig_written, buf, count);
+    return count;
 }
 
 /*
@@ -396,6 +509,8 @@ static int fake_ioctl(int fd, unsigned long request, void *arg)
         return fake_set_irqs(arg);
     case VFIO_DEVICE_RESET:
         return 0;
+    case VFIO_DEVICE_FEATURE:
+        return fake_feature(arg);
     case VFIO_IOMMU_MAP_DMA:
         if (fk.map_errno) {
             errno = fk.map_errno;
@@ -440,6 +555,8 @@ static const VFIOIoctlOps fake_ops = {
     .ioctl = fake_ioctl,
     .pread = fake_pread,
     .pwrite = fake_pwrite,
+    .read = fake_read,
+    .write = fake_write,
     .readlink = fake_readlink,
     .access = fake_access,
     .getrlimit = fake_getrlimit,
@@ -588,6 +705,108 @@ static void test_attach_ok(void)
     g_assert_null(dev.backend);
     g_assert_cmpint(fk.open_fds, ==, 0);
     g_assert_cmpuint(count_ioctls(VFIO_GROUP_UNSET_CONTAINER), ==, 1);
+}
+
+/*
+ * The v2 migration uAPI through the backend ops hw/vfio/migration.c
+ * uses: the feature probe, state changes that hand out the data fd,
+ * STOP_COPY data read to its end in short reads, RESUMING data written
+ * in short writes, and DMA logging with ranges and bitmap by pointer.
+ */
+static void test_migration_v2(void)
+{
+    static const uint8_t state[] = "device state of seventeen+ bytes";
+    const VFIODeviceIOOps *ops = &vfio_kernel_device_io_ops;
+    VFIOUserFeatureMigState st = { .device_state = VFIO_MIG_STATE_STOP,
+                                   .data_fd = -1 };
+    uint64_t flags = 0, ranges[2][2] = { { 0, 0x100000 },
+                                         { 0x100000000ull, 0x200000 } };
+    uint64_t bitmap[1] = { 0 };
+    uint8_t buf[64];
+    size_t got, total = 0;
+    bool nosup = false;
+    VFIODevice dev;
+    Error *err = NULL;
+
+    fake_reset();
+    attach_ok(&dev, NVME "/");
+    /* Without a driver: ENOTTY, which is "not supported", not broken. */
+    g_assert_false(ops->device_feature(&dev, VFIO_DEVICE_FEATURE_GET |
+                                       VFIO_USER_FEATURE_MIGRATION, &flags,
+                                       0, 8, &nosup, &err));
+    g_assert_true(nosup);
+    error_free(err);
+    err = NULL;
+
+    fk.mig_flags = VFIO_MIGRATION_STOP_COPY;
+    fk.mig_data = state;
+    fk.mig_data_len = sizeof(state);
+    fk.mig_written = g_byte_array_new();
+    g_assert_true(ops->device_feature(&dev, VFIO_DEVICE_FEATURE_GET |
+                                      VFIO_USER_FEATURE_MIGRATION, &flags,
+                                      0, 8, &nosup, &error_abort));
+    g_assert_cmphex(flags, ==, VFIO_MIGRATION_STOP_COPY);
+
+    g_assert_true(ops->dma_logging_start(&dev, 4096, ranges, 2,
+                                         &error_abort));
+    g_assert_cmpuint(fk.log_nranges, ==, 2);
+    g_assert_cmphex(fk.log_ranges[1][0], ==, 0x100000000ull);
+    g_assert_cmphex(fk.log_ranges[1][1], ==, 0x200000);
+    g_assert_true(ops->dma_logging_report(&dev, 0, 0x40000, 4096, bitmap,
+                                          &error_abort));
+    g_assert_cmphex(bitmap[0], ==, 0xa);
+    g_assert_true(ops->dma_logging_stop(&dev, &error_abort));
+    g_assert_cmpuint(fk.log_page_size, ==, 0);
+
+    g_assert_true(ops->device_feature(&dev, VFIO_DEVICE_FEATURE_SET |
+                                      VFIO_USER_FEATURE_MIG_DEVICE_STATE,
+                                      &st, sizeof(st), sizeof(st), NULL,
+                                      &error_abort));
+    g_assert_cmpint(st.data_fd, ==, -1);
+    st.device_state = VFIO_MIG_STATE_STOP_COPY;
+    g_assert_true(ops->device_feature(&dev, VFIO_DEVICE_FEATURE_SET |
+                                      VFIO_USER_FEATURE_MIG_DEVICE_STATE,
+                                      &st, sizeof(st), sizeof(st), NULL,
+                                      &error_abort));
+    g_assert_cmpint(st.data_fd, ==, FD_MIG_DATA);
+    do {
+        g_assert_true(ops->mig_data_read(&dev, st.data_fd, buf + total,
+                                         sizeof(buf) - total, &got,
+                                         &error_abort));
+        total += got;
+    } while (got);
+    g_assert_cmpuint(total, ==, sizeof(state));
+    g_assert_true(!memcmp(buf, state, sizeof(state)));
+
+    /* STOP_COPY -> RESUMING goes through STOP in the kernel. */
+    st.device_state = VFIO_MIG_STATE_RESUMING;
+    g_assert_true(ops->device_feature(&dev, VFIO_DEVICE_FEATURE_SET |
+                                      VFIO_USER_FEATURE_MIG_DEVICE_STATE,
+                                      &st, sizeof(st), sizeof(st), NULL,
+                                      &error_abort));
+    g_assert_true(ops->mig_data_write(&dev, st.data_fd, state,
+                                      sizeof(state), &error_abort));
+    g_assert_cmpuint(fk.mig_written->len, ==, sizeof(state));
+    g_assert_true(!memcmp(fk.mig_written->data, state, sizeof(state)));
+    /* Data outside RESUMING is refused with the kernel's errno. */
+    st.device_state = VFIO_MIG_STATE_RUNNING;
+    g_assert_true(ops->device_feature(&dev, VFIO_DEVICE_FEATURE_SET |
+                                      VFIO_USER_FEATURE_MIG_DEVICE_STATE,
+                                      &st, sizeof(st), sizeof(st), NULL,
+                                      &error_abort));
+    g_assert_false(ops->mig_data_write(&dev, FD_MIG_DATA, state, 4, &err));
+    g_assert_nonnull(strstr(error_get_pretty(err), "writing migration"));
+    error_free(err);
+    err = NULL;
+    /* PRE_COPY is not offered: refused. */
+    st.device_state = VFIO_MIG_STATE_PRE_COPY;
+    g_assert_false(ops->device_feature(&dev, VFIO_DEVICE_FEATURE_SET |
+                                       VFIO_USER_FEATURE_MIG_DEVICE_STATE,
+                                       &st, sizeof(st), sizeof(st), NULL,
+                                       &err));
+    error_free(err);
+    g_byte_array_unref(fk.mig_written);
+    dev_close(&dev);
 }
 
 static void test_attach_type1_fallback(void)
@@ -1408,6 +1627,7 @@ int main(int argc, char **argv)
                     test_irqs_noresize);
     g_test_add_func("/vfio-kernel/irq/intx-suspended-under-msix",
                     test_intx_suspended_under_msix);
+    g_test_add_func("/vfio-kernel/migration/v2-uapi", test_migration_v2);
     g_test_add_func("/vfio-kernel/irq/intx-unmask-and-reset",
                     test_intx_unmask_and_reset);
     return g_test_run();

@@ -519,6 +519,297 @@ static void test_irq_set(void)
     }
 }
 
+
+/* ---- migration ---- */
+
+static void test_mig_fsm(void)
+{
+    enum { S = VFIO_MIG_STATE_STOP, R = VFIO_MIG_STATE_RUNNING,
+           C = VFIO_MIG_STATE_STOP_COPY, L = VFIO_MIG_STATE_RESUMING,
+           P = VFIO_MIG_STATE_PRE_COPY, E = VFIO_MIG_STATE_ERROR };
+    /* Direct arcs of the spec. */
+    g_assert_cmpint(vfio_mig_next_state(R, S, false), ==, S);
+    g_assert_cmpint(vfio_mig_next_state(S, C, false), ==, C);
+    g_assert_cmpint(vfio_mig_next_state(C, S, false), ==, S);
+    g_assert_cmpint(vfio_mig_next_state(S, L, false), ==, L);
+    g_assert_cmpint(vfio_mig_next_state(L, S, false), ==, S);
+    g_assert_cmpint(vfio_mig_next_state(S, R, false), ==, R);
+    g_assert_cmpint(vfio_mig_next_state(R, P, true), ==, P);
+    g_assert_cmpint(vfio_mig_next_state(P, C, true), ==, C);
+    g_assert_cmpint(vfio_mig_next_state(P, R, true), ==, R);
+    /* Combined: through STOP, never through a saving state. */
+    g_assert_cmpint(vfio_mig_next_state(R, C, false), ==, S);
+    g_assert_cmpint(vfio_mig_next_state(R, L, false), ==, S);
+    g_assert_cmpint(vfio_mig_next_state(C, R, false), ==, S);
+    g_assert_cmpint(vfio_mig_next_state(L, R, false), ==, S);
+    g_assert_cmpint(vfio_mig_next_state(P, S, true), ==, R);
+    g_assert_cmpint(vfio_mig_next_state(S, P, true), ==, R);
+    /* Refused: STOP_COPY -> PRE_COPY, PRE_COPY not offered, P2P, junk. */
+    g_assert_cmpint(vfio_mig_next_state(C, P, true), ==, E);
+    g_assert_cmpint(vfio_mig_next_state(R, P, false), ==, E);
+    g_assert_cmpint(vfio_mig_next_state(R, VFIO_MIG_STATE_RUNNING_P2P,
+                                        true), ==, E);
+    g_assert_cmpint(vfio_mig_next_state(E, R, true), ==, E);
+    g_assert_cmpint(vfio_mig_next_state(R, 99, true), ==, E);
+    g_assert_cmpint(vfio_mig_next_state(UINT32_MAX, R, true), ==, E);
+    g_assert_cmpint(vfio_mig_next_state(L, L, false), ==, L);
+    /* Every path from every state ends where it was asked to go. */
+    for (uint32_t from = S; from <= L; from++) {
+        for (uint32_t to = S; to <= L; to++) {
+            uint32_t cur = from;
+
+            for (int steps = 0; cur != to; steps++) {
+                g_assert_cmpint(steps, <, 3);
+                cur = vfio_mig_next_state(cur, to, false);
+                g_assert_cmpint(cur, !=, E);
+                if (cur != to) {
+                    g_assert_true(cur != C && cur != P);
+                }
+            }
+        }
+    }
+    g_assert_cmpstr(vfio_mig_state_name(C), ==, "STOP_COPY");
+    g_assert_cmpstr(vfio_mig_state_name(1000), ==, "INVALID");
+}
+
+static void test_device_feature(void)
+{
+    uint8_t buf[8 + 8] = { 0 };
+    VFIOUserDeviceFeature *f = (VFIOUserDeviceFeature *)buf;
+    uint32_t feature, flags;
+    const uint8_t *data;
+    size_t dlen;
+    Error *err = NULL;
+    int e = 0;
+
+    f->argsz = 16;
+    f->flags = VFIO_DEVICE_FEATURE_SET | VFIO_USER_FEATURE_MIG_DEVICE_STATE;
+    g_assert_true(vfio_user_device_feature_decode(buf, 16, 0, &feature,
+                                                  &flags, &data, &dlen, &e,
+                                                  &error_abort));
+    g_assert_cmpuint(feature, ==, VFIO_USER_FEATURE_MIG_DEVICE_STATE);
+    g_assert_cmpuint(dlen, ==, 8);
+    g_assert_true(data == buf + 8);
+    /* Too short, fds, bad argsz, unknown flags, GET|SET, no operation. */
+    g_assert_false(vfio_user_device_feature_decode(buf, 7, 0, &feature,
+                                                   &flags, &data, &dlen, &e,
+                                                   &err));
+    error_free_or_abort(&err);
+    g_assert_false(vfio_user_device_feature_decode(buf, 16, 1, &feature,
+                                                   &flags, &data, &dlen, &e,
+                                                   &err));
+    error_free_or_abort(&err);
+    f->argsz = 4;
+    g_assert_false(vfio_user_device_feature_decode(buf, 16, 0, &feature,
+                                                   &flags, &data, &dlen, &e,
+                                                   &err));
+    error_free_or_abort(&err);
+    f->argsz = 16;
+    f->flags |= 1u << 20;
+    g_assert_false(vfio_user_device_feature_decode(buf, 16, 0, &feature,
+                                                   &flags, &data, &dlen, &e,
+                                                   &err));
+    g_assert_cmpint(e, ==, EINVAL);
+    error_free_or_abort(&err);
+    f->flags = VFIO_DEVICE_FEATURE_SET | VFIO_DEVICE_FEATURE_GET | 2;
+    g_assert_false(vfio_user_device_feature_decode(buf, 16, 0, &feature,
+                                                   &flags, &data, &dlen, &e,
+                                                   &err));
+    error_free_or_abort(&err);
+    f->flags = 2;
+    g_assert_false(vfio_user_device_feature_decode(buf, 16, 0, &feature,
+                                                   &flags, &data, &dlen, &e,
+                                                   &err));
+    error_free_or_abort(&err);
+    /* Probing GET|SET together is allowed. */
+    f->flags = VFIO_DEVICE_FEATURE_PROBE | VFIO_DEVICE_FEATURE_SET |
+               VFIO_DEVICE_FEATURE_GET | 2;
+    g_assert_true(vfio_user_device_feature_decode(buf, 8, 0, &feature,
+                                                  &flags, &data, &dlen, &e,
+                                                  &error_abort));
+
+    /* Replies: flags echoed, argsz = length, exact data size. */
+    f->flags = VFIO_DEVICE_FEATURE_GET | 1;
+    g_assert_true(vfio_user_device_feature_reply_check(buf, 16, f->flags, 8,
+                                                       &error_abort));
+    g_assert_false(vfio_user_device_feature_reply_check(buf, 16, f->flags,
+                                                        4, &err));
+    error_free_or_abort(&err);
+    g_assert_false(vfio_user_device_feature_reply_check(buf, 16, 2, 8,
+                                                        &err));
+    error_free_or_abort(&err);
+    f->argsz = 1000;
+    g_assert_false(vfio_user_device_feature_reply_check(buf, 16, f->flags,
+                                                        8, &err));
+    error_free_or_abort(&err);
+    g_assert_false(vfio_user_device_feature_reply_check(buf, 3, 0, 0, &err));
+    error_free_or_abort(&err);
+}
+
+static void test_dma_logging(void)
+{
+    uint8_t buf[16 + 2 * 16] = { 0 };
+    VFIOUserDmaLoggingControl ctl = { .page_size = 4096, .num_ranges = 2 };
+    VFIOUserDmaLoggingRange r[2] = {
+        { 0, 0x100000 }, { 0x100000000ull, 0x2000 },
+    };
+    const VFIOUserDmaLoggingRange *out;
+    VFIOUserDmaLoggingReport rep = { 0x1000, 0x40000, 4096 };
+    VFIOUserDmaLoggingControl got;
+    size_t bm;
+    Error *err = NULL;
+    int e = 0;
+
+    memcpy(buf, &ctl, sizeof(ctl));
+    memcpy(buf + 16, r, sizeof(r));
+    g_assert_true(vfio_user_dma_logging_start_decode(buf, sizeof(buf), &got,
+                                                     &out, &e,
+                                                     &error_abort));
+    g_assert_cmpuint(got.num_ranges, ==, 2);
+    /* Count and length disagree. */
+    g_assert_false(vfio_user_dma_logging_start_decode(buf, sizeof(buf) - 16,
+                                                      &got, &out, &e, &err));
+    error_free_or_abort(&err);
+    /* A page size that is no power of two, or too small. */
+    ctl.page_size = 4097;
+    memcpy(buf, &ctl, sizeof(ctl));
+    g_assert_false(vfio_user_dma_logging_start_decode(buf, sizeof(buf), &got,
+                                                      &out, &e, &err));
+    error_free_or_abort(&err);
+    ctl.page_size = 512;
+    memcpy(buf, &ctl, sizeof(ctl));
+    g_assert_false(vfio_user_dma_logging_start_decode(buf, sizeof(buf), &got,
+                                                      &out, &e, &err));
+    error_free_or_abort(&err);
+    ctl.page_size = 4096;
+    /* Too many ranges. */
+    ctl.num_ranges = VFIO_USER_LIMIT_LOG_RANGES + 1;
+    memcpy(buf, &ctl, sizeof(ctl));
+    g_assert_false(vfio_user_dma_logging_start_decode(buf, sizeof(buf), &got,
+                                                      &out, &e, &err));
+    g_assert_cmpint(e, ==, E2BIG);
+    error_free_or_abort(&err);
+    ctl.num_ranges = 2;
+    memcpy(buf, &ctl, sizeof(ctl));
+    /* Overlapping, wrapping, unaligned, empty ranges. */
+    r[1].iova = 0x80000;
+    memcpy(buf + 16, r, sizeof(r));
+    g_assert_false(vfio_user_dma_logging_start_decode(buf, sizeof(buf), &got,
+                                                      &out, &e, &err));
+    error_free_or_abort(&err);
+    r[1].iova = UINT64_MAX - 0xfff;
+    memcpy(buf + 16, r, sizeof(r));
+    g_assert_false(vfio_user_dma_logging_start_decode(buf, sizeof(buf), &got,
+                                                      &out, &e, &err));
+    error_free_or_abort(&err);
+    r[1].iova = 0x200800;
+    memcpy(buf + 16, r, sizeof(r));
+    g_assert_false(vfio_user_dma_logging_start_decode(buf, sizeof(buf), &got,
+                                                      &out, &e, &err));
+    error_free_or_abort(&err);
+    r[1] = (VFIOUserDmaLoggingRange) { 0x200000, 0 };
+    memcpy(buf + 16, r, sizeof(r));
+    g_assert_false(vfio_user_dma_logging_start_decode(buf, sizeof(buf), &got,
+                                                      &out, &e, &err));
+    error_free_or_abort(&err);
+    g_assert_false(vfio_user_dma_logging_start_decode(buf, 15, &got, &out,
+                                                      &e, &err));
+    error_free_or_abort(&err);
+
+    /* Reports: 64 pages: one u64 word. */
+    g_assert_true(vfio_user_dma_logging_report_decode(
+        (const uint8_t *)&rep, sizeof(rep), 8, &rep, &bm, &e,
+        &error_abort));
+    g_assert_cmpuint(bm, ==, 8);
+    g_assert_false(vfio_user_dma_logging_report_decode(
+        (const uint8_t *)&rep, sizeof(rep) - 1, 8, &rep, &bm, &e, &err));
+    error_free_or_abort(&err);
+    /* The bitmap would exceed what a message may carry. */
+    rep.length = 0x40000ull * 64 * 1024;
+    g_assert_false(vfio_user_dma_logging_report_decode(
+        (const uint8_t *)&rep, sizeof(rep), 4096, &rep, &bm, &e, &err));
+    g_assert_cmpint(e, ==, E2BIG);
+    error_free_or_abort(&err);
+    rep = (VFIOUserDmaLoggingReport) { UINT64_MAX - 0xfff, 0x2000, 4096 };
+    g_assert_false(vfio_user_dma_logging_report_decode(
+        (const uint8_t *)&rep, sizeof(rep), 4096, &rep, &bm, &e, &err));
+    error_free_or_abort(&err);
+    rep = (VFIOUserDmaLoggingReport) { 0, 0x2000, 3000 };
+    g_assert_false(vfio_user_dma_logging_report_decode(
+        (const uint8_t *)&rep, sizeof(rep), 4096, &rep, &bm, &e, &err));
+    error_free_or_abort(&err);
+    rep = (VFIOUserDmaLoggingReport) { 0, 0x2100, 4096 };
+    g_assert_false(vfio_user_dma_logging_report_decode(
+        (const uint8_t *)&rep, sizeof(rep), 4096, &rep, &bm, &e, &err));
+    error_free_or_abort(&err);
+}
+
+static void test_mig_data(void)
+{
+    uint8_t buf[8 + 16] = { 0 };
+    VFIOUserMigData *m = (VFIOUserMigData *)buf;
+    const VFIOUserMigData *out;
+    Error *err = NULL;
+    int e = 0;
+
+    m->argsz = 24;
+    m->size = 16;
+    g_assert_true(vfio_user_mig_data_decode(buf, 8, false, 64, 0, &out, &e,
+                                            &error_abort));
+    g_assert_true(vfio_user_mig_data_decode(buf, 24, true, 64, 0, &out, &e,
+                                            &error_abort));
+    /* Length must match, size bounded and non-zero, no fds. */
+    g_assert_false(vfio_user_mig_data_decode(buf, 24, false, 64, 0, &out, &e,
+                                             &err));
+    error_free_or_abort(&err);
+    g_assert_false(vfio_user_mig_data_decode(buf, 20, true, 64, 0, &out, &e,
+                                             &err));
+    error_free_or_abort(&err);
+    g_assert_false(vfio_user_mig_data_decode(buf, 24, true, 8, 0, &out, &e,
+                                             &err));
+    g_assert_cmpint(e, ==, E2BIG);
+    error_free_or_abort(&err);
+    g_assert_false(vfio_user_mig_data_decode(buf, 8, false, 64, 1, &out, &e,
+                                             &err));
+    error_free_or_abort(&err);
+    g_assert_false(vfio_user_mig_data_decode(buf, 7, false, 64, 0, &out, &e,
+                                             &err));
+    error_free_or_abort(&err);
+    m->size = 0;
+    g_assert_false(vfio_user_mig_data_decode(buf, 8, false, 64, 0, &out, &e,
+                                             &err));
+    error_free_or_abort(&err);
+    m->size = UINT32_MAX;
+    g_assert_false(vfio_user_mig_data_decode(buf, 24, true, UINT64_MAX, 0,
+                                             &out, &e, &err));
+    error_free_or_abort(&err);
+
+    /* Read replies: at most what was asked, argsz and size consistent. */
+    m->argsz = 24;
+    m->size = 16;
+    g_assert_true(vfio_user_mig_data_read_reply_check(buf, 24, 16,
+                                                      &error_abort));
+    g_assert_false(vfio_user_mig_data_read_reply_check(buf, 24, 8, &err));
+    error_free_or_abort(&err);
+    m->size = 12;
+    g_assert_false(vfio_user_mig_data_read_reply_check(buf, 24, 16, &err));
+    error_free_or_abort(&err);
+    /* Padding behind the data (libvfio-user), never past the ask. */
+    m->argsz = 20;
+    g_assert_true(vfio_user_mig_data_read_reply_check(buf, 24, 16,
+                                                      &error_abort));
+    g_assert_false(vfio_user_mig_data_read_reply_check(buf, 24, 15, &err));
+    error_free_or_abort(&err);
+    g_assert_false(vfio_user_mig_data_read_reply_check(buf, 19, 16, &err));
+    error_free_or_abort(&err);
+    m->size = 0;
+    m->argsz = 8;
+    g_assert_true(vfio_user_mig_data_read_reply_check(buf, 8, 16,
+                                                      &error_abort));
+    g_assert_false(vfio_user_mig_data_read_reply_check(buf, 4, 16, &err));
+    error_free_or_abort(&err);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -542,5 +833,12 @@ int main(int argc, char **argv)
     g_test_add_func("/vfio-user/codec/dma-rw/reply-count-wrap-refused",
                     test_dma_rw_reply_count_wrap);
     g_test_add_func("/vfio-user/codec/set-irqs/validation", test_irq_set);
+    g_test_add_func("/vfio-user/codec/migration/state-machine",
+                    test_mig_fsm);
+    g_test_add_func("/vfio-user/codec/migration/device-feature",
+                    test_device_feature);
+    g_test_add_func("/vfio-user/codec/migration/dma-logging",
+                    test_dma_logging);
+    g_test_add_func("/vfio-user/codec/migration/mig-data", test_mig_data);
     return g_test_run();
 }

@@ -400,6 +400,152 @@ static void test_server_gone(void)
     server_stop(s);
 }
 
+
+/* ---- Migration through the real client ---- */
+
+typedef struct MigDev {
+    GString *arcs;              /* "2>1 1>3 ..." */
+    uint8_t state[10000];
+    size_t pos;
+    GByteArray *got;
+} MigDev;
+
+static MigDev mig_dev;
+
+static int mig_transition(VfuCtx *ctx, void *opaque, uint32_t from,
+                          uint32_t to)
+{
+    g_string_append_printf(mig_dev.arcs, "%u>%u ", from, to);
+    mig_dev.pos = 0;
+    return 0;
+}
+
+static ssize_t mig_read(VfuCtx *ctx, void *opaque, void *buf, uint64_t size)
+{
+    size_t n = MIN(size, sizeof(mig_dev.state) - mig_dev.pos);
+
+    memcpy(buf, mig_dev.state + mig_dev.pos, n);
+    mig_dev.pos += n;
+    return n;
+}
+
+static int mig_write(VfuCtx *ctx, void *opaque, const void *buf,
+                     uint64_t size)
+{
+    g_byte_array_append(mig_dev.got, buf, size);
+    return 0;
+}
+
+static const VfuMigrationOps mig_ops = {
+    .transition = mig_transition,
+    .read_data = mig_read,
+    .write_data = mig_write,
+};
+
+static bool set_state(VFIODevice *dev, uint32_t state, Error **errp)
+{
+    VFIOUserFeatureMigState st = { .device_state = state, .data_fd = -1 };
+
+    return dev->ops->device_feature(dev, VFIO_DEVICE_FEATURE_SET |
+                                    VFIO_USER_FEATURE_MIG_DEVICE_STATE, &st,
+                                    sizeof(st), sizeof(st), NULL, errp) &&
+           st.device_state == state;
+}
+
+static void test_migration(void)
+{
+    Server *s;
+    VFIODevice dev;
+    uint64_t flags = 0, bm[1];
+    uint8_t buf[MAX_XFER];
+    size_t got, total = 0;
+    bool nosup = false;
+    Error *err = NULL;
+
+    mig_dev.arcs = g_string_new("");
+    mig_dev.got = g_byte_array_new();
+    for (size_t i = 0; i < sizeof(mig_dev.state); i++) {
+        mig_dev.state[i] = i * 7;
+    }
+    s = server_start(false);
+    g_assert_false(vfu_setup_migration(s->ctx, &mig_ops,
+                                       VFIO_MIGRATION_PRE_COPY, &err));
+    error_free_or_abort(&err);
+    g_assert_true(vfu_setup_migration(s->ctx, &mig_ops,
+                                      VFIO_MIGRATION_STOP_COPY,
+                                      &error_abort));
+    device_open(&dev, s);
+    g_assert_true(dev.ops->device_feature(&dev, VFIO_DEVICE_FEATURE_GET |
+                                          VFIO_USER_FEATURE_MIGRATION,
+                                          &flags, 0, 8, &nosup,
+                                          &error_abort));
+    g_assert_cmphex(flags, ==, VFIO_MIGRATION_STOP_COPY);
+    /* No MIG_DATA_SIZE callback: refused as unsupported. */
+    g_assert_false(dev.ops->device_feature(&dev, VFIO_DEVICE_FEATURE_GET |
+                                           VFIO_USER_FEATURE_MIG_DATA_SIZE,
+                                           &flags, 0, 8, &nosup, &err));
+    g_assert_true(nosup);
+    error_free_or_abort(&err);
+    /* Data outside a saving state is refused. */
+    g_assert_false(dev.ops->mig_data_read(&dev, -1, buf, sizeof(buf), &got,
+                                          &err));
+    error_free_or_abort(&err);
+    g_assert_false(dev.broken);
+
+    /* RUNNING -> STOP_COPY walks through STOP; data in 4 KiB reads. */
+    g_assert_true(set_state(&dev, VFIO_MIG_STATE_STOP_COPY, &error_abort));
+    g_assert_cmpstr(mig_dev.arcs->str, ==, "2>1 1>3 ");
+    do {
+        g_assert_true(dev.ops->mig_data_read(&dev, -1, buf, sizeof(buf),
+                                             &got, &error_abort));
+        g_assert_true(!memcmp(buf, mig_dev.state + total, got));
+        total += got;
+    } while (got);
+    g_assert_cmpuint(total, ==, sizeof(mig_dev.state));
+    /* STOP_COPY -> PRE_COPY is never allowed (nor offered here). */
+    g_assert_false(set_state(&dev, VFIO_MIG_STATE_PRE_COPY, &err));
+    error_free_or_abort(&err);
+    /* STOP_COPY -> RESUMING goes through STOP; writes split at 4 KiB. */
+    g_string_truncate(mig_dev.arcs, 0);
+    g_assert_true(set_state(&dev, VFIO_MIG_STATE_RESUMING, &error_abort));
+    g_assert_cmpstr(mig_dev.arcs->str, ==, "3>1 1>4 ");
+    g_assert_true(dev.ops->mig_data_write(&dev, -1, mig_dev.state,
+                                          sizeof(mig_dev.state),
+                                          &error_abort));
+    g_assert_cmpuint(mig_dev.got->len, ==, sizeof(mig_dev.state));
+    g_assert_true(set_state(&dev, VFIO_MIG_STATE_RUNNING, &error_abort));
+
+    /* DMA logging: a report before START is refused; nothing mapped. */
+    g_assert_false(dev.ops->dma_logging_report(&dev, 0, 0x40000, 4096, bm,
+                                               &err));
+    error_free_or_abort(&err);
+    {
+        const uint64_t ranges[1][2] = { { 0x100000, 0x40000 } };
+
+        g_assert_true(dev.ops->dma_logging_start(&dev, 4096, ranges, 1,
+                                                 &error_abort));
+        vfu_dma_mark_dirty(s->ctx, 0x100000 + 3 * 4096 + 100, 4096);
+        bm[0] = ~0ull;
+        g_assert_true(dev.ops->dma_logging_report(&dev, 0x100000, 0x40000,
+                                                  4096, bm, &error_abort));
+        /* Pages 3 and 4 (the write straddles them); reported once. */
+        g_assert_cmphex(bm[0], ==, 0x18);
+        g_assert_true(dev.ops->dma_logging_report(&dev, 0x100000, 0x40000,
+                                                  4096, bm, &error_abort));
+        g_assert_cmphex(bm[0], ==, 0);
+        /* Twice START is refused; STOP ends it. */
+        g_assert_false(dev.ops->dma_logging_start(&dev, 4096, ranges, 1,
+                                                  &err));
+        error_free_or_abort(&err);
+        g_assert_true(dev.ops->dma_logging_stop(&dev, &error_abort));
+    }
+    g_assert_false(dev.broken);
+    vfio_device_close(&dev);
+    server_stop(s);
+    g_string_free(mig_dev.arcs, true);
+    g_byte_array_unref(mig_dev.got);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -412,6 +558,7 @@ int main(int argc, char **argv)
     g_test_add_func("/vfio-user/libvfu/trapped-bar-rw", test_trapped_bar_rw);
     g_test_add_func("/vfio-user/libvfu/msix-eventfds", test_msix_eventfds);
     g_test_add_func("/vfio-user/libvfu/dma-and-reset", test_dma_and_reset);
+    g_test_add_func("/vfio-user/libvfu/migration", test_migration);
     g_test_add_func("/vfio-user/libvfu/server-gone/device-broken",
                     test_server_gone);
     return g_test_run();

@@ -561,6 +561,7 @@ static int dma_rw(VfuCtx *ctx, uint64_t iova, void *buf, uint64_t len,
 
         if (is_write) {
             memcpy(p, buf, len);
+            vfu_dma_mark_dirty(ctx, iova, len);
         } else {
             memcpy(buf, p, len);
         }

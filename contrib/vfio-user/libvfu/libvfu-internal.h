@@ -69,6 +69,13 @@ typedef struct VfuMsg {
     int reply_fd;
 } VfuMsg;
 
+/* One logged IOVA range and its bitmap (a bit per page). */
+typedef struct VfuLogRange {
+    uint64_t iova;
+    uint64_t length;
+    uint64_t *bitmap;
+} VfuLogRange;
+
 struct VfuCtx {
     const VfuDeviceOps *ops;
     void *opaque;
@@ -112,6 +119,15 @@ struct VfuCtx {
     GCond req_cond;
     GPtrArray *pending;     /* VfuPending */
     uint16_t next_id;
+
+    /* Migration (migration.c) */
+    const VfuMigrationOps *mig_ops;
+    uint64_t mig_flags;         /* 0: migration not offered */
+    uint32_t mig_state;
+    GMutex log_lock;            /* the logged ranges and their bitmaps */
+    VfuLogRange *log_ranges;
+    uint32_t nr_log_ranges;
+    uint64_t log_page_size;     /* 0: not logging */
 };
 
 /* libvfu.c */
@@ -142,6 +158,13 @@ int vfu_irq_unmask_poll_fd(VfuCtx *ctx);
 void vfu_irq_service_unmask(VfuCtx *ctx);
 /* Is fd an eventfd?  Anything else is refused as an IRQ fd. */
 bool vfu_fd_is_eventfd(int fd);
+
+/* migration.c */
+int vfu_handle_device_feature(VfuCtx *ctx, VfuMsg *msg);
+int vfu_handle_mig_data(VfuCtx *ctx, VfuMsg *msg, bool is_write);
+/* Client gone or DEVICE_RESET: logging off, back to RUNNING. */
+void vfu_migration_reset(VfuCtx *ctx);
+void vfu_migration_free(VfuCtx *ctx);
 
 /* dma.c */
 void vfu_dma_init(VfuCtx *ctx);

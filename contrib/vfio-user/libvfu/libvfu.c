@@ -164,6 +164,8 @@ VfuCtx *vfu_create_ctx(const char *socket_path, const VfuDeviceOps *ops,
         ctx->regions[i].fd = -1;
     }
     g_mutex_init(&ctx->send_lock);
+    g_mutex_init(&ctx->log_lock);
+    ctx->mig_state = VFIO_MIG_STATE_RUNNING;
     g_mutex_init(&ctx->req_lock);
     g_cond_init(&ctx->req_cond);
     ctx->pending = g_ptr_array_new();
@@ -208,6 +210,7 @@ void vfu_destroy_ctx(VfuCtx *ctx)
     vfu_pci_free(ctx);
     vfu_irq_free(ctx);
     vfu_dma_free(ctx);
+    vfu_migration_free(ctx);
     g_ptr_array_free(ctx->pending, true);
     g_cond_clear(&ctx->req_cond);
     g_mutex_clear(&ctx->req_lock);
@@ -271,6 +274,7 @@ static void vfu_detach_reason(VfuCtx *ctx, const char *reason)
     vfu_dma_fail_pending(ctx);
     vfu_dma_unmap_all(ctx);
     vfu_irq_release_all(ctx);
+    vfu_migration_reset(ctx);
     trace_vfu_device_reset(VFU_RESET_LOST_CLIENT);
     ctx->ops->reset(ctx, ctx->opaque, VFU_RESET_LOST_CLIENT);
     vfu_pci_reset(ctx);
@@ -508,6 +512,7 @@ static int handle_reset(VfuCtx *ctx, VfuMsg *msg)
         return -EINVAL;
     }
     trace_vfu_device_reset(VFU_RESET_CLIENT_REQUEST);
+    vfu_migration_reset(ctx);
     ctx->ops->reset(ctx, ctx->opaque, VFU_RESET_CLIENT_REQUEST);
     vfu_pci_reset(ctx);
     return 0;
@@ -615,6 +620,15 @@ static bool vfu_process(VfuCtx *ctx, VfuMsg *msg)
         break;
     case VFIO_USER_DEVICE_RESET:
         ret = handle_reset(ctx, msg);
+        break;
+    case VFIO_USER_DEVICE_FEATURE:
+        ret = vfu_handle_device_feature(ctx, msg);
+        break;
+    case VFIO_USER_MIG_DATA_READ:
+        ret = vfu_handle_mig_data(ctx, msg, false);
+        break;
+    case VFIO_USER_MIG_DATA_WRITE:
+        ret = vfu_handle_mig_data(ctx, msg, true);
         break;
     default:
         ret = -ENOSYS;

@@ -39,6 +39,7 @@
 #include "vfio-user/protocol.h"
 
 typedef struct VfuCtx VfuCtx;
+typedef struct VfuMigrationOps VfuMigrationOps;
 
 typedef enum VfuResetReason {
     VFU_RESET_CLIENT_REQUEST,   /* VFIO_USER_DEVICE_RESET */
@@ -271,5 +272,58 @@ unsigned vfu_dma_count(VfuCtx *ctx);
  * sleeps briefly.
  */
 void vfu_serve_replies(VfuCtx *ctx, unsigned timeout_ms);
+
+/* ---- Migration (VFIO_USER_DEVICE_FEATURE, MIG_DATA_READ/WRITE) ---- */
+
+/*
+ * A device that can move offers these.  The library keeps the v2 state
+ * machine (include/vfio-user/protocol.h, vfio_mig_next_state()): it
+ * answers VFIO_DEVICE_FEATURE_MIGRATION, walks a requested state change
+ * as direct arcs and calls transition() once per arc, and frames the
+ * data.  Every callback runs on the dispatch thread.
+ */
+struct VfuMigrationOps {
+    /*
+     * One direct arc (vfio-user spec, "Direct State Transitions"):
+     * RUNNING -> STOP must quiesce the device (no DMA, no interrupt
+     * after it returns; in-flight work completed or recorded); STOP ->
+     * STOP_COPY (or RUNNING -> PRE_COPY) starts a save; STOP -> RESUMING
+     * starts a load; RESUMING -> STOP applies what write_data() got and
+     * fails (-EINVAL) on incomplete or inconsistent data.  Return 0 or a
+     * negative errno; on failure the state stays @from.  Required.
+     */
+    int (*transition)(VfuCtx *ctx, void *opaque, uint32_t from, uint32_t to);
+    /*
+     * Saving states: copies up to @size bytes of the next migration data
+     * into @buf; returns the count (0: no more now) or a negative errno.
+     * Required.
+     */
+    ssize_t (*read_data)(VfuCtx *ctx, void *opaque, void *buf,
+                         uint64_t size);
+    /* RESUMING: the next @size bytes; 0 or a negative errno.  Required. */
+    int (*write_data)(VfuCtx *ctx, void *opaque, const void *buf,
+                      uint64_t size);
+    /* Optional: bytes STOP_COPY would produce now (MIG_DATA_SIZE). */
+    uint64_t (*data_size)(VfuCtx *ctx, void *opaque);
+};
+
+/*
+ * Offers migration with @flags (VFIO_MIGRATION_STOP_COPY, optionally
+ * VFIO_MIGRATION_PRE_COPY) and DMA dirty-page logging.  Before the first
+ * client.
+ */
+bool vfu_setup_migration(VfuCtx *ctx, const VfuMigrationOps *ops,
+                         uint64_t flags, Error **errp);
+/* The current migration state (RUNNING without migration). */
+uint32_t vfu_migration_state(VfuCtx *ctx);
+
+/*
+ * The device wrote guest memory [iova, iova + len) (through a pointer
+ * from vfu_dma_ptr()): while the client logs DMA, the pages become dirty
+ * for its next DMA_LOGGING_REPORT.  Call after the data landed (before
+ * the completion that tells the guest).  Any thread; vfu_dma_write()
+ * marks by itself.
+ */
+void vfu_dma_mark_dirty(VfuCtx *ctx, uint64_t iova, uint64_t len);
 
 #endif

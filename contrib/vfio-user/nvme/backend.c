@@ -202,6 +202,11 @@ uint64_t nvme_backend_size(NvmeBackend *be)
     return be->size;
 }
 
+uint8_t *nvme_backend_ram(NvmeBackend *be)
+{
+    return be->type == NVME_BACKEND_RAM ? be->ram : NULL;
+}
+
 bool nvme_backend_has_vwc(NvmeBackend *be)
 {
     return be->type == NVME_BACKEND_FILE;

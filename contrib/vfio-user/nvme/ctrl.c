@@ -357,6 +357,9 @@ static bool nvme_cq_post(NvmeCtrl *n, NvmeCQ *cq, const NvmeCqe *cqe)
         /* The phase tag lives in the last word: it must land last. */
         memcpy(slot, cqe, offsetof(NvmeCqe, status));
         __atomic_store_n(&slot->status, cqe->status, __ATOMIC_RELEASE);
+        if (n->dma.ops->mark_dirty) {
+            n->dma.ops->mark_dirty(n->dma.opaque, addr, NVME_CQES);
+        }
     } else if (!nvme_dma_write(&n->dma, addr, cqe, sizeof(*cqe))) {
         return false;
     }
@@ -498,7 +501,7 @@ static bool nvme_poll_locked(NvmeCtrl *n)
 {
     bool did = false;
 
-    if (!nvme_ctrl_enabled(n) || (n->csts & NVME_CSTS_CFS)) {
+    if (!nvme_ctrl_enabled(n) || (n->csts & NVME_CSTS_CFS) || n->stopped) {
         return false;
     }
     for (unsigned i = 0; i < n->qid_bound; i++) {
@@ -519,6 +522,10 @@ bool nvme_ctrl_poll(NvmeCtrl *n)
     bool did;
 
     pthread_mutex_lock(&n->lock);
+    if (n->stopped) {
+        pthread_mutex_unlock(&n->lock);
+        return false;
+    }
     if (n->dma.ops->begin) {
         n->dma.ops->begin(n->dma.opaque);
     }
@@ -570,7 +577,7 @@ void nvme_ctrl_doorbell_write(NvmeCtrl *n, uint64_t offset, uint32_t val)
     trace_nvme_doorbell_trapped(idx / 2, idx & 1, val);
     nvme_lock_serving(n);
     nvme_db_store(n, idx, val);
-    if (nvme_ctrl_enabled(n) && !(n->csts & NVME_CSTS_CFS)) {
+    if (nvme_ctrl_enabled(n) && !(n->csts & NVME_CSTS_CFS) && !n->stopped) {
         unsigned qid = idx / 2;
 
         if (idx & 1) {
@@ -660,6 +667,7 @@ static void nvme_ctrl_enable(NvmeCtrl *n)
 
 static void nvme_ctrl_reset_locked(NvmeCtrl *n)
 {
+    n->stopped = false;
     nvme_ctrl_disable(n);
     n->cc = 0;
     nvme_csts_update(n, ~0u, 0);
@@ -805,7 +813,8 @@ uint64_t nvme_ctrl_reg_read(NvmeCtrl *n, uint64_t offset, unsigned size)
     }
     nvme_lock_serving(n);
     /* A store through the mapping comes first, as it did for the guest. */
-    if (nvme_regs_scan(n) && nvme_ctrl_enabled(n) && n->kick) {
+    if (!n->stopped && nvme_regs_scan(n) && nvme_ctrl_enabled(n) &&
+        n->kick) {
         n->kick(n->kick_opaque);
     }
     val = nvme_reg_read32(n, offset);
@@ -830,6 +839,13 @@ void nvme_ctrl_reg_write(NvmeCtrl *n, uint64_t offset, uint64_t val,
     }
     trace_nvme_reg_write(offset, size, val);
     nvme_lock_serving(n);
+    if (n->stopped) {
+        pthread_mutex_unlock(&n->lock);
+        qemu_log_guest_error("nvme: register write at 0x%" PRIx64 " while "
+                             "the device is stopped for migration ignored",
+                             offset);
+        return;
+    }
     nvme_regs_scan(n);
     nvme_reg_write32(n, offset, val);
     if (size == 8) {
@@ -906,4 +922,441 @@ void nvme_ctrl_cleanup(NvmeCtrl *n)
 {
     nvme_ctrl_reset(n);
     pthread_mutex_destroy(&n->lock);
+}
+
+/* ---- Migration ---- */
+
+#define NVME_MIG_MAGIC      0x4d4d564eu     /* "NVMM" */
+#define NVME_MIG_VERSION    1
+#define NVME_MIG_BLOCK      4096
+
+void nvme_ctrl_pause(NvmeCtrl *n)
+{
+    nvme_lock_serving(n);
+    n->stopped = true;
+    /* Completions post (the CQE lands, irq_pending records the vector). */
+    while (nvme_backend_inflight(n->backend)) {
+        nvme_backend_reap(n->backend, true);
+    }
+    pthread_mutex_unlock(&n->lock);
+    trace_nvme_mig_pause();
+}
+
+void nvme_ctrl_resume(NvmeCtrl *n)
+{
+    bool kick;
+
+    nvme_lock_serving(n);
+    n->stopped = false;
+    nvme_flush_irqs(n);
+    kick = nvme_ctrl_enabled(n);
+    pthread_mutex_unlock(&n->lock);
+    trace_nvme_mig_resume();
+    if (kick && n->kick) {
+        n->kick(n->kick_opaque);
+    }
+}
+
+static void put8(GByteArray *o, uint8_t v)
+{
+    g_byte_array_append(o, &v, 1);
+}
+
+static void put16(GByteArray *o, uint16_t v)
+{
+    v = htole16(v);
+    g_byte_array_append(o, (const guint8 *)&v, 2);
+}
+
+static void put32(GByteArray *o, uint32_t v)
+{
+    v = htole32(v);
+    g_byte_array_append(o, (const guint8 *)&v, 4);
+}
+
+static void put64(GByteArray *o, uint64_t v)
+{
+    v = htole64(v);
+    g_byte_array_append(o, (const guint8 *)&v, 8);
+}
+
+static bool nvme_block_is_zero(const uint8_t *p, size_t len)
+{
+    return !len || (p[0] == 0 && !memcmp(p, p + 1, len - 1));
+}
+
+/* The admin requests that are not free: the held AERs (paused). */
+static unsigned nvme_held_aers(NvmeCtrl *n, uint16_t *cids, unsigned max)
+{
+    NvmeSQ *sq = &n->sq[0];
+    g_autofree bool *free_slot = NULL;
+    unsigned count = 0;
+
+    if (!sq->valid) {
+        return 0;
+    }
+    free_slot = g_new0(bool, sq->size);
+    for (NvmeRequest *r = sq->free_reqs; r; r = r->next_free) {
+        free_slot[r - sq->reqs] = true;
+    }
+    for (unsigned i = 0; i < sq->size && count < max; i++) {
+        if (!free_slot[i] && sq->reqs[i].cmd.opcode == NVME_ADM_ASYNC_EVENT) {
+            cids[count++] = sq->reqs[i].cmd.cid;
+        }
+    }
+    return count;
+}
+
+void nvme_ctrl_save(NvmeCtrl *n, GByteArray *o)
+{
+    uint16_t cids[NVME_AERL + 1];
+    unsigned naers;
+    uint8_t *ram = nvme_backend_ram(n->backend);
+
+    nvme_lock_serving(n);
+    put32(o, NVME_MIG_MAGIC);
+    put32(o, NVME_MIG_VERSION);
+    put32(o, n->lba_size);
+    put64(o, n->nlbas);
+    put32(o, n->max_ioqs);
+    put32(o, n->nvectors);
+    put32(o, n->cc);
+    put32(o, n->csts);
+    put32(o, n->aqa);
+    put64(o, n->asq);
+    put64(o, n->acq);
+    put32(o, n->intms);
+    put32(o, n->page_size);
+    put32(o, n->feat_nr_queues);
+    put32(o, n->feat_irq_coalesce);
+    put32(o, n->feat_temp_thresh);
+    put32(o, n->feat_arbitration);
+    put32(o, n->feat_power_mgmt);
+    put32(o, n->feat_error_recovery);
+    put32(o, n->feat_async_event);
+    put8(o, n->write_cache);
+    put64(o, n->units_read);
+    put64(o, n->units_written);
+    put64(o, n->host_reads);
+    put64(o, n->host_writes);
+    for (unsigned q = 0; q <= n->max_ioqs; q++) {
+        NvmeCQ *cq = &n->cq[q];
+
+        put8(o, cq->valid);
+        if (cq->valid) {
+            put64(o, cq->base);
+            put16(o, cq->size);
+            put16(o, cq->head);
+            put16(o, cq->tail);
+            put16(o, cq->vector);
+            put8(o, cq->ien);
+            put8(o, cq->phase);
+            put8(o, cq->irq_pending);
+        }
+    }
+    for (unsigned q = 0; q <= n->max_ioqs; q++) {
+        NvmeSQ *sq = &n->sq[q];
+
+        put8(o, sq->valid);
+        if (sq->valid) {
+            put16(o, sq->cqid);
+            put64(o, sq->base);
+            put16(o, sq->size);
+            put16(o, sq->head);
+            put16(o, sq->tail);
+        }
+    }
+    for (unsigned i = 0; i < 2 * (n->max_ioqs + 1); i++) {
+        put32(o, nvme_db_load(n, i));
+    }
+    naers = nvme_held_aers(n, cids, G_N_ELEMENTS(cids));
+    put32(o, naers);
+    for (unsigned i = 0; i < naers; i++) {
+        put16(o, le16toh(cids[i]));
+    }
+    /* The namespace: a shared file needs nothing, RAM travels here. */
+    put8(o, ram != NULL);
+    if (ram) {
+        uint64_t size = nvme_backend_size(n->backend);
+
+        put64(o, size);
+        for (uint64_t off = 0; off < size; off += NVME_MIG_BLOCK) {
+            uint64_t len = MIN(NVME_MIG_BLOCK, size - off);
+            bool zero = nvme_block_is_zero(ram + off, len);
+
+            put8(o, !zero);
+            if (!zero) {
+                g_byte_array_append(o, ram + off, len);
+            }
+        }
+    }
+    pthread_mutex_unlock(&n->lock);
+    trace_nvme_mig_save(o->len);
+}
+
+typedef struct MigRd {
+    const uint8_t *p;
+    size_t len, pos;
+    bool bad;
+} MigRd;
+
+static const uint8_t *get_n(MigRd *r, size_t n)
+{
+    const uint8_t *p;
+
+    if (r->bad || r->len - r->pos < n) {
+        r->bad = true;
+        return NULL;
+    }
+    p = r->p + r->pos;
+    r->pos += n;
+    return p;
+}
+
+static uint64_t get_le(MigRd *r, size_t n)
+{
+    const uint8_t *p = get_n(r, n);
+    uint64_t v = 0;
+
+    for (size_t i = 0; p && i < n; i++) {
+        v |= (uint64_t)p[i] << (8 * i);
+    }
+    return v;
+}
+
+typedef struct MigQ {
+    bool valid;
+    uint16_t cqid, size, head, tail, vector;
+    uint64_t base;
+    bool ien, phase, irq_pending;
+} MigQ;
+
+bool nvme_ctrl_load(NvmeCtrl *n, const uint8_t *data, size_t len,
+                    Error **errp)
+{
+    MigRd r = { .p = data, .len = len };
+    g_autofree MigQ *cqs = g_new0(MigQ, n->max_ioqs + 1);
+    g_autofree MigQ *sqs = g_new0(MigQ, n->max_ioqs + 1);
+    g_autofree uint32_t *dbs = g_new0(uint32_t, 2 * (n->max_ioqs + 1));
+    uint16_t cids[NVME_AERL + 1];
+    uint32_t cc, csts, aqa, intms, page_size, feat[7], naers;
+    uint64_t asq, acq, smart[4];
+    uint8_t write_cache, has_ram;
+    uint8_t *ram = nvme_backend_ram(n->backend);
+    bool enabled;
+    const uint8_t *ram_data = NULL;
+    size_t ram_pos = 0;
+
+    if (get_le(&r, 4) != NVME_MIG_MAGIC || r.bad) {
+        error_setg(errp, "nvme: migration data does not start with the "
+                   "controller magic");
+        return false;
+    }
+    if (get_le(&r, 4) != NVME_MIG_VERSION) {
+        error_setg(errp, "nvme: migration data version not supported");
+        return false;
+    }
+    if (get_le(&r, 4) != n->lba_size || get_le(&r, 8) != n->nlbas ||
+        get_le(&r, 4) != n->max_ioqs || get_le(&r, 4) != n->nvectors) {
+        error_setg(errp, "nvme: the source controller's geometry (LBA size, "
+                   "capacity, queues, vectors) differs from this one's: "
+                   "start the destination server with the same options");
+        return false;
+    }
+    cc = get_le(&r, 4);
+    csts = get_le(&r, 4);
+    aqa = get_le(&r, 4);
+    asq = get_le(&r, 8);
+    acq = get_le(&r, 8);
+    intms = get_le(&r, 4);
+    page_size = get_le(&r, 4);
+    for (unsigned i = 0; i < 7; i++) {
+        feat[i] = get_le(&r, 4);
+    }
+    write_cache = get_le(&r, 1);
+    for (unsigned i = 0; i < 4; i++) {
+        smart[i] = get_le(&r, 8);
+    }
+    enabled = (cc & NVME_CC_EN) && (csts & NVME_CSTS_RDY);
+    if (r.bad || write_cache > 1 || NVME_CC_MPS(cc) > NVME_MPSMAX ||
+        page_size != 1u << (12 + NVME_CC_MPS(cc)) ||
+        (csts & ~(NVME_CSTS_RDY | NVME_CSTS_CFS | NVME_CSTS_SHST_MASK))) {
+        error_setg(errp, "nvme: migrated registers are inconsistent");
+        return false;
+    }
+    for (unsigned q = 0; q <= n->max_ioqs; q++) {
+        MigQ *c = &cqs[q];
+
+        c->valid = get_le(&r, 1);
+        if (c->valid) {
+            c->base = get_le(&r, 8);
+            c->size = get_le(&r, 2);
+            c->head = get_le(&r, 2);
+            c->tail = get_le(&r, 2);
+            c->vector = get_le(&r, 2);
+            c->ien = get_le(&r, 1);
+            c->phase = get_le(&r, 1);
+            c->irq_pending = get_le(&r, 1);
+            if (c->size < 2 || c->size > NVME_MQES + 1 ||
+                c->head >= c->size || c->tail >= c->size ||
+                c->vector >= n->nvectors || c->base & (page_size - 1)) {
+                r.bad = true;
+            }
+        }
+    }
+    for (unsigned q = 0; q <= n->max_ioqs; q++) {
+        MigQ *sq = &sqs[q];
+
+        sq->valid = get_le(&r, 1);
+        if (sq->valid) {
+            sq->cqid = get_le(&r, 2);
+            sq->base = get_le(&r, 8);
+            sq->size = get_le(&r, 2);
+            sq->head = get_le(&r, 2);
+            sq->tail = get_le(&r, 2);
+            if (sq->cqid > n->max_ioqs || !cqs[sq->cqid].valid ||
+                (q && !sq->cqid) || (!q && sq->cqid) ||
+                sq->size < 2 || sq->size > NVME_MQES + 1 ||
+                sq->head >= sq->size || sq->tail >= sq->size ||
+                sq->base & (page_size - 1)) {
+                r.bad = true;
+            }
+        }
+    }
+    if (r.bad || cqs[0].valid != enabled || sqs[0].valid != enabled ||
+        (!enabled && (cqs[0].valid || sqs[0].valid))) {
+        error_setg(errp, "nvme: migrated queues are inconsistent");
+        return false;
+    }
+    for (unsigned q = 1; q <= n->max_ioqs; q++) {
+        if (!enabled && (cqs[q].valid || sqs[q].valid)) {
+            error_setg(errp, "nvme: migrated I/O queues on a disabled "
+                       "controller");
+            return false;
+        }
+    }
+    for (unsigned i = 0; i < 2 * (n->max_ioqs + 1); i++) {
+        dbs[i] = get_le(&r, 4);
+    }
+    naers = get_le(&r, 4);
+    if (r.bad || naers > NVME_AERL + 1 ||
+        (naers && (!enabled || naers >= sqs[0].size))) {
+        error_setg(errp, "nvme: migrated AER count invalid");
+        return false;
+    }
+    for (unsigned i = 0; i < naers; i++) {
+        cids[i] = get_le(&r, 2);
+    }
+    has_ram = get_le(&r, 1);
+    if (r.bad || has_ram > 1 || has_ram != (ram != NULL)) {
+        error_setg(errp, "nvme: the source's namespace backend (%s) is not "
+                   "this one's (%s): both must use ram, or share one file",
+                   has_ram ? "ram" : "shared", ram ? "ram" : "shared");
+        return false;
+    }
+    if (ram) {
+        uint64_t size = nvme_backend_size(n->backend);
+
+        if (get_le(&r, 8) != size) {
+            error_setg(errp, "nvme: namespace size differs");
+            return false;
+        }
+        /* Validate the block list before copying anything. */
+        ram_pos = r.pos;
+        for (uint64_t off = 0; off < size && !r.bad; off += NVME_MIG_BLOCK) {
+            uint8_t flag = get_le(&r, 1);
+
+            if (flag > 1) {
+                r.bad = true;
+            } else if (flag) {
+                get_n(&r, MIN(NVME_MIG_BLOCK, size - off));
+            }
+        }
+        ram_data = data;
+    }
+    if (r.bad || r.pos != r.len) {
+        error_setg(errp, "nvme: migration data truncated or with %zu stray "
+                   "bytes", r.bad ? 0 : r.len - r.pos);
+        return false;
+    }
+
+    /* Everything checked: apply. */
+    nvme_lock_serving(n);
+    nvme_teardown_queues(n);
+    n->cc = cc;
+    n->csts = csts;
+    n->aqa = aqa;
+    n->asq = asq;
+    n->acq = acq;
+    n->intms = intms;
+    n->page_size = page_size;
+    n->feat_nr_queues = feat[0];
+    n->feat_irq_coalesce = feat[1];
+    n->feat_temp_thresh = feat[2];
+    n->feat_arbitration = feat[3];
+    n->feat_power_mgmt = feat[4];
+    n->feat_error_recovery = feat[5];
+    n->feat_async_event = feat[6];
+    n->write_cache = write_cache;
+    nvme_backend_set_write_cache(n->backend, n->write_cache);
+    n->units_read = smart[0];
+    n->units_written = smart[1];
+    n->host_reads = smart[2];
+    n->host_writes = smart[3];
+    for (unsigned q = 0; q <= n->max_ioqs; q++) {
+        MigQ *c = &cqs[q];
+
+        if (c->valid) {
+            nvme_create_cq(n, q, c->base, c->size, c->vector, c->ien);
+            n->cq[q].head = c->head;
+            n->cq[q].tail = c->tail;
+            n->cq[q].phase = c->phase;
+            n->cq[q].irq_pending = c->irq_pending;
+        }
+    }
+    for (unsigned q = 0; q <= n->max_ioqs; q++) {
+        MigQ *sq = &sqs[q];
+
+        if (sq->valid &&
+            nvme_create_sq(n, q, sq->cqid, sq->base, sq->size) ==
+            NVME_SUCCESS) {
+            n->sq[q].head = sq->head;
+            n->sq[q].tail = sq->tail;
+        }
+    }
+    for (unsigned i = 0; i < naers && n->sq[0].valid; i++) {
+        NvmeRequest *req = n->sq[0].free_reqs;
+
+        if (!req) {
+            break;
+        }
+        n->sq[0].free_reqs = req->next_free;
+        n->sq[0].inflight++;
+        memset(&req->cmd, 0, sizeof(req->cmd));
+        req->cmd.opcode = NVME_ADM_ASYNC_EVENT;
+        req->cmd.cid = htole16(cids[i]);
+        n->aers_held++;
+    }
+    for (unsigned i = 0; i < 2 * (n->max_ioqs + 1); i++) {
+        nvme_db_store(n, i, dbs[i]);
+    }
+    if (ram) {
+        uint64_t size = nvme_backend_size(n->backend);
+        size_t pos = ram_pos;
+
+        for (uint64_t off = 0; off < size; off += NVME_MIG_BLOCK) {
+            uint64_t blen = MIN(NVME_MIG_BLOCK, size - off);
+
+            if (ram_data[pos++]) {
+                memcpy(ram + off, ram_data + pos, blen);
+                pos += blen;
+            } else {
+                memset(ram + off, 0, blen);
+            }
+        }
+    }
+    nvme_regs_publish_fresh(n);
+    pthread_mutex_unlock(&n->lock);
+    trace_nvme_mig_load(len, enabled);
+    return true;
 }

@@ -14,6 +14,14 @@ static void nvme_io_finish(NvmeCtrl *n, NvmeRequest *req)
         !nvme_sgl_to_guest(&n->dma, &req->sgl, req->bounce)) {
         req->status = NVME_DATA_TRANSFER_ERROR | NVME_DNR;
     }
+    if (req->status == NVME_SUCCESS && !req->bounce &&
+        req->be_op == NVME_BE_READ && n->dma.ops->mark_dirty) {
+        /* The backend read straight into guest memory. */
+        for (unsigned i = 0; i < req->sgl.nseg; i++) {
+            n->dma.ops->mark_dirty(n->dma.opaque, req->sgl.seg[i].iova,
+                                   req->sgl.seg[i].len);
+        }
+    }
     if (req->status == NVME_SUCCESS) {
         if (req->be_op == NVME_BE_READ) {
             n->host_reads++;

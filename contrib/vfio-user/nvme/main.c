@@ -39,6 +39,9 @@ typedef struct NvmeServer {
     int msix_fd;
     uint8_t *msix_mem;
     uint8_t msix_cap;
+    /* Migration data being saved (STOP_COPY) or received (RESUMING). */
+    GByteArray *mig_buf;
+    size_t mig_pos;
 } NvmeServer;
 
 static VfuCtx *nvme_signal_ctx;
@@ -90,8 +93,16 @@ static void nvme_vfu_dma_end(void *opaque)
     vfu_dma_unlock(s->ctx);
 }
 
+static void nvme_vfu_mark_dirty(void *opaque, uint64_t iova, uint64_t len)
+{
+    NvmeServer *s = opaque;
+
+    vfu_dma_mark_dirty(s->ctx, iova, len);
+}
+
 static const NvmeDmaOps nvme_vfu_dma_ops = {
     .ptr = nvme_vfu_dma_ptr,
+    .mark_dirty = nvme_vfu_mark_dirty,
     .rw = nvme_vfu_dma_rw,
     .begin = nvme_vfu_dma_begin,
     .end = nvme_vfu_dma_end,
@@ -220,6 +231,116 @@ static uint8_t *nvme_memfd_map(const char *name, uint64_t size, int *fd,
     return p;
 }
 
+/* ---- Migration ---- */
+
+/*
+ * Most a destination accepts: the controller state is a few KiB, a ram
+ * namespace travels whole (plus a byte per 4 KiB block).
+ */
+static uint64_t nvme_mig_limit(NvmeServer *s)
+{
+    uint64_t ram = nvme_backend_ram(s->backend) ?
+                   nvme_backend_size(s->backend) : 0;
+
+    return 1024 * 1024 + ram + ram / 4096;
+}
+
+static int nvme_mig_transition(VfuCtx *ctx, void *opaque, uint32_t from,
+                               uint32_t to)
+{
+    NvmeServer *s = opaque;
+    Error *err = NULL;
+
+    trace_nvme_mig_transition(from, to);
+    switch (to) {
+    case VFIO_MIG_STATE_STOP:
+        if (from == VFIO_MIG_STATE_RUNNING) {
+            nvme_ctrl_pause(&s->ctrl);
+        } else if (from == VFIO_MIG_STATE_RESUMING) {
+            bool ok = s->mig_buf &&
+                      nvme_ctrl_load(&s->ctrl, s->mig_buf->data,
+                                     s->mig_buf->len, &err);
+
+            g_clear_pointer(&s->mig_buf, g_byte_array_unref);
+            if (!ok) {
+                if (err) {
+                    error_report_err(err);
+                }
+                return -EINVAL;
+            }
+        } else {
+            g_clear_pointer(&s->mig_buf, g_byte_array_unref);
+        }
+        return 0;
+    case VFIO_MIG_STATE_RUNNING:
+        nvme_ctrl_resume(&s->ctrl);
+        return 0;
+    case VFIO_MIG_STATE_STOP_COPY:
+        g_clear_pointer(&s->mig_buf, g_byte_array_unref);
+        s->mig_buf = g_byte_array_new();
+        s->mig_pos = 0;
+        nvme_ctrl_save(&s->ctrl, s->mig_buf);
+        return 0;
+    case VFIO_MIG_STATE_RESUMING:
+        g_clear_pointer(&s->mig_buf, g_byte_array_unref);
+        s->mig_buf = g_byte_array_new();
+        return 0;
+    default:
+        return -EINVAL;
+    }
+}
+
+static ssize_t nvme_mig_read(VfuCtx *ctx, void *opaque, void *buf,
+                             uint64_t size)
+{
+    NvmeServer *s = opaque;
+    size_t n;
+
+    if (!s->mig_buf) {
+        return -EINVAL;
+    }
+    n = MIN(size, s->mig_buf->len - s->mig_pos);
+    memcpy(buf, s->mig_buf->data + s->mig_pos, n);
+    s->mig_pos += n;
+    return n;
+}
+
+static int nvme_mig_write(VfuCtx *ctx, void *opaque, const void *buf,
+                          uint64_t size)
+{
+    NvmeServer *s = opaque;
+
+    if (!s->mig_buf) {
+        return -EINVAL;
+    }
+    if (s->mig_buf->len + size > nvme_mig_limit(s)) {
+        error_report("nvme: more migration data than a controller has "
+                     "(%" PRIu64 " bytes at most)", nvme_mig_limit(s));
+        return -EFBIG;
+    }
+    g_byte_array_append(s->mig_buf, buf, size);
+    return 0;
+}
+
+static uint64_t nvme_mig_data_size(VfuCtx *ctx, void *opaque)
+{
+    NvmeServer *s = opaque;
+
+    if (s->mig_buf && vfu_migration_state(ctx) == VFIO_MIG_STATE_STOP_COPY) {
+        return s->mig_buf->len - s->mig_pos;
+    }
+    /* An estimate: the registers and queues, and a ram namespace. */
+    return 4096 + (nvme_backend_ram(s->backend) ?
+                   nvme_backend_size(s->backend) : 0);
+}
+
+static const VfuMigrationOps nvme_mig_ops = {
+    .transition = nvme_mig_transition,
+    .read_data = nvme_mig_read,
+    .write_data = nvme_mig_write,
+    .data_size = nvme_mig_data_size,
+};
+
 /* ---- libvfu device callbacks ---- */
 
 static bool nvme_bar0_setup(NvmeServer *s, Error **errp);
@@ -230,6 +351,7 @@ static void nvme_vfu_reset(VfuCtx *ctx, void *opaque, VfuResetReason reason)
     Error *err = NULL;
 
     trace_nvme_client_reset();
+    g_clear_pointer(&s->mig_buf, g_byte_array_unref);
     if (reason == VFU_RESET_LOST_CLIENT && s->ctrl_ready) {
         nvme_poller_set_client(&s->poller, false);
     }
@@ -360,6 +482,11 @@ static bool nvme_server_setup(NvmeServer *s, Error **errp)
         return false;
     }
     vfu_pci_config(s->ctx)[PCI_INTERRUPT_PIN] = 1;
+    if (!s->opts.no_migration &&
+        !vfu_setup_migration(s->ctx, &nvme_mig_ops, VFIO_MIGRATION_STOP_COPY,
+                             errp)) {
+        return false;
+    }
 
     if (!nvme_bar0_setup(s, errp)) {
         return false;

@@ -244,6 +244,12 @@ typedef struct NvmeDmaOps {
     /* Optional: bracket a poller pass so that ptr() results stay valid. */
     void (*begin)(void *opaque);
     void (*end)(void *opaque);
+    /*
+     * Optional: the model wrote [iova, iova + len) through a pointer
+     * from ptr() (dirty-page logging for migration); called after the
+     * data landed, before the completion that announces it.
+     */
+    void (*mark_dirty)(void *opaque, uint64_t iova, uint64_t len);
 } NvmeDmaOps;
 
 typedef struct NvmeDma {
@@ -302,6 +308,7 @@ typedef struct NvmeOptions {
     bool msix_pba_offset_set;
     bool msix_mappable;
     bool mmap;
+    bool no_migration;      /* --no-migration */
     unsigned poll_max_sleep_us;
     char *serial;
     char *trace;
@@ -377,6 +384,8 @@ unsigned nvme_backend_reap(NvmeBackend *be, bool wait);
 unsigned nvme_backend_inflight(NvmeBackend *be);
 /* Makes everything written so far durable (shutdown). */
 void nvme_backend_sync(NvmeBackend *be);
+/* The ram backend's buffer (its size is nvme_backend_size()), or NULL. */
+uint8_t *nvme_backend_ram(NvmeBackend *be);
 
 /* ---- Controller (ctrl.c, admin.c, io.c) ---- */
 typedef struct NvmeSQ NvmeSQ;
@@ -480,6 +489,11 @@ typedef struct NvmeCtrl {
     NvmeCQ cq[NVME_MAX_QUEUES];
     unsigned qid_bound;     /* every valid qid is below this */
     bool resetting;         /* completions are dropped, not posted */
+    /*
+     * Migration STOP: nothing is fetched, processed or signalled; the
+     * doorbells the guest stores are kept for the destination.
+     */
+    bool stopped;
     unsigned irq_deferred_passes;
 
     /* Features */
@@ -542,6 +556,25 @@ void nvme_ctrl_drain(NvmeCtrl *n);
 bool nvme_ctrl_enabled(NvmeCtrl *n);
 /* Back to power-on state (client gone, DEVICE_RESET). */
 void nvme_ctrl_reset(NvmeCtrl *n);
+
+/*
+ * Migration (ctrl.c).  Pause quiesces the controller: no command is
+ * fetched any more and every backend request in flight completes into
+ * guest memory (its CQE posted); interrupts still owed stay recorded
+ * (CQ irq_pending) and go out from whoever resumes.  Held AERs are
+ * state, carried over.  Resume undoes pause and signals what is owed.
+ */
+void nvme_ctrl_pause(NvmeCtrl *n);
+void nvme_ctrl_resume(NvmeCtrl *n);
+/* Paused: the controller state (registers, queues, doorbells, AERs). */
+void nvme_ctrl_save(NvmeCtrl *n, GByteArray *out);
+/*
+ * Paused: replaces the state with a saved one, which is hostile input:
+ * every field is checked against this controller (same geometry, queues
+ * inside their limits) before anything changes.
+ */
+bool nvme_ctrl_load(NvmeCtrl *n, const uint8_t *data, size_t len,
+                    Error **errp);
 
 /* Internal to the controller files, called with n->lock held. */
 void nvme_req_complete(NvmeCtrl *n, NvmeRequest *req);

@@ -25,6 +25,7 @@ enum {
     OPT_MSIX_PBA_OFFSET,
     OPT_NO_MSIX_MAPPABLE,
     OPT_NO_MMAP,
+    OPT_NO_MIGRATION,
     OPT_POLL_MAX_SLEEP,
     OPT_SERIAL,
     OPT_TRACE,
@@ -44,6 +45,7 @@ static const struct option nvme_long_options[] = {
     { "msix-pba-offset", required_argument, NULL, OPT_MSIX_PBA_OFFSET },
     { "no-msix-mappable", no_argument, NULL, OPT_NO_MSIX_MAPPABLE },
     { "no-mmap", no_argument, NULL, OPT_NO_MMAP },
+    { "no-migration", no_argument, NULL, OPT_NO_MIGRATION },
     { "poll-max-sleep-us", required_argument, NULL, OPT_POLL_MAX_SLEEP },
     { "serial", required_argument, NULL, OPT_SERIAL },
     { "trace", required_argument, NULL, OPT_TRACE },
@@ -83,6 +85,8 @@ void nvme_options_usage(FILE *out, const char *argv0)
 "                            areas of BAR0 then leave out the host pages\n"
 "                            holding the MSI-X table (not the PBA, as\n"
 "                            Linux's vfio-pci does)\n"
+"  --no-migration            do not offer live migration (the client\n"
+"                            then blocks it, as for any such device)\n"
 "  --no-mmap                 BAR0 is trap-only: doorbells arrive as\n"
 "                            REGION_WRITE messages\n"
 "  --poll-max-sleep-us N     longest doorbell poller sleep while busy,\n"
@@ -293,6 +297,9 @@ bool nvme_options_parse(NvmeOptions *o, int argc, char **argv, Error **errp)
             break;
         case OPT_STATS:
             o->stats = true;
+            break;
+        case OPT_NO_MIGRATION:
+            o->no_migration = true;
             break;
         case OPT_NO_MMAP:
             o->mmap = false;

@@ -36,6 +36,9 @@ bool nvme_dma_write(const NvmeDma *dma, uint64_t iova, const void *buf,
     p = dma->ops->ptr(dma->opaque, iova, len, true);
     if (p) {
         memcpy(p, buf, len);
+        if (dma->ops->mark_dirty) {
+            dma->ops->mark_dirty(dma->opaque, iova, len);
+        }
         return true;
     }
     return dma->ops->rw &&

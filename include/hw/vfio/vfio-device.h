@@ -99,6 +99,43 @@ struct VFIODeviceIOOps {
                       Error **errp);
     /* Releases the backend (fds, socket, threads).  Never fails. */
     void (*close)(VFIODevice *vbasedev);
+
+    /*
+     * Migration (v2 uAPI semantics, hw/vfio/migration.c; all optional).
+     *
+     * device_feature: VFIO_DEVICE_FEATURE with @flags (feature index |
+     * GET/SET/PROBE); the first @in_len bytes of @data go to the device,
+     * and a successful reply's data, which must be exactly @out_len
+     * bytes, comes back in @data.  @not_supported (may be NULL) is set
+     * when the device refused the feature itself (ENOTTY and the like)
+     * rather than the transport failing.
+     */
+    bool (*device_feature)(VFIODevice *vbasedev, uint32_t flags, void *data,
+                           size_t in_len, size_t out_len,
+                           bool *not_supported, Error **errp);
+    /*
+     * Migration data.  @data_fd is what MIG_DEVICE_STATE returned (the
+     * kernel's data fd; -1 for vfio-user, which uses MIG_DATA_READ /
+     * WRITE messages).  read returns in *@got the bytes read, at most
+     * @size; fewer (0 included) means no more for now.
+     */
+    bool (*mig_data_read)(VFIODevice *vbasedev, int data_fd, void *buf,
+                          size_t size, size_t *got, Error **errp);
+    bool (*mig_data_write)(VFIODevice *vbasedev, int data_fd,
+                           const void *buf, size_t size, Error **errp);
+    /*
+     * DMA dirty-page logging of device writes: start over @n ranges at
+     * @page_size, stop, and report (and clear) the pages written in
+     * [@iova, @iova + @length) as a bitmap of u64 words, a bit per
+     * @page_size.
+     */
+    bool (*dma_logging_start)(VFIODevice *vbasedev, uint64_t page_size,
+                              const uint64_t (*ranges)[2], uint32_t n,
+                              Error **errp);
+    bool (*dma_logging_stop)(VFIODevice *vbasedev, Error **errp);
+    bool (*dma_logging_report)(VFIODevice *vbasedev, uint64_t iova,
+                               uint64_t length, uint64_t page_size,
+                               uint64_t *bitmap, Error **errp);
 };
 
 struct VFIODevice {
