@@ -420,9 +420,12 @@ X86CPUConfig *x86_cpu_cmdline_config(void)
 
 /*
  * The CPU types as QOM shows them to management tools: what -cpu host
- * and -cpu max take, listed by qom-list-properties (libvirt looks for
- * "migratable" there before it writes migratable=on).  Conduit has no
- * CPU objects to set them on: -cpu is the way.
+ * and -cpu max take, listed by qom-list-properties.  libvirt asks for
+ * max-x86_64-cpu's properties only when qom-list-types names it, as it
+ * does a concrete type; finding "migratable" there it offers
+ * hostPassthroughMigratable, which is what makes virt-install choose
+ * host-passthrough.  They are not user-creatable (object-add refuses
+ * them): Conduit has no CPU objects to set them on, -cpu is the way.
  */
 #define TYPE_X86_CPU "x86_64-cpu"
 
@@ -463,11 +466,9 @@ static const TypeInfo x86_cpu_types[] = {
     }, {
         .name = "host-" TYPE_X86_CPU,
         .parent = TYPE_X86_CPU,
-        .abstract = true,
     }, {
         .name = "max-" TYPE_X86_CPU,
         .parent = TYPE_X86_CPU,
-        .abstract = true,
     },
 };
 

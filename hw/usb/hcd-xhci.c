@@ -30,9 +30,14 @@
 #define TYPE_QEMU_XHCI "qemu-xhci"
 #define XHCI(obj) OBJECT_CHECK(XHCIState, (obj), TYPE_QEMU_XHCI)
 
-#define XHCI_PORTS_USB2 4
-#define XHCI_PORTS_USB3 4
-#define XHCI_NPORTS (XHCI_PORTS_USB2 + XHCI_PORTS_USB3)
+/*
+ * Root hub ports: p2 USB 2 ports, then p3 USB 3 ports (QEMU's properties,
+ * 4 each by default, at most 15 each: libvirt writes p2=15,p3=15 for
+ * <controller type='usb' model='qemu-xhci' ports='15'/>).  Devices
+ * attach to the USB 2 ports.
+ */
+#define XHCI_PORTS_DEFAULT 4
+#define XHCI_PORTS_MAX 15
 #define XHCI_MAX_SLOTS 64
 #define XHCI_NR_EPS 32          /* DCI 1..31 */
 #define XHCI_RING_BUDGET 1024   /* TRBs per ring walk */
@@ -74,7 +79,8 @@ typedef struct XHCIState {
     uint64_t crcr;
     XHCIRing cmd_ring;
     bool cmd_running;
-    uint32_t portsc[XHCI_NPORTS];
+    uint32_t p2, p3;            /* USB 2 and USB 3 root hub ports */
+    uint32_t portsc[2 * XHCI_PORTS_MAX];
 
     /* Interrupter 0. */
     uint32_t iman, imod, erstsz;
@@ -289,6 +295,11 @@ static void xhci_cmd_complete(XHCIState *s, uint64_t trb, unsigned cc,
                ((uint32_t)slot << 24));
 }
 
+static unsigned xhci_nports(XHCIState *s)
+{
+    return s->p2 + s->p3;
+}
+
 static void xhci_port_event(XHCIState *s, unsigned port)
 {
     if (!(s->usbcmd & XHCI_CMD_RS)) {
@@ -361,7 +372,7 @@ static const USBPortOps xhci_port_ops = {
 
 static USBDevice *xhci_port_dev(XHCIState *s, unsigned port)
 {
-    if (port < 1 || port > XHCI_PORTS_USB2) {
+    if (port < 1 || port > s->p2) {
         return NULL;
     }
     return s->bus->port_dev[port - 1];
@@ -370,7 +381,7 @@ static USBDevice *xhci_port_dev(XHCIState *s, unsigned port)
 static void xhci_write_portsc(XHCIState *s, unsigned i, uint32_t val)
 {
     uint32_t ps = s->portsc[i];
-    USBDevice *dev = i < XHCI_PORTS_USB2 ? s->bus->port_dev[i] : NULL;
+    USBDevice *dev = i < s->p2 ? s->bus->port_dev[i] : NULL;
 
     /* RW1C change bits; PED is cleared by writing 1 (disable). */
     ps &= ~(val & XHCI_PORT_CHANGES);
@@ -937,8 +948,8 @@ static void xhci_reset(XHCIState *s)
     s->ev_valid = false;
     s->events = s->events_dropped = 0;
     memset(s->slots, 0, sizeof(s->slots));
-    for (unsigned i = 0; i < XHCI_NPORTS; i++) {
-        bool attached = i < XHCI_PORTS_USB2 && s->bus->port_dev[i];
+    for (unsigned i = 0; i < xhci_nports(s); i++) {
+        bool attached = i < s->p2 && s->bus->port_dev[i];
 
         s->portsc[i] = 0;
         xhci_port_connect(s, i, attached);
@@ -954,15 +965,15 @@ static void xhci_reset(XHCIState *s)
 
 /* ---- registers --------------------------------------------------------- */
 
-static uint32_t xhci_extcap_read(unsigned off)
+static uint32_t xhci_extcap_read(XHCIState *s, unsigned off)
 {
     /* Two Supported Protocol capabilities: USB 2.0 then USB 3.0. */
-    static const uint32_t caps[] = {
+    const uint32_t caps[] = {
         /* ID 2, next 4 dwords on, revision 2.00 */
-        0x02000402, 0x20425355, (XHCI_PORTS_USB2 << 8) | 1, 0,
+        0x02000402, 0x20425355, (s->p2 << 8) | 1, 0,
         /* ID 2, last, revision 3.00 */
         0x03000002, 0x20425355,
-        (XHCI_PORTS_USB3 << 8) | (XHCI_PORTS_USB2 + 1), 0,
+        (s->p3 << 8) | (s->p2 + 1), 0,
     };
 
     return off / 4 < G_N_ELEMENTS(caps) ? caps[off / 4] : 0;
@@ -979,7 +990,7 @@ static uint64_t xhci_cap_oper_read(void *opaque, hwaddr addr, unsigned size)
             v = XHCI_CAPLENGTH | (0x0100 << 16);
             break;
         case XHCI_CAP_HCSPARAMS1:
-            v = XHCI_MAX_SLOTS | (1 << 8) | (XHCI_NPORTS << 24);
+            v = XHCI_MAX_SLOTS | (1 << 8) | (xhci_nports(s) << 24);
             break;
         case XHCI_CAP_HCSPARAMS2:
             /* IST 1 frame... no scratchpads, ERST max 2^3. */
@@ -997,7 +1008,7 @@ static uint64_t xhci_cap_oper_read(void *opaque, hwaddr addr, unsigned size)
             break;
         }
     } else if (addr < XHCI_OPER) {
-        v = xhci_extcap_read(addr - XHCI_EXTCAP_OFF);
+        v = xhci_extcap_read(s, addr - XHCI_EXTCAP_OFF);
     } else if (addr < XHCI_PORTS_OFF) {
         switch (addr - XHCI_OPER) {
         case XHCI_USBCMD:
@@ -1029,7 +1040,7 @@ static uint64_t xhci_cap_oper_read(void *opaque, hwaddr addr, unsigned size)
     } else {
         unsigned port = (addr - XHCI_PORTS_OFF) / 0x10;
 
-        if (port < XHCI_NPORTS && ((addr - XHCI_PORTS_OFF) & 0xf) == 0) {
+        if (port < xhci_nports(s) && ((addr - XHCI_PORTS_OFF) & 0xf) == 0) {
             v = s->portsc[port];
         }
     }
@@ -1047,7 +1058,7 @@ static void xhci_cap_oper_write(void *opaque, hwaddr addr, uint64_t val,
     if (addr >= XHCI_PORTS_OFF) {
         unsigned port = (addr - XHCI_PORTS_OFF) / 0x10;
 
-        if (port < XHCI_NPORTS && ((addr - XHCI_PORTS_OFF) & 0xf) == 0) {
+        if (port < xhci_nports(s) && ((addr - XHCI_PORTS_OFF) & 0xf) == 0) {
             xhci_write_portsc(s, port, val);
         }
         return;
@@ -1066,7 +1077,7 @@ static void xhci_cap_oper_write(void *opaque, hwaddr addr, uint64_t val,
             s->usbsts &= ~XHCI_STS_HCH;
             s->mfindex_start = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
             /* Ports that changed while halted get their events now. */
-            for (unsigned i = 0; i < XHCI_NPORTS; i++) {
+            for (unsigned i = 0; i < xhci_nports(s); i++) {
                 if (s->portsc[i] & XHCI_PORT_CHANGES) {
                     xhci_port_event(s, i + 1);
                 }
@@ -1289,7 +1300,13 @@ static bool xhci_realize(PCIDevice *dev, Error **errp)
                   &s->mmio, 0, XHCI_MSIX_PBA_OFF, 0, errp) < 0) {
         return false;
     }
-    s->bus = usb_bus_new(DEVICE(s), XHCI_PORTS_USB2, &xhci_port_ops, s);
+    if (s->p2 < 1 || s->p2 > XHCI_PORTS_MAX ||
+        s->p3 < 1 || s->p3 > XHCI_PORTS_MAX) {
+        error_setg(errp, "qemu-xhci: p2=%u, p3=%u: each must be 1 to %d",
+                   s->p2, s->p3, XHCI_PORTS_MAX);
+        return false;
+    }
+    s->bus = usb_bus_new(DEVICE(s), s->p2, &xhci_port_ops, s);
     xhci_reset(s);
     return true;
 }
@@ -1371,6 +1388,10 @@ static void xhci_exit_tracked(PCIDevice *dev)
 static const Property xhci_props[] = {
     DEFINE_PROP_BOOL("msix", XHCIState, msix, true,
                      .description = "MSI-X (else INTx)"),
+    DEFINE_PROP_UINT32("p2", XHCIState, p2, XHCI_PORTS_DEFAULT,
+                       .description = "USB 2 root hub ports (1-15)"),
+    DEFINE_PROP_UINT32("p3", XHCIState, p3, XHCI_PORTS_DEFAULT,
+                       .description = "USB 3 root hub ports (1-15)"),
     DEFINE_PROP_END_OF_LIST(),
 };
 

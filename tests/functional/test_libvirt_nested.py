@@ -52,7 +52,7 @@ CASES = ['test_disk_bridge_hostdev', 'test_hostdev_managed',
          'test_lifecycle', 'test_nova_domain', 'test_probe_kvm_hostdev',
          'test_probe_ppc64', 'test_probe_tcg_refused',
          'test_refusals_named', 'test_serial_log_fd_passed',
-         'test_virt_install_xml',
+         'test_virt_install_xml', 'test_virt_install_xml_q35',
          'test_vfio_user_commandline_and_hotplug']
 # For working on one case: only these (space-separated) run inside.
 ONLY = os.environ.get('LIBVIRT_NESTED_ONLY', '').split()

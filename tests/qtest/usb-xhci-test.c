@@ -321,6 +321,29 @@ static void test_capabilities(void)
     ctx_stop(&c);
 }
 
+/*
+ * p2=15,p3=15 (what libvirt writes for virt-install's controller): 30
+ * root hub ports, USB 2.0 ports 1-15 and 3.0 ports 16-30.
+ */
+static void test_port_counts(void)
+{
+    Ctx c = { 0 };
+    uint32_t x;
+
+    ctx_start(&c, ",p2=15,p3=15");
+    g_assert_cmpuint(rd(&c, XHCI_CAP_HCSPARAMS1) >> 24, ==, 30);
+    x = (rd(&c, XHCI_CAP_HCCPARAMS1) >> 16) * 4;
+    g_assert_cmphex(rd(&c, x + 8) & 0xffff, ==, 0x0f01);
+    x += ((rd(&c, x) >> 8) & 0xff) * 4;
+    g_assert_cmphex(rd(&c, x) >> 24, ==, 3);
+    g_assert_cmphex(rd(&c, x + 8) & 0xffff, ==, 0x0f10);
+    /* The last USB 3 port is powered and empty; past it, nothing. */
+    g_assert_cmphex(rd(&c, XHCI_PORTS_OFF + 29 * 0x10) & XHCI_PORT_PP, ==,
+                    XHCI_PORT_PP);
+    g_assert_cmphex(rd(&c, XHCI_PORTS_OFF + 30 * 0x10), ==, 0);
+    ctx_stop(&c);
+}
+
 static void test_enumerate_and_report(void)
 {
     Ctx c = { 0 };
@@ -522,6 +545,7 @@ int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/usb-xhci/capabilities", test_capabilities);
+    g_test_add_func("/usb-xhci/port-counts", test_port_counts);
     g_test_add_func("/usb-xhci/tablet/enumerate-and-report",
                     test_enumerate_and_report);
     g_test_add_func("/usb-xhci/interrupter/intx", test_interrupts_intx);
