@@ -231,6 +231,9 @@ static void test_bootorder(void)
 {
     g_autofree char *disk = g_strdup_printf("%s/conduit-fwcfg-disk-%d.img",
                                             g_get_tmp_dir(), getpid());
+    /* A second image: a writer and a reader of one file conflict. */
+    g_autofree char *disk2 = g_strdup_printf("%s/conduit-fwcfg-disk2-%d.img",
+                                             g_get_tmp_dir(), getpid());
     g_autofree char *args = NULL;
     g_autofree uint8_t *order = NULL;
     QTestState *qts;
@@ -238,12 +241,14 @@ static void test_bootorder(void)
 
     g_assert_true(g_file_set_contents(disk, "", 0, NULL));
     g_assert_cmpint(truncate(disk, 1 << 20), ==, 0);
+    g_assert_true(g_file_set_contents(disk2, "", 0, NULL));
+    g_assert_cmpint(truncate(disk2, 1 << 20), ==, 0);
     args = g_strdup_printf(
         "-drive file=%s,if=none,id=d0,format=raw "
         "-drive file=%s,if=none,id=d1,format=raw,readonly=on "
         "-device virtio-blk-pci,drive=d0,addr=05.0,bootindex=2 "
         "-device pcie-root-port,id=rp1,chassis=1,slot=1,addr=06.0 "
-        "-device virtio-blk-pci,drive=d1,bus=rp1,bootindex=1", disk, disk);
+        "-device virtio-blk-pci,drive=d1,bus=rp1,bootindex=1", disk, disk2);
     qts = fw_start("q35", args);
     order = fw_read_file(qts, "bootorder", &size);
     g_assert_nonnull(order);
@@ -256,6 +261,7 @@ static void test_bootorder(void)
     g_assert_null(fw_read_file(qts, "bootorder", &size));
     qtest_quit(qts);
     unlink(disk);
+    unlink(disk2);
 }
 
 /* The SMBIOS tables for firmware: a 2.1 anchor and the structures. */
