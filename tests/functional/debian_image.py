@@ -309,5 +309,22 @@ def image(log=None):
     return path
 
 
+def qcow2_image():
+    """The cloud-image layout's backing file: the raw image converted to
+    qcow2 once per cache (qemu-img is the reference tool that makes it;
+    Conduit only reads it, through an overlay)."""
+    raw = image()
+    path = os.path.splitext(raw)[0] + '.qcow2'
+    if os.path.exists(path):
+        return path
+    if not shutil.which('qemu-img'):
+        raise Unavailable('qemu-img is missing (scripts/install-deps '
+                          'installs qemu-utils)')
+    tmp = path + '.tmp'
+    run(['qemu-img', 'convert', '-f', 'raw', '-O', 'qcow2', raw, tmp])
+    os.replace(tmp, path)
+    return path
+
+
 if __name__ == '__main__':
-    print(image())
+    print(qcow2_image())

@@ -5,14 +5,17 @@ and on pc, with a vfio-user NVMe controller behind a PCIe root port.
 
 The image (tests/functional/debian_image.py: debootstrap'ed bookworm,
 GPT with a BIOS boot partition and an ESP, GRUB for both firmwares) is
-built once per cache and copied (sparse) for the run.  Every case boots
-the copy; the guest's test init logs which firmware started it, appends a
+built once per cache, converted to qcow2 (the backing file) and booted
+through a qcow2 overlay made for the run: the cloud-image layout.  Every
+case boots the overlay; the guest's test init logs which firmware started it, appends a
 line to /var/log/conduit-boots on its root disk, writes a marker to the
 first sector of the NVMe namespace and powers off through ACPI.  The case
 then checks: Conduit exited 0 (the guest's S5), the serial console shows
 GRUB and the kernel, firmware=bios|efi as expected, the NVMe marker is in
-the server's backing file; at the end the root disk holds one line per
-boot, in order.
+the server's backing file; at the end `qemu-img check` finds the overlay
+clean, the overlay holds clusters of its own, the backing file is
+untouched and the root file system (read through the chain) holds one
+line per boot, in order.
 
   seabios_q35   no firmware option: Conduit's default (bios-256k.bin)
   ovmf_q35      -blockdev + -machine pflash0=,pflash1= (libvirt's way),
@@ -25,6 +28,7 @@ Needs KVM that can run firmware: directly, or in the shared nested L1
 guest (kvmtest.py).  Environment (set by meson): CONDUIT_BINARY,
 VFIO_USER_NVME, CONDUIT_IMAGE_CACHE.
 """
+import json
 import os
 import shutil
 import subprocess
@@ -76,18 +80,22 @@ class FirmwareBootTest(unittest.TestCase):
             if not os.path.exists(f):
                 raise unittest.SkipTest('%s is missing (scripts/install-deps '
                                         'installs seabios and ovmf)' % f)
+        if not shutil.which('qemu-img'):
+            raise unittest.SkipTest('qemu-img is missing (scripts/install-'
+                                    'deps installs qemu-utils)')
         try:
-            src = debian_image.image()
+            cls.backing = debian_image.qcow2_image()
         except debian_image.Unavailable as e:
             raise unittest.SkipTest(str(e))
+        cls.backing_mtime = os.stat(cls.backing).st_mtime_ns
         cls.tmp = tempfile.TemporaryDirectory(prefix='conduit-fw-')
-        cls.disk = os.path.join(cls.tmp.name, 'disk.raw')
-        start = time.monotonic()
-        subprocess.run(['dd', 'if=' + src, 'of=' + cls.disk, 'bs=4M',
-                        'conv=sparse', 'status=none'], check=True)
-        print('FIRMWARE-IMAGE %s copied in %.0f s (%d MiB)' %
-              (src, time.monotonic() - start,
-               os.path.getsize(cls.disk) >> 20))
+        # The cloud-image layout: a qcow2 overlay on the qcow2 backing
+        # file; every write of every boot lands in the overlay.
+        cls.disk = os.path.join(cls.tmp.name, 'overlay.qcow2')
+        subprocess.run(['qemu-img', 'create', '-q', '-f', 'qcow2', '-F',
+                        'qcow2', '-b', cls.backing, cls.disk], check=True)
+        print('FIRMWARE-IMAGE overlay %s on %s (%d MiB)' %
+              (cls.disk, cls.backing, os.path.getsize(cls.backing) >> 20))
         sys.stdout.flush()
 
     @classmethod
@@ -120,7 +128,7 @@ class FirmwareBootTest(unittest.TestCase):
                      '-chardev', 'file,id=fwlog,path=' + dbg,
                      '-device', 'isa-debugcon,iobase=0x402,chardev=fwlog'] +
                     firmware_args +
-                    ['-drive', 'file=%s,if=none,id=root,format=raw' %
+                    ['-drive', 'file=%s,if=none,id=root,format=qcow2' %
                      self.disk,
                      '-device', 'virtio-blk-pci,drive=root,bootindex=1',
                      '-device', 'pcie-root-port,id=rp1,chassis=1,slot=1',
@@ -232,10 +240,26 @@ class FirmwareBootTest(unittest.TestCase):
     def test_5_root_disk_holds_every_boot(self):
         if not FirmwareBootTest.boots:
             self.skipTest('no case booted')
+        check = subprocess.run(['qemu-img', 'check', self.disk],
+                               stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT)
+        self.assertEqual(check.returncode, 0, check.stdout.decode())
+        # The guests' writes are in the overlay, the backing file is as
+        # it was built.
+        self.assertEqual(os.stat(self.backing).st_mtime_ns,
+                         self.backing_mtime)
+        m = subprocess.run(['qemu-img', 'map', '--output=json', self.disk],
+                           stdout=subprocess.PIPE, check=True)
+        own = [e for e in json.loads(m.stdout)
+               if e.get('depth') == 0 and e.get('data')]
+        self.assertTrue(own, 'no cluster allocated in the overlay')
+        full = self.path('disk.raw')
+        subprocess.run(['qemu-img', 'convert', '-O', 'raw', self.disk, full],
+                       check=True)
         start = debian_image.ROOT_START * debian_image.SECTOR
         part = self.path('root.ext4')
         # The root partition on its own, for debugfs (no mounts needed).
-        subprocess.run(['dd', 'if=' + self.disk, 'of=' + part, 'bs=1M',
+        subprocess.run(['dd', 'if=' + full, 'of=' + part, 'bs=1M',
                         'iflag=skip_bytes', 'skip=%d' % start,
                         'conv=sparse', 'status=none'], check=True)
         r = subprocess.run(['debugfs', '-R', 'cat /var/log/conduit-boots',
@@ -250,13 +274,12 @@ class FirmwareBootTest(unittest.TestCase):
                               stderr=subprocess.STDOUT)
         self.assertEqual(fsck.returncode, 0, fsck.stdout.decode()[-2000:])
 
-
 if __name__ == '__main__':
     # The image is built on the test machine (debootstrap needs the
     # network); the shared L1 guest sees it through the read-only root.
     if not kvmtest.in_l1():
         try:
-            debian_image.image()
+            debian_image.qcow2_image()
         except debian_image.Unavailable as e:
             print('debian image: %s' % e)
     sys.exit(kvmtest.main('firmware'))
