@@ -383,23 +383,26 @@ static void pc_machine_register_types(void)
         const char *family = f ? "q35" : "i440fx";
 
         for (size_t i = 0; i < G_N_ELEMENTS(pc_versions); i++) {
+            g_autofree char *name = NULL;
             PCVersion *v;
-            TypeInfo *ti;
 
             if (f && strcmp(pc_versions[i], "2.4") < 0 &&
                 strlen(pc_versions[i]) == 3) {
                 continue;       /* no pc-q35 before 2.4 */
             }
+            /* The type table keeps v (its class data) for good. */
             v = g_new(PCVersion, 1);
             v->family = family;
             v->version = pc_versions[i];
-            ti = g_new0(TypeInfo, 1);
-            ti->name = g_strdup_printf("pc-%s-%s" TYPE_MACHINE_SUFFIX,
-                                       family, pc_versions[i]);
-            ti->parent = TYPE_PC_MACHINE;
-            ti->class_init = pc_version_class_init;
-            ti->class_data = v;
-            type_register_static(ti);
+            name = g_strdup_printf("pc-%s-%s" TYPE_MACHINE_SUFFIX, family,
+                                   pc_versions[i]);
+            /* type_register_static() copies what it keeps of the info. */
+            type_register_static(&(TypeInfo) {
+                .name = name,
+                .parent = TYPE_PC_MACHINE,
+                .class_init = pc_version_class_init,
+                .class_data = v,
+            });
         }
     }
 }
