@@ -11,7 +11,9 @@ Conduit moves it:
   save      stop, migrate to a file, quit; a new Conduit with
             -incoming defer -S loads it with migrate-incoming and cont.
 
-The guest must finish on the last process with all its I/O done, no
+Each process holds the disk to IOPS_LIMIT (block_set_io_throttle), so
+the workload outlasts the hops on any host.  The guest must finish on
+the last process with all its I/O done, no
 error and its summary line: vCPU registers, LAPIC, in-kernel irqchip,
 kvmclock and TSC, the virtio rings and MSI-X all moved with it.  Each
 hop's downtime and total time (query-migrate) are printed.
@@ -36,6 +38,11 @@ from nvmebench import Qmp, parse_result, wait_serial  # noqa: E402
 CONDUIT = os.environ.get('CONDUIT_BINARY', '')
 BUILD = os.path.dirname(CONDUIT)
 IOS = 4000
+# Every process holds the disk to this rate, so the guest's reads last
+# at least IOS / IOPS_LIMIT seconds however fast the host is: all three
+# hops happen while it runs (a fast host once finished the workload
+# before the last hop).
+IOPS_LIMIT = 400
 TIMEOUT = 600
 
 
@@ -59,6 +66,8 @@ class Vmm:
         self.qmp = Qmp(self.qmp_path)
         self.qmp.cmd('migrate-set-capabilities', capabilities=[
             {'capability': 'events', 'state': True}])
+        self.qmp.cmd('block_set_io_throttle', id='vblk0', bps=0, bps_rd=0,
+                     bps_wr=0, iops=IOPS_LIMIT, iops_rd=0, iops_wr=0)
 
     def status(self):
         return self.qmp.cmd('query-status')['status']
