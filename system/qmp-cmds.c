@@ -12,6 +12,7 @@
 #include "hw/qdev-core.h"
 #include "hw/qdev-qtree.h"
 #include "hw/pci/pci-qmp.h"
+#include "hw/input/input.h"
 #include "qom/object.h"
 #include "system/accel.h"
 #include "chardev/char.h"
@@ -231,6 +232,20 @@ static void qmp_human_monitor_command(JsonObject *args, JsonNode **ret,
         qmp_cont(args, ret, errp);
     } else if (argv->len == 1 && !strcmp(argv->pdata[0], "system_reset")) {
         qmp_system_reset(args, ret, errp);
+    } else if ((argv->len == 2 || argv->len == 3) &&
+               !strcmp(argv->pdata[0], "sendkey")) {
+        guint64 hold = 100;
+
+        if (argv->len == 3 &&
+            !g_ascii_string_to_unsigned(argv->pdata[2], 10, 0, INT64_MAX,
+                                        &hold, NULL)) {
+            error_setg(errp, "invalid hold-time '%s'",
+                       (char *)argv->pdata[2]);
+            return;
+        }
+        if (!input_hmp_sendkey(argv->pdata[1], hold, errp)) {
+            return;
+        }
     } else {
         error_setg(errp, "unknown or unsupported human monitor command: '%s'",
                    line);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Legacy ISA devices of the pc machine: the CMOS RTC, and one 16550A per
+ * Legacy ISA devices of the pc machine: the CMOS RTC, the i8042
+ * keyboard controller, and one 16550A per
  * -serial backend at the usual COM port, their IRQ lines going to the
  * in-kernel PIC/IOAPIC under KVM (qtest has no interrupt controller to
  * feed, so they stay unconnected and drivers poll).
@@ -10,6 +11,7 @@
 #include "hw/char/serial.h"
 #include "hw/rtc/mc146818rtc.h"
 #include "hw/i386/kvm-pit.h"
+#include "hw/input/i8042.h"
 #include "hw/irq.h"
 #include "system/system.h"
 #include "system/kvm.h"
@@ -39,6 +41,16 @@ bool pc_isa_init(MachineState *ms, Error **errp)
                              qemu_allocate_irq(pc_isa_irq_handler, NULL,
                                                RTC_ISA_IRQ) : NULL,
                              errp)) {
+        return false;
+    }
+    /* ... and its keyboard controller, as QEMU's pc and q35 always do. */
+    if (!i8042_create(ms, kvm_enabled() ?
+                      qemu_allocate_irq(pc_isa_irq_handler, NULL,
+                                        I8042_KBD_IRQ) : NULL,
+                      kvm_enabled() ?
+                      qemu_allocate_irq(pc_isa_irq_handler, NULL,
+                                        I8042_AUX_IRQ) : NULL,
+                      errp)) {
         return false;
     }
     for (int i = 0; i < 4; i++) {

@@ -17,6 +17,7 @@
 #include "hw/qdev-properties.h"
 #include "monitor/monitor.h"
 #include "hw/usb/usb.h"
+#include "hw/input/input.h"
 #include "trace.h"
 
 #define TYPE_USB_HID "usb-hid"
@@ -632,12 +633,34 @@ static void usb_hid_class_init(ObjectClass *klass, void *data)
     uc->handle_reset = hid_handle_reset;
 }
 
+/* send-key's events (the input layer's): one report per key change. */
+static void hid_input_key(void *opaque, InputKey key, bool down)
+{
+    USBHIDState *h = opaque;
+    const InputKeyInfo *info = input_key_info(key);
+    uint8_t usage = info ? usb_hid_usage_of_qcode(info->qcode) : 0;
+
+    if (!DEVICE(h)->realized || !usage) {
+        return;
+    }
+    hid_key(h, usage, down);
+    hid_queue_report(h);
+}
+
 static void usb_hid_init(Object *obj)
 {
     USBHIDState *h = USB_HID(obj);
 
     h->kind = USB_HID_GET_CLASS(obj)->kind;
     h->protocol = 1;
+    if (h->kind == HID_KEYBOARD) {
+        input_keyboard_register(hid_input_key, h);
+    }
+}
+
+static void usb_hid_finalize(Object *obj)
+{
+    input_keyboard_unregister(obj);
 }
 
 #define HID_CLASS_INIT(fn, k, desc_, dev_, cfg_, rep_, strs, len)           \
@@ -673,6 +696,7 @@ static const TypeInfo usb_hid_types[] = {
         .parent = TYPE_USB_DEVICE,
         .instance_size = sizeof(USBHIDState),
         .instance_init = usb_hid_init,
+        .instance_finalize = usb_hid_finalize,
         .class_size = sizeof(USBHIDClass),
         .class_init = usb_hid_class_init,
         .abstract = true,

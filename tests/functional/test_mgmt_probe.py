@@ -224,9 +224,14 @@ class MgmtProbeTest(unittest.TestCase):
         self.assertEqual(args('migrate-set-capabilities'),
                          {'capabilities': ('[any]', False)})
         # Nothing Conduit lacks is claimed.
-        for absent in ('object-add', 'chardev-add', 'send-key',
+        for absent in ('object-add', 'chardev-add',
                        'query-hotpluggable-cpus'):
             self.assertNotIn(absent, by_name)
+        # send-key (issue 28) takes QEMU's arguments.
+        self.assertIn('send-key', by_name)
+        self.assertEqual(args('send-key'),
+                         {'keys': ('[any]', False),
+                          'hold-time': ('int', True)})
         # ... and what it has since the block layer (issue 19) is.
         for present in ('blockdev-add', 'blockdev-del', 'netdev_add',
                         'netdev_del', 'query-blockstats', 'migrate',
