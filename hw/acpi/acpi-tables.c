@@ -217,6 +217,30 @@ static Aml *dsdt_isa_device(const char *name, const char *hid, int uid,
 }
 
 /*
+ * The i8042 as two devices, as PC firmware describes it: the keyboard
+ * (its data and status ports, IRQ 1) and the PS/2 mouse (IRQ 12 only).
+ */
+static void dsdt_i8042(Aml *scope)
+{
+    Aml *kbd = aml_device("KBD");
+    Aml *mou = aml_device("MOU");
+    Aml *crs = aml_resource_template();
+
+    aml_append(kbd, aml_name_decl("_HID", aml_eisaid("PNP0303")));
+    aml_append(crs, aml_io(0x60, 0x60, 1, 1));
+    aml_append(crs, aml_io(0x64, 0x64, 1, 1));
+    aml_append(crs, aml_irq_no_flags(1));
+    aml_append(kbd, aml_name_decl("_CRS", crs));
+    aml_append(scope, kbd);
+
+    crs = aml_resource_template();
+    aml_append(mou, aml_name_decl("_HID", aml_eisaid("PNP0F13")));
+    aml_append(crs, aml_irq_no_flags(12));
+    aml_append(mou, aml_name_decl("_CRS", crs));
+    aml_append(scope, mou);
+}
+
+/*
  * The ECAM window is not part of PCI0's _CRS: a motherboard resource
  * device reserves it, so the OS keeps it out of its address allocation
  * (PCI Firmware 3.3, 4.1.2).
@@ -286,6 +310,9 @@ GByteArray *acpi_build_dsdt(const AcpiPlatform *p)
     }
     if (p->rtc) {
         aml_append(sb, dsdt_isa_device("RTC", "PNP0B00", -1, 0x70, 8, 8));
+    }
+    if (p->i8042) {
+        dsdt_i8042(sb);
     }
     if (p->ecam_size) {
         aml_append(sb, dsdt_ecam_reservation(p));

@@ -147,6 +147,41 @@ static void test_tables_found(void)
     qtest_quit(qts);
 }
 
+/* The DSDT has the i8042's keyboard and mouse, with their resources. */
+static void test_dsdt_i8042(void)
+{
+    static const uint8_t kbd_hid[] = { 0x08, '_', 'H', 'I', 'D',
+                                       0x0c, 0x41, 0xd0, 0x03, 0x03 };
+    static const uint8_t mou_hid[] = { 0x08, '_', 'H', 'I', 'D',
+                                       0x0c, 0x41, 0xd0, 0x0f, 0x13 };
+    /* IO (Decode16, 0x60, 0x60, 1, 1), IO (... 0x64 ...), IRQNoFlags {1}. */
+    static const uint8_t kbd_crs[] = { 0x47, 0x01, 0x60, 0x00, 0x60, 0x00,
+                                       0x01, 0x01,
+                                       0x47, 0x01, 0x64, 0x00, 0x64, 0x00,
+                                       0x01, 0x01,
+                                       0x22, 0x02, 0x00 };
+    /* IRQNoFlags {12}. */
+    static const uint8_t mou_crs[] = { 0x22, 0x00, 0x10, 0x79 };
+    const char *machines[] = { "pc", "q35" };
+
+    for (int m = 0; m < 2; m++) {
+        QTestState *qts = qtest_initf("-M %s", machines[m]);
+        Tables t;
+        uint32_t len;
+
+        parse_tables(qts, &t);
+        len = ldl_le_p(t.dsdt + 4);
+        g_assert_nonnull(memmem(t.dsdt, len, "KBD_", 4));
+        g_assert_nonnull(memmem(t.dsdt, len, "MOU_", 4));
+        g_assert_nonnull(memmem(t.dsdt, len, kbd_hid, sizeof(kbd_hid)));
+        g_assert_nonnull(memmem(t.dsdt, len, mou_hid, sizeof(mou_hid)));
+        g_assert_nonnull(memmem(t.dsdt, len, kbd_crs, sizeof(kbd_crs)));
+        g_assert_nonnull(memmem(t.dsdt, len, mou_crs, sizeof(mou_crs)));
+        tables_free(&t);
+        qtest_quit(qts);
+    }
+}
+
 static void test_madt_follows_smp(void)
 {
     for (unsigned cpus = 1; cpus <= 3; cpus++) {
@@ -402,6 +437,7 @@ int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/acpi/tables/found-by-scan", test_tables_found);
+    g_test_add_func("/acpi/dsdt/i8042", test_dsdt_i8042);
     g_test_add_func("/acpi/tables/madt-follows-smp", test_madt_follows_smp);
     g_test_add_func("/acpi/tables/rebuilt-at-reset",
                    test_tables_rebuilt_at_reset);

@@ -65,6 +65,7 @@ typedef struct AcpiPlatform {
     const uint16_t *serial_iobase;  /* 4 entries */
     const uint8_t *serial_irq;
     bool rtc;
+    bool i8042;                     /* keyboard and PS/2 mouse */
     uint64_t ecam_size;             /* bytes the PNP0C02 device reserves */
     uint16_t pm_base;               /* PM1a/timer block; 0: ACPI_PM_BASE */
     uint16_t gpe0_base;             /* 0: no GPE0 block */
