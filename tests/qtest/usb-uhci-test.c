@@ -308,6 +308,19 @@ static void test_enumerate_and_report(void)
     ctx_stop(&c);
 }
 
+/* Reports the usb-kbd (the second HID device) holds for the host. */
+static int64_t kbd_queued(Ctx *c)
+{
+    JsonObject *r = qtest_qmp(c->qts, "{'execute':'x-query-usb'}");
+    JsonArray *a = json_object_get_array_member(r, "return");
+    int64_t n = json_object_get_int_member(json_array_get_object_element(a,
+                                                                         1),
+                                           "queued");
+
+    json_object_unref(r);
+    return n;
+}
+
 static void test_keyboard(void)
 {
     Ctx c = { 0 };
@@ -346,6 +359,30 @@ static void test_keyboard(void)
     /* Boot report: left shift, key 'a' (usage 4). */
     g_assert_cmphex(d[0], ==, 0x02);
     g_assert_cmphex(d[2], ==, 0x04);
+    /*
+     * send-key reaches the usb-kbd too: a report per key pressed, then
+     * one per key released after the hold time.
+     */
+    qmp_ok(c.qts, "{'execute':'send-key','arguments':{'keys':["
+                  "{'type':'qcode','data':'ctrl'},"
+                  "{'type':'qcode','data':'alt'},"
+                  "{'type':'qcode','data':'delete'}]}}");
+    g_assert_cmpint(kbd_queued(&c), ==, 3);
+    for (unsigned i = 0; i < 3; i++) {
+        td = put_td(&c, 5 + i, UHCI_LINK_TERM, USB_TOKEN_IN_PID, 7, 1,
+                    !(i & 1), 8, DATA + 256);
+        qtest_writel(c.qts, QH + 4, td);
+        qtest_clock_step(c.qts, 2 * MS);
+        g_assert_cmphex(td_ctrl(&c, td) & UHCI_TD_ACTIVE, ==, 0);
+    }
+    qtest_memread(c.qts, DATA + 256, d, 8);
+    /* Shift (still down), ctrl and alt; keys 'a' and Delete (0x4c). */
+    g_assert_cmphex(d[0], ==, 0x07);
+    g_assert_cmphex(d[2], ==, 0x04);
+    g_assert_cmphex(d[3], ==, 0x4c);
+    g_assert_cmpint(kbd_queued(&c), ==, 0);
+    qtest_clock_step(c.qts, 100 * MS);
+    g_assert_cmpint(kbd_queued(&c), ==, 3);
     /* A bad event is a QMP error, not a crash. */
     r = qtest_qmp(c.qts, "{'execute':'input-send-event','arguments':"
                   "{'events':[{'type':'key','data':{'down':true,'key':"
