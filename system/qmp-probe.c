@@ -294,6 +294,31 @@ static void qmp_query_tpm_empty(JsonObject *args, JsonNode **ret,
  * One entry per running vCPU with its host thread id (for pinning).  The
  * qtest accelerator runs no vCPUs, so it answers an empty list.
  */
+/* CpuInstanceProperties of vCPU index, as QEMU's x86 boards give them. */
+static JsonObject *qmp_cpu_props(const CpuTopology *t, unsigned i)
+{
+    JsonObject *props = json_object_new();
+
+    json_object_set_int_member(props, "socket-id",
+                               i / (t->threads * t->cores * t->dies));
+    if (t->dies > 1) {
+        json_object_set_int_member(props, "die-id",
+                                   i / (t->threads * t->cores) % t->dies);
+    }
+    json_object_set_int_member(props, "core-id", i / t->threads % t->cores);
+    json_object_set_int_member(props, "thread-id", i % t->threads);
+    return props;
+}
+
+/* The QOM path of present vCPU index, or NULL. */
+static char *qmp_cpu_qom_path(MachineState *ms, unsigned i)
+{
+    if (!ms->cpu_objs || i >= ms->smp.cpus || !ms->cpu_objs[i]) {
+        return NULL;
+    }
+    return object_get_canonical_path(ms->cpu_objs[i]);
+}
+
 static void qmp_query_cpus_fast(JsonObject *args, JsonNode **ret,
                                 Error **errp)
 {
@@ -302,28 +327,55 @@ static void qmp_query_cpus_fast(JsonObject *args, JsonNode **ret,
     unsigned nr = ms ? ms->smp.cpus : 0;
 
     for (unsigned i = 0; i < nr; i++) {
-        const CpuTopology *t = &ms->smp;
         int tid = accel_vcpu_thread_id(i);
-        JsonObject *o, *props;
+        g_autofree char *path = NULL;
+        JsonObject *o;
 
         if (tid < 0) {
             continue;
         }
         o = json_object_new();
-        props = json_object_new();
         json_object_set_int_member(o, "cpu-index", i);
+        path = qmp_cpu_qom_path(ms, i);
+        if (path) {
+            json_object_set_string_member(o, "qom-path", path);
+        }
         json_object_set_int_member(o, "thread-id", tid);
         json_object_set_string_member(o, "target", target_info()->arch);
-        json_object_set_int_member(props, "socket-id",
-                                   i / (t->threads * t->cores * t->dies));
-        if (t->dies > 1) {
-            json_object_set_int_member(props, "die-id",
-                                       i / (t->threads * t->cores) % t->dies);
+        json_object_set_object_member(o, "props", qmp_cpu_props(&ms->smp, i));
+        json_array_add_object_element(list, o);
+    }
+    *ret = qmp_node_take_array(list);
+}
+
+/*
+ * Every vCPU -smp maxcpus allows, as QEMU lists them (the last first):
+ * its type, topology properties and, when present, its QOM path.
+ */
+static void qmp_query_hotpluggable_cpus(JsonObject *args, JsonNode **ret,
+                                        Error **errp)
+{
+    MachineState *ms = current_machine;
+    JsonArray *list;
+    const char *type;
+
+    if (!ms || !ms->cpu_objs || !ms->smp.cpus || !ms->cpu_objs[0]) {
+        error_setg(errp, "The feature 'query-hotpluggable-cpus' is not "
+                   "enabled");
+        return;
+    }
+    type = object_get_typename(ms->cpu_objs[0]);
+    list = json_array_new();
+    for (unsigned i = ms->smp.max_cpus; i-- > 0;) {
+        JsonObject *o = json_object_new();
+        g_autofree char *path = qmp_cpu_qom_path(ms, i);
+
+        json_object_set_string_member(o, "type", type);
+        json_object_set_int_member(o, "vcpus-count", 1);
+        json_object_set_object_member(o, "props", qmp_cpu_props(&ms->smp, i));
+        if (path) {
+            json_object_set_string_member(o, "qom-path", path);
         }
-        json_object_set_int_member(props, "core-id",
-                                   i / t->threads % t->cores);
-        json_object_set_int_member(props, "thread-id", i % t->threads);
-        json_object_set_object_member(o, "props", props);
         json_array_add_object_element(list, o);
     }
     *ret = qmp_node_take_array(list);
@@ -350,6 +402,8 @@ static void __attribute__((constructor)) qmp_probe_register(void)
                               qmp_query_cpu_definitions, "",
                               QCO_ALLOW_PRECONFIG);
     qmp_register_command_args("query-cpus-fast", qmp_query_cpus_fast, "", 0);
+    qmp_register_command_args("query-hotpluggable-cpus",
+                              qmp_query_hotpluggable_cpus, "", 0);
     qmp_register_command_args("query-tpm-models", qmp_query_tpm_empty, "",
                               QCO_ALLOW_PRECONFIG);
     qmp_register_command_args("query-tpm-types", qmp_query_tpm_empty, "",

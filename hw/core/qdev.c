@@ -88,6 +88,16 @@ void qdev_set_parent_bus(DeviceState *dev, BusState *bus)
 
 static int unattached_count;
 
+void qdev_add_unattached(Object *obj)
+{
+    g_autofree char *name = g_strdup_printf("device[%d]",
+                                            unattached_count++);
+
+    object_property_add_child(container_get(qdev_get_machine(),
+                                            "/unattached"),
+                              name, obj);
+}
+
 bool qdev_realize(DeviceState *dev, BusState *bus, Error **errp)
 {
     DeviceClass *dc = DEVICE_GET_CLASS(dev);
@@ -113,11 +123,7 @@ bool qdev_realize(DeviceState *dev, BusState *bus, Error **errp)
     }
     /* Board devices without a home still get a canonical path. */
     if (!OBJECT(dev)->parent) {
-        g_autofree char *name = g_strdup_printf("device[%d]",
-                                                unattached_count++);
-        object_property_add_child(container_get(qdev_get_machine(),
-                                                "/unattached"),
-                                  name, OBJECT(dev));
+        qdev_add_unattached(OBJECT(dev));
         attached_here = true;
     }
     if (dc->realize && !dc->realize(dev, errp)) {

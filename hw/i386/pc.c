@@ -22,6 +22,7 @@
 #include "hw/i386/x86-boot.h"
 #include "hw/i386/x86-fw.h"
 #include "hw/i386/pc-isa.h"
+#include "hw/i386/x86-cpu.h"
 #include "hw/i386/acpi-pc.h"
 #include "hw/i386/smbios-pc.h"
 #include "hw/acpi/acpi-tables.h"
@@ -141,12 +142,33 @@ static bool pc_slot1_init(MachineState *ms, Error **errp)
     return qdev_realize_and_unref(dev, bus, errp);
 }
 
+/*
+ * The vCPUs as QOM objects of the -cpu model's type, made first so they
+ * are /machine/unattached/device[0..cpus-1] as on QEMU's pc; management
+ * tools match query-cpus-fast and query-hotpluggable-cpus by that path.
+ */
+static void pc_create_cpu_objects(MachineState *ms)
+{
+    const char *model = x86_cpu_cmdline_config()->model;
+    g_autofree char *type = g_strdup_printf("%s-x86_64-cpu",
+                                            model ? model : "qemu64");
+
+    ms->cpu_objs = g_new0(Object *, ms->smp.cpus);
+    for (unsigned i = 0; i < ms->smp.cpus; i++) {
+        ms->cpu_objs[i] = object_new(type);
+        qdev_add_unattached(ms->cpu_objs[i]);
+        object_unref(ms->cpu_objs[i]);
+    }
+}
+
 static bool pc_init(MachineState *ms, Error **errp)
 {
     PCMachineState *pcms = PC_MACHINE(ms);
     bool q35 = PC_MACHINE_GET_CLASS(ms)->q35;
     MemoryRegion *sysmem = get_system_memory();
     PCIHostConfig host = { 0 };
+
+    pc_create_cpu_objects(ms);
 
     if (q35) {
         pc_q35_ram_split(ms->ram_size, &pcms->below_4g_mem_size,

@@ -239,6 +239,7 @@ bool x86_cpu_parse_options(X86CPUConfig *cfg, const char *model,
 {
     g_auto(GStrv) items = g_strsplit(opts ? opts : "", ",", -1);
 
+    cfg->model = g_intern_string(model);
     cfg->model_features = x86_cpu_model_features(model);
 
     for (char **it = items; *it; it++) {
@@ -468,6 +469,9 @@ static const TypeInfo x86_cpu_types[] = {
         .parent = TYPE_X86_CPU,
     }, {
         .name = "max-" TYPE_X86_CPU,
+        .parent = TYPE_X86_CPU,
+    }, {
+        .name = "qemu64-" TYPE_X86_CPU,
         .parent = TYPE_X86_CPU,
     },
 };

@@ -88,6 +88,12 @@ struct MachineState {
     char *memory_backend;
     bool ram_owned;             /* ms->ram is ours to free */
     bool usb;                   /* -machine usb=on / -usb */
+    /*
+     * The present vCPUs' QOM objects (smp.cpus entries), for the
+     * qom-path of query-cpus-fast and query-hotpluggable-cpus; NULL
+     * on boards that make none.
+     */
+    Object **cpu_objs;
 };
 
 #define MACHINE(obj) OBJECT_CHECK(MachineState, (obj), TYPE_MACHINE)

@@ -131,6 +131,12 @@ DeviceState *qdev_try_new(const char *name);
  * On failure dev is unplugged again and stays unrealized.
  */
 bool qdev_realize(DeviceState *dev, BusState *bus, Error **errp);
+/*
+ * Makes obj the next /machine/unattached/device[N], the canonical home
+ * realize gives a board device without a parent (the vCPUs get theirs
+ * this way, first, as on QEMU's pc).
+ */
+void qdev_add_unattached(Object *obj);
 /* Same, and drops the caller's reference (the bus/parent keeps it alive). */
 bool qdev_realize_and_unref(DeviceState *dev, BusState *bus, Error **errp);
 void qdev_unrealize(DeviceState *dev);

@@ -33,6 +33,8 @@ typedef struct X86CPUConfig {
     bool kvm;                   /* the KVM signature leaves (default on) */
     bool pmu;                   /* leaf 0xA (default on) */
     bool migratable;            /* drop non-migratable bits (default on) */
+    /* The -cpu model ("host", "max", "qemu64"; NULL: not given). */
+    const char *model;
     /* A named model's feature set (NULL for host/max: the host's). */
     const char *const *model_features;
     /* Named bits to force on (only where the host has them) or off. */
