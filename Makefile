@@ -17,7 +17,7 @@ export QTEST_TIMEOUT ?= 120
 .PHONY: all deps bootstrap check check-unit check-qtest check-vfio-user \
         check-functional check-sanitizers fuzz-smoke check-fuzz fuzz demo \
         bench install dist clean distclean fuzz-build check-valgrind \
-        check-ppc64le
+        check-ppc64le check-firmware
 
 all: bootstrap
 	ninja -C $(BUILD_DIR)
@@ -31,7 +31,7 @@ $(BUILD_DIR)/build.ninja:
 bootstrap: deps $(BUILD_DIR)/build.ninja
 
 check: all
-	$(MESON_TEST) -C $(BUILD_DIR) --no-suite bench
+	$(MESON_TEST) -C $(BUILD_DIR) --no-suite bench --no-suite firmware
 	$(MAKE) check-sanitizers
 	$(MAKE) fuzz-smoke
 
@@ -46,6 +46,11 @@ check-vfio-user: all
 
 check-functional: all
 	$(MESON_TEST) -C $(BUILD_DIR) --suite functional
+
+# Debian through GRUB with SeaBIOS and OVMF (tests/functional/test_firmware.py):
+# minutes per boot where it runs nested, so not part of make check.
+check-firmware: all
+	$(MESON_TEST) -C $(BUILD_DIR) --suite firmware
 
 # ASan + UBSan build of the unit and qtest suites.
 $(SAN_BUILD_DIR)/build.ninja:
