@@ -23,6 +23,7 @@
 #include "hw/qdev-core.h"
 #include "hw/boards.h"
 #include "hw/irq.h"
+#include "migration/vmstate.h"
 #include "system/memory.h"
 #include "system/address-spaces.h"
 #include "system/runstate.h"
@@ -90,7 +91,7 @@ typedef struct I8042State {
     I8042Queue aux;
 
     /* The keyboard. */
-    int scan_set;               /* 1 or 2 */
+    uint8_t scan_set;           /* 1 or 2 */
     bool scanning;
     uint8_t leds;
     uint8_t kbd_pending;        /* command awaiting its argument */
@@ -610,6 +611,58 @@ static void i8042_unrealize(DeviceState *dev)
     memory_region_finalize(&s->io_cmd);
 }
 
+static bool i8042_post_load(void *opaque, int version_id, Error **errp)
+{
+    I8042State *s = opaque;
+
+    /* The queue bounds are the table's; the set must be one we speak. */
+    if (s->scan_set < 1) {
+        error_setg(errp, "i8042: scancode set %u in the stream is not 1 or 2",
+                   s->scan_set);
+        return false;
+    }
+    qemu_set_irq(s->irq[0], 0);
+    qemu_set_irq(s->irq[1], 0);
+    i8042_update(s);
+    return true;
+}
+
+static const VMStateDescription vmstate_i8042 = {
+    .name = "pckbd",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .post_load = i8042_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT8(status, I8042State),
+        VMSTATE_UINT8_ARRAY(ram, I8042State),
+        VMSTATE_UINT8(outport, I8042State),
+        VMSTATE_UINT8(pending, I8042State),
+        VMSTATE_UINT8(out, I8042State),
+        VMSTATE_BOOL(out_full, I8042State),
+        VMSTATE_BOOL(out_aux, I8042State),
+        VMSTATE_UINT8_ARRAY(ctrl.data, I8042State),
+        VMSTATE_UINT32_MAX(ctrl.head, I8042State, I8042_CTRL_QUEUE - 1),
+        VMSTATE_UINT32_MAX(ctrl.count, I8042State, I8042_CTRL_QUEUE),
+        VMSTATE_UINT8_ARRAY(kbd.data, I8042State),
+        VMSTATE_UINT32_MAX(kbd.head, I8042State, I8042_DEV_QUEUE - 1),
+        VMSTATE_UINT32_MAX(kbd.count, I8042State, I8042_DEV_QUEUE),
+        VMSTATE_UINT8_ARRAY(aux.data, I8042State),
+        VMSTATE_UINT32_MAX(aux.head, I8042State, I8042_DEV_QUEUE - 1),
+        VMSTATE_UINT32_MAX(aux.count, I8042State, I8042_DEV_QUEUE),
+        VMSTATE_UINT8_MAX(scan_set, I8042State, 2),
+        VMSTATE_BOOL(scanning, I8042State),
+        VMSTATE_UINT8(leds, I8042State),
+        VMSTATE_UINT8(kbd_pending, I8042State),
+        VMSTATE_UINT8(kbd_last, I8042State),
+        VMSTATE_BOOL(aux_stream, I8042State),
+        VMSTATE_UINT8(aux_pending, I8042State),
+        VMSTATE_UINT8(aux_rate, I8042State),
+        VMSTATE_UINT8(aux_resolution, I8042State),
+        VMSTATE_BOOL(aux_scaling, I8042State),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
 DeviceState *i8042_create(MachineState *ms, qemu_irq kbd_irq,
                           qemu_irq aux_irq, Error **errp)
 {
@@ -635,6 +688,7 @@ static void i8042_class_init(ObjectClass *klass, void *data)
     dc->realize = i8042_realize;
     dc->unrealize = i8042_unrealize;
     dc->reset = i8042_reset;
+    dc->vmsd = &vmstate_i8042;
 }
 
 static const TypeInfo i8042_types[] = {

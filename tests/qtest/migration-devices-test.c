@@ -169,6 +169,11 @@ static void test_virtio_blk_msix_isa(void)
     qtest_outb(src, 0x71, 0x5a);
     qtest_outb(src, 0x3f8 + 7, 0xa5);
     qtest_outb(src, 0x3f8 + 3, 0x1b);       /* LCR: 8 bits, even parity */
+    /* The i8042: translation off, the keyboard's ID half read. */
+    qtest_outb(src, 0x64, 0x60);
+    qtest_outb(src, 0x60, 0x07);
+    qtest_outb(src, 0x60, 0xf2);
+    g_assert_cmphex(qtest_inb(src, 0x60), ==, 0xfa);
 
     dst = start(img, inc);
     migrate(src, dst, uri);
@@ -209,6 +214,11 @@ static void test_virtio_blk_msix_isa(void)
     g_assert_cmphex(qtest_inb(dst, 0x71), ==, 0x5a);
     g_assert_cmphex(qtest_inb(dst, 0x3f8 + 7), ==, 0xa5);
     g_assert_cmphex(qtest_inb(dst, 0x3f8 + 3), ==, 0x1b);
+    g_assert_cmphex(qtest_inb(dst, 0x64) & 0x01, ==, 0x01);
+    g_assert_cmphex(qtest_inb(dst, 0x60), ==, 0xab);
+    g_assert_cmphex(qtest_inb(dst, 0x60), ==, 0x83);
+    qtest_outb(dst, 0x64, 0x20);
+    g_assert_cmphex(qtest_inb(dst, 0x60), ==, 0x07);
 
     /* The image holds both writes, once each. */
     fd = open(img, O_RDONLY);
