@@ -86,7 +86,8 @@ typedef struct I8042State {
     uint8_t out;                /* output buffer */
     bool out_full;
     bool out_aux;
-    I8042Queue ctrl;
+    I8042Queue ctrl;            /* replies, and 0xD2 bytes (as the keyboard's) */
+    I8042Queue ctrl_aux;        /* 0xD3 bytes, as the mouse's */
     I8042Queue kbd;
     I8042Queue aux;
 
@@ -139,10 +140,15 @@ static void i8042_update(I8042State *s)
     bool kbd_irq, aux_irq;
 
     if (!s->out_full) {
+        /* What the controller itself writes bypasses the port disables. */
         if (s->ctrl.count) {
             s->out = i8042_queue_pop(&s->ctrl);
             s->out_full = true;
             s->out_aux = false;
+        } else if (s->ctrl_aux.count) {
+            s->out = i8042_queue_pop(&s->ctrl_aux);
+            s->out_full = true;
+            s->out_aux = true;
         } else if (s->kbd.count && !(cb & I8042_CB_KBD_OFF)) {
             s->out = i8042_queue_pop(&s->kbd);
             s->out_full = true;
@@ -489,10 +495,10 @@ static void i8042_write_data(I8042State *s, uint8_t val)
         }
         break;
     case 0xd2:
-        i8042_queue_push(&s->kbd, val);
+        i8042_queue_push(&s->ctrl, val);
         break;
     case 0xd3:
-        i8042_queue_push(&s->aux, val);
+        i8042_queue_push(&s->ctrl_aux, val);
         break;
     case 0xd4:
         i8042_aux_write(s, val);
@@ -573,6 +579,7 @@ static void i8042_reset(DeviceState *dev)
     s->out_full = false;
     s->out_aux = false;
     i8042_queue_reset(&s->ctrl, I8042_CTRL_QUEUE);
+    i8042_queue_reset(&s->ctrl_aux, I8042_CTRL_QUEUE);
     i8042_queue_reset(&s->kbd, I8042_DEV_QUEUE);
     i8042_queue_reset(&s->aux, I8042_DEV_QUEUE);
     i8042_kbd_defaults(s);
@@ -643,6 +650,9 @@ static const VMStateDescription vmstate_i8042 = {
         VMSTATE_UINT8_ARRAY(ctrl.data, I8042State),
         VMSTATE_UINT32_MAX(ctrl.head, I8042State, I8042_CTRL_QUEUE - 1),
         VMSTATE_UINT32_MAX(ctrl.count, I8042State, I8042_CTRL_QUEUE),
+        VMSTATE_UINT8_ARRAY(ctrl_aux.data, I8042State),
+        VMSTATE_UINT32_MAX(ctrl_aux.head, I8042State, I8042_CTRL_QUEUE - 1),
+        VMSTATE_UINT32_MAX(ctrl_aux.count, I8042State, I8042_CTRL_QUEUE),
         VMSTATE_UINT8_ARRAY(kbd.data, I8042State),
         VMSTATE_UINT32_MAX(kbd.head, I8042State, I8042_DEV_QUEUE - 1),
         VMSTATE_UINT32_MAX(kbd.count, I8042State, I8042_DEV_QUEUE),

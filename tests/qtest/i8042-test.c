@@ -192,6 +192,27 @@ static void test_mouse_commands(void)
         g_assert_cmphex(qtest_inb(qts, DATA), ==, want[i]);
     }
     g_assert_false(qtest_get_irq(qts, 1));
+    /*
+     * 0xD3 loops a byte back as the mouse's, as Linux's AUX probe
+     * checks, even with the mouse port disabled; 0xD2 as the
+     * keyboard's.
+     */
+    qtest_outb(qts, CMD, 0xa7);
+    qtest_outb(qts, CMD, 0xd3);
+    qtest_outb(qts, DATA, 0x5a);
+    g_assert_cmphex(qtest_inb(qts, CMD) & (STAT_OBF | STAT_AUX_OBF), ==,
+                    STAT_OBF | STAT_AUX_OBF);
+    g_assert_true(qtest_get_irq(qts, 1));
+    g_assert_cmphex(qtest_inb(qts, DATA), ==, 0x5a);
+    qtest_outb(qts, CMD, 0xad);
+    qtest_outb(qts, CMD, 0xd2);
+    qtest_outb(qts, DATA, 0xa5);
+    g_assert_cmphex(qtest_inb(qts, CMD) & (STAT_OBF | STAT_AUX_OBF), ==,
+                    STAT_OBF);
+    g_assert_true(qtest_get_irq(qts, 0));
+    g_assert_cmphex(qtest_inb(qts, DATA), ==, 0xa5);
+    qtest_outb(qts, CMD, 0xae);
+    qtest_outb(qts, CMD, 0xa8);
     qtest_outb(qts, CMD, 0xd4);
     qtest_outb(qts, DATA, 0xf2);
     g_assert_cmphex(qtest_inb(qts, DATA), ==, 0xfa);
