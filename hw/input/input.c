@@ -356,8 +356,9 @@ void input_send_keys(const InputKey *keys, size_t n, int64_t hold_ms)
                  hold_ms * 1000000);
 }
 
-/* Keys held at once, as QEMU allows. */
-#define INPUT_SEND_KEY_MAX 16
+/* Keys held at once: HMP's limit, and a bound for one QMP command. */
+#define INPUT_HMP_KEY_MAX 16
+#define INPUT_SEND_KEY_MAX 256
 /* An hour: longer holds are surely a mistake. */
 #define INPUT_HOLD_MAX_MS (3600 * 1000)
 
@@ -377,7 +378,7 @@ static void qmp_send_key(JsonObject *args, JsonNode **ret, Error **errp)
     unsigned n = json_array_get_length(list);
     int64_t hold = json_object_has_member(args, "hold-time")
                    ? json_object_get_int_member(args, "hold-time") : 100;
-    InputKey keys[INPUT_SEND_KEY_MAX];
+    g_autofree InputKey *keys = NULL;
 
     if (!n) {
         error_setg(errp, "Parameter 'keys' must not be empty");
@@ -391,6 +392,7 @@ static void qmp_send_key(JsonObject *args, JsonNode **ret, Error **errp)
     if (!input_check_hold(hold, errp)) {
         return;
     }
+    keys = g_new(InputKey, n);
     for (unsigned i = 0; i < n; i++) {
         JsonNode *node = json_array_get_element(list, i);
         JsonObject *kv;
@@ -461,7 +463,7 @@ static void qmp_send_key(JsonObject *args, JsonNode **ret, Error **errp)
 bool input_hmp_sendkey(const char *spec, int64_t hold_ms, Error **errp)
 {
     g_auto(GStrv) names = g_strsplit(spec, "-", -1);
-    InputKey keys[INPUT_SEND_KEY_MAX];
+    InputKey keys[INPUT_HMP_KEY_MAX];
     size_t n = 0;
 
     if (!input_check_hold(hold_ms, errp)) {
@@ -471,9 +473,9 @@ bool input_hmp_sendkey(const char *spec, int64_t hold_ms, Error **errp)
         const char *name = names[i];
         InputKey k;
 
-        if (n == INPUT_SEND_KEY_MAX) {
+        if (n == INPUT_HMP_KEY_MAX) {
             error_setg(errp, "too many keys (at most %d)",
-                       INPUT_SEND_KEY_MAX);
+                       INPUT_HMP_KEY_MAX);
             return false;
         }
         if (!*name) {

@@ -329,6 +329,22 @@ static void test_send_key_errors(void)
                  "KeyValue");
     assert_error(qts, "{'execute':'human-monitor-command','arguments':"
                  "{'command-line':'sendkey ctrl-nosuchkey'}}", "nosuchkey");
+    /* A bound on one command's keys, not a crash. */
+    {
+        GString *cmd = g_string_new("{'execute':'send-key','arguments':"
+                                    "{'keys':[");
+
+        for (int i = 0; i < 257; i++) {
+            g_string_append_printf(cmd, "%s{'type':'qcode','data':'a'}",
+                                   i ? "," : "");
+        }
+        g_string_append(cmd, "]}}");
+        assert_error(qts, cmd->str, "at most 256");
+        g_string_free(cmd, true);
+    }
+    assert_error(qts, "{'execute':'human-monitor-command','arguments':"
+                 "{'command-line':'sendkey a-a-a-a-a-a-a-a-a-a-a-a-a-a-a-a-a'}}",
+                 "too many keys");
     /* Missing 'keys' is the dispatcher's error. */
     r = qtest_qmp(qts, "{'execute':'send-key','arguments':{}}");
     g_assert_cmpstr(qtest_qmp_error_class(r), ==, "GenericError");
