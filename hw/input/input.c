@@ -306,15 +306,22 @@ void input_keyboard_unregister(void *opaque)
     }
 }
 
-void input_key_event(InputKey key, bool down)
+void input_key_event_except(InputKey key, bool down, InputKeyHandler *except)
 {
     trace_input_key_event(input_key_info(key) ? input_key_info(key)->qcode
                                               : "?", down);
     for (GSList *l = input_keyboards; l; l = l->next) {
         InputKeyboard *kb = l->data;
 
-        kb->fn(kb->opaque, key, down);
+        if (kb->fn != except) {
+            kb->fn(kb->opaque, key, down);
+        }
     }
+}
+
+void input_key_event(InputKey key, bool down)
+{
+    input_key_event_except(key, down, NULL);
 }
 
 /* ---- send-key ---------------------------------------------------------- */

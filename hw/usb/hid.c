@@ -532,12 +532,67 @@ static bool hid_apply_event(GSList *devs, JsonObject *ev, GSList **touched,
     return true;
 }
 
+static void hid_input_key(void *opaque, InputKey key, bool down);
+
+/*
+ * Without 'device', a key event also goes to the keyboards outside USB
+ * (the i8042's): the input layer's key for it, 0 when it is not a key
+ * event, false with errp set when the key is unknown.
+ */
+static bool hid_event_legacy_key(JsonObject *ev, InputKey *key, bool *down,
+                                 Error **errp)
+{
+    JsonObject *data, *kv;
+    const char *type, *ktype;
+    JsonNode *kdata;
+
+    *key = 0;
+    type = json_object_has_member(ev, "type") &&
+           JSON_NODE_HOLDS_VALUE(json_object_get_member(ev, "type"))
+           ? json_object_get_string_member(ev, "type") : NULL;
+    if (!type || strcmp(type, "key") ||
+        !json_object_has_member(ev, "data") ||
+        !JSON_NODE_HOLDS_OBJECT(json_object_get_member(ev, "data"))) {
+        return true;
+    }
+    data = json_object_get_object_member(ev, "data");
+    if (!json_object_has_member(data, "key") ||
+        !JSON_NODE_HOLDS_OBJECT(json_object_get_member(data, "key")) ||
+        !json_object_has_member(data, "down")) {
+        return true;        /* hid_apply_event() names what is missing */
+    }
+    kv = json_object_get_object_member(data, "key");
+    kdata = json_object_get_member(kv, "data");
+    ktype = json_object_has_member(kv, "type") &&
+            JSON_NODE_HOLDS_VALUE(json_object_get_member(kv, "type"))
+            ? json_object_get_string_member(kv, "type") : NULL;
+    if (ktype && kdata && JSON_NODE_HOLDS_VALUE(kdata)) {
+        if (!strcmp(ktype, "qcode") &&
+            json_node_get_value_type(kdata) == G_TYPE_STRING) {
+            *key = input_key_from_qcode(json_node_get_string(kdata));
+        } else if (!strcmp(ktype, "number") &&
+                   json_node_get_value_type(kdata) == G_TYPE_INT64) {
+            *key = input_key_from_number(json_node_get_int(kdata));
+        }
+    }
+    if (!*key) {
+        error_setg(errp, "Invalid parameter 'key': unknown qcode");
+        return false;
+    }
+    *down = json_object_get_boolean_member(data, "down");
+    return true;
+}
+
 static void qmp_input_send_event(JsonObject *args, JsonNode **ret,
                                  Error **errp)
 {
     JsonArray *events = json_object_get_array_member(args, "events");
     GSList *devs = NULL, *touched = NULL;
     Object *machine = qdev_get_machine();
+    bool legacy = !json_object_has_member(args, "device");
+    g_autoptr(GArray) legacy_keys = g_array_new(false, false,
+                                                sizeof(InputKey));
+    g_autoptr(GArray) legacy_down = g_array_new(false, false, sizeof(bool));
 
     if (machine) {
         object_child_foreach_recursive(machine, hid_walk, &devs);
@@ -565,6 +620,19 @@ static void qmp_input_send_event(JsonObject *args, JsonNode **ret,
             error_setg(errp, "Invalid parameter 'events': expected objects");
             goto out;
         }
+        if (legacy) {
+            InputKey key;
+            bool down;
+
+            if (!hid_event_legacy_key(json_node_get_object(n), &key, &down,
+                                      errp)) {
+                goto out;
+            }
+            if (key) {
+                g_array_append_val(legacy_keys, key);
+                g_array_append_val(legacy_down, down);
+            }
+        }
         if (!hid_apply_event(devs, json_node_get_object(n), &touched, errp)) {
             goto out;
         }
@@ -572,6 +640,11 @@ static void qmp_input_send_event(JsonObject *args, JsonNode **ret,
     /* Like a sync: one report per device whose state moved. */
     for (GSList *l = touched; l; l = l->next) {
         hid_queue_report(l->data);
+    }
+    for (guint i = 0; i < legacy_keys->len; i++) {
+        input_key_event_except(g_array_index(legacy_keys, InputKey, i),
+                               g_array_index(legacy_down, bool, i),
+                               hid_input_key);
     }
 out:
     g_slist_free(devs);

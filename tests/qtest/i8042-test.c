@@ -294,6 +294,43 @@ static void test_send_key_number_and_hmp(void)
     qtest_quit(qts);
 }
 
+/* input-send-event without 'device' reaches the PS/2 keyboard too. */
+static void test_input_send_event(void)
+{
+    static const uint8_t make[] = { 0x1d, 0x1e };
+    static const uint8_t brk[] = { 0x9e, 0x9d };
+    QTestState *qts = start("pc", NULL);
+    JsonNode *r;
+    JsonObject *e;
+
+    r = qtest_qmp_assert_success(qts, "{'execute':'input-send-event',"
+        "'arguments':{'events':["
+        "{'type':'key','data':{'down':true,'key':"
+        "{'type':'qcode','data':'ctrl'}}},"
+        "{'type':'key','data':{'down':true,'key':"
+        "{'type':'number','data':30}}}]}}");
+    json_node_unref(r);
+    expect_bytes(qts, make, sizeof(make));
+    r = qtest_qmp_assert_success(qts, "{'execute':'input-send-event',"
+        "'arguments':{'events':["
+        "{'type':'key','data':{'down':false,'key':"
+        "{'type':'qcode','data':'a'}}},"
+        "{'type':'key','data':{'down':false,'key':"
+        "{'type':'qcode','data':'ctrl'}}}]}}");
+    json_node_unref(r);
+    expect_bytes(qts, brk, sizeof(brk));
+    /* An unknown key fails the whole command: nothing is sent. */
+    e = qtest_qmp(qts, "{'execute':'input-send-event','arguments':"
+                  "{'events':[{'type':'key','data':{'down':true,'key':"
+                  "{'type':'qcode','data':'a'}}},"
+                  "{'type':'key','data':{'down':true,'key':"
+                  "{'type':'qcode','data':'nosuchkey'}}}]}}");
+    g_assert_nonnull(qtest_qmp_error_desc(e));
+    json_object_unref(e);
+    assert_empty(qts);
+    qtest_quit(qts);
+}
+
 static void assert_error(QTestState *qts, const char *cmd,
                          const char *needle)
 {
@@ -543,6 +580,7 @@ int main(int argc, char **argv)
     g_test_add_func("/i8042/send-key/number-and-hmp",
                    test_send_key_number_and_hmp);
     g_test_add_func("/i8042/send-key/errors", test_send_key_errors);
+    g_test_add_func("/i8042/input-send-event", test_input_send_event);
     g_test_add_func("/i8042/scanning-and-disable", test_scanning_and_disable);
     g_test_add_func("/i8042/reset-line", test_reset_line);
     g_test_add_func("/i8042/reset-line-no-reboot", test_reset_line_no_reboot);

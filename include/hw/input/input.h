@@ -51,6 +51,8 @@ void input_keyboard_register(InputKeyHandler *fn, void *opaque);
 void input_keyboard_unregister(void *opaque);
 /* Delivers one key event to every registered keyboard. */
 void input_key_event(InputKey key, bool down);
+/* ... to every one but those registered with handler @except. */
+void input_key_event_except(InputKey key, bool down, InputKeyHandler *except);
 
 /*
  * send-key: presses keys in order, then releases them in reverse order
