@@ -23,6 +23,7 @@
 #define FADT_F_RESET_REG_SUP    (1u << 10)
 /* IA-PC boot architecture flags (5.2.9.3). */
 #define FADT_IAPC_LEGACY_DEVICES (1u << 0)
+#define FADT_IAPC_8042 (1u << 1)
 #define FADT_IAPC_VGA_NOT_PRESENT (1u << 2)
 #define FADT_IAPC_ASPM_CONTROLS (1u << 4)
 
@@ -366,9 +367,12 @@ GByteArray *acpi_build_fadt(const AcpiPlatform *p, uint64_t facs,
     put_le(b, 0, 2);                /* 104 DUTY_OFFSET, DUTY_WIDTH */
     put_le(b, 0, 2);                /* 106 DAY_ALRM, MON_ALRM */
     put_le(b, 0x32, 1);             /* 108 CENTURY: the CMOS byte */
-    /* 109: ISA devices, no 8042, no VGA, OS must not touch ASPM. */
-    put_le(b, FADT_IAPC_LEGACY_DEVICES | FADT_IAPC_VGA_NOT_PRESENT |
-           FADT_IAPC_ASPM_CONTROLS, 2);
+    /*
+     * 109: ISA devices, the 8042 where the board has one (Linux does not
+     * probe it otherwise), no VGA, OS must not touch ASPM.
+     */
+    put_le(b, FADT_IAPC_LEGACY_DEVICES | (p->i8042 ? FADT_IAPC_8042 : 0) |
+           FADT_IAPC_VGA_NOT_PRESENT | FADT_IAPC_ASPM_CONTROLS, 2);
     put_le(b, 0, 1);                /* 111 reserved */
     put_le(b, FADT_F_WBINVD | FADT_F_PROC_C1 | FADT_F_SLP_BUTTON |
            FADT_F_TMR_VAL_EXT | FADT_F_RESET_REG_SUP, 4);  /* 112 flags */

@@ -177,6 +177,8 @@ static void test_dsdt_i8042(void)
         g_assert_nonnull(memmem(t.dsdt, len, mou_hid, sizeof(mou_hid)));
         g_assert_nonnull(memmem(t.dsdt, len, kbd_crs, sizeof(kbd_crs)));
         g_assert_nonnull(memmem(t.dsdt, len, mou_crs, sizeof(mou_crs)));
+        /* FADT IAPC_BOOT_ARCH (offset 109) says there is an 8042. */
+        g_assert_true(lduw_le_p(t.fadt + 109) & 0x2);
         tables_free(&t);
         qtest_quit(qts);
     }
