@@ -1064,6 +1064,16 @@ JsonObject *qtest_qmp_eventwait(QTestState *s, const char *event)
     return ev;
 }
 
+void qtest_qmp_wait_shutdown(QTestState *s, const char *reason)
+{
+    JsonObject *ev = qtest_qmp_eventwait(s, "SHUTDOWN");
+
+    g_assert_cmpstr(json_object_get_string_member(
+                        json_object_get_object_member(ev, "data"), "reason"),
+                    ==, reason);
+    json_object_unref(ev);
+}
+
 void qtest_qmp_device_add(QTestState *s, const char *driver, const char *id,
                           const char *fmt, ...)
 {

@@ -112,6 +112,8 @@ JsonNode *qtest_qmp_assert_success(QTestState *s, const char *fmt, ...)
 /* Returns the first queued or arriving event named @event (removed from
  * the queue); fails the test on timeout. */
 JsonObject *qtest_qmp_eventwait(QTestState *s, const char *event);
+/* Waits for SHUTDOWN and fails the test unless its reason is @reason. */
+void qtest_qmp_wait_shutdown(QTestState *s, const char *reason);
 /* Like eventwait, NULL on timeout/exit instead of failing. */
 JsonObject *qtest_qmp_eventwait_timeout(QTestState *s, const char *event,
                                         int timeout_ms);

@@ -236,14 +236,9 @@ static void test_reset_control(void)
 static void test_no_reboot(void)
 {
     QTestState *qts = qtest_init("-M q35 -nodefaults -no-reboot");
-    JsonObject *ev;
 
     qtest_outb(qts, 0xcf9, 0x06);
-    ev = qtest_qmp_eventwait(qts, "SHUTDOWN");
-    g_assert_cmpstr(json_object_get_string_member(
-                        json_object_get_object_member(ev, "data"), "reason"),
-                    ==, "guest-reset");
-    json_object_unref(ev);
+    qtest_qmp_wait_shutdown(qts, "guest-reset");
     qtest_wait_exit(qts);
     qtest_quit(qts);
 }
