@@ -37,6 +37,12 @@ static bool kvm_stub_refuse(Error **errp)
     return false;
 }
 
+/* Without KVM there is no in-kernel PIT to configure. */
+bool kvm_pit_set_reinject(bool reinject, Error **errp)
+{
+    return kvm_stub_refuse(errp);
+}
+
 int kvm_irqchip_add_msi_route(uint64_t address, uint32_t data, Error **errp)
 {
     kvm_stub_refuse(errp);
