@@ -25,6 +25,11 @@
 #define RAM_PAGE_DATA 1
 #define RAM_MAX_BLOCKS 64
 #define RAM_PAGES_PER_CHUNK 256
+/*
+ * ... and at most about this many bytes: 256 pages of 64 KiB (a POWER
+ * host's) with their headers would pass the stream's 16 MiB chunk bound.
+ */
+#define RAM_CHUNK_BYTES (1024 * 1024)
 
 typedef struct RamBlock {
     MemoryRegion *mr;
@@ -229,7 +234,8 @@ static uint64_t ram_send_dirty(GByteArray *out, size_t max)
             mig_put_u32(out, i);
             count_at = out->len;
             mig_put_u32(out, 0);
-            while (scanned < b->pages && count < RAM_PAGES_PER_CHUNK) {
+            while (scanned < b->pages && count < RAM_PAGES_PER_CHUNK &&
+                   out->len - at < RAM_CHUNK_BYTES) {
                 uint64_t page = b->cursor;
                 const uint8_t *p = base + page * ram.page_size;
                 size_t plen = MIN(ram.page_size, memory_region_size(b->mr) -
