@@ -67,9 +67,15 @@ static void test_hmp_info(void)
     /* Each property once, though the class chain repeats the list. */
     g_assert_null(strstr(strstr(qtree, "disable_s3 = 1") + 1,
                          "disable_s3 = 1"));
+    /*
+     * No vCPU runs under qtest; a build without KVM (the x86 binary of a
+     * ppc64le host) has no inject-nmi at all.
+     */
     reply = qtest_qmp(qts, "{'execute': 'inject-nmi'}");
     g_assert_nonnull(qtest_qmp_error_desc(reply));
-    g_assert_nonnull(strstr(qtest_qmp_error_desc(reply), "no vCPU"));
+    g_assert_true(strstr(qtest_qmp_error_desc(reply), "no vCPU") ||
+                  strstr(qtest_qmp_error_desc(reply),
+                         "inject-nmi has not been found"));
     json_object_unref(reply);
     qtest_quit(qts);
 }
