@@ -216,6 +216,15 @@ static void test_inflate_discards(void)
     uint32_t pfns[4];
     uint8_t page[PAGE];
 
+    /*
+     * A 4 KiB balloon page is smaller than a 64 KiB host page: nothing
+     * can be given back by itself there, as with QEMU.
+     */
+    if (getpagesize() > PAGE) {
+        g_test_skip("host pages are larger than the balloon's 4 KiB pages");
+        return;
+    }
+
     ctx_start(&c, NULL);
     ctx_ready(&c, 0);
     /* Two runs: VICTIM..+2 and a lone page further up. */

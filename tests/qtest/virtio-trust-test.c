@@ -417,6 +417,12 @@ static void test_blk_unplug_leaks(void)
 {
     Ctx c = { 0 };
     unsigned fds0 = 0, rings0 = 0;
+
+    /* qemu-user (check-ppc64le) emulates io_setup without an [aio] map. */
+    if (getenv("MESON_EXE_WRAPPER")) {
+        g_test_skip("under qemu-user the AIO rings are not visible in maps");
+        return;
+    }
     long nr0 = aio_nr();
 
     c.img = make_image();
