@@ -1064,6 +1064,37 @@ JsonObject *qtest_qmp_eventwait(QTestState *s, const char *event)
     return ev;
 }
 
+const char *qtest_migrate_status(QTestState *s)
+{
+    static char buf[64];
+    g_autoptr(JsonObject) r = qtest_qmp(s, "{'execute': 'query-migrate'}");
+    JsonObject *ret = json_object_get_object_member(r, "return");
+
+    g_strlcpy(buf, json_object_has_member(ret, "status") ?
+              json_object_get_string_member(ret, "status") : "none",
+              sizeof(buf));
+    return buf;
+}
+
+const char *qtest_migrate_wait_status(QTestState *s, const char *want,
+                                      gint64 timeout_us)
+{
+    g_auto(GStrv) names = g_strsplit(want, "|", 0);
+    gint64 deadline = g_get_monotonic_time() + timeout_us;
+
+    for (;;) {
+        const char *st = qtest_migrate_status(s);
+
+        if (g_strv_contains((const char *const *)names, st)) {
+            return st;
+        }
+        if (g_get_monotonic_time() > deadline) {
+            g_error("migration status stayed '%s', wanted %s", st, want);
+        }
+        g_usleep(20 * 1000);
+    }
+}
+
 void qtest_qmp_wait_shutdown(QTestState *s, const char *reason)
 {
     JsonObject *ev = qtest_qmp_eventwait(s, "SHUTDOWN");

@@ -112,6 +112,14 @@ JsonNode *qtest_qmp_assert_success(QTestState *s, const char *fmt, ...)
 /* Returns the first queued or arriving event named @event (removed from
  * the queue); fails the test on timeout. */
 JsonObject *qtest_qmp_eventwait(QTestState *s, const char *event);
+/* query-migrate's status ("none" before any migration); a static buffer. */
+const char *qtest_migrate_status(QTestState *s);
+/*
+ * Polls query-migrate until its status is one of the |-separated names in
+ * @want and returns it; fails the test after @timeout_us.
+ */
+const char *qtest_migrate_wait_status(QTestState *s, const char *want,
+                                      gint64 timeout_us);
 /* Waits for SHUTDOWN and fails the test unless its reason is @reason. */
 void qtest_qmp_wait_shutdown(QTestState *s, const char *reason);
 /* Like eventwait, NULL on timeout/exit instead of failing. */

@@ -32,14 +32,7 @@ static char *tmpdir;
 
 static const char *mig_status(QTestState *s)
 {
-    static char buf[64];
-    g_autoptr(JsonObject) r = qtest_qmp(s, "{'execute': 'query-migrate'}");
-    JsonObject *ret = json_object_get_object_member(r, "return");
-
-    g_strlcpy(buf, json_object_has_member(ret, "status") ?
-              json_object_get_string_member(ret, "status") : "none",
-              sizeof(buf));
-    return buf;
+    return qtest_migrate_status(s);
 }
 
 static void wait_done(QTestState *s)

@@ -26,14 +26,7 @@ static char *tmp_path(const char *name)
 
 static const char *status_of(QTestState *s)
 {
-    static char buf[64];
-    g_autoptr(JsonObject) r = qtest_qmp(s, "{'execute': 'query-migrate'}");
-    JsonObject *ret = json_object_get_object_member(r, "return");
-
-    g_strlcpy(buf, json_object_has_member(ret, "status") ?
-              json_object_get_string_member(ret, "status") : "none",
-              sizeof(buf));
-    return buf;
+    return qtest_migrate_status(s);
 }
 
 static const char *runstate_of(QTestState *s)
@@ -49,20 +42,7 @@ static const char *runstate_of(QTestState *s)
 /* Polls until status is one of the |-separated names; returns it. */
 static const char *wait_status(QTestState *s, const char *want)
 {
-    g_auto(GStrv) names = g_strsplit(want, "|", 0);
-    gint64 deadline = g_get_monotonic_time() + 120 * G_USEC_PER_SEC;
-
-    for (;;) {
-        const char *st = status_of(s);
-
-        if (g_strv_contains((const char *const *)names, st)) {
-            return st;
-        }
-        if (g_get_monotonic_time() > deadline) {
-            g_error("migration status stayed '%s', wanted %s", st, want);
-        }
-        g_usleep(20 * 1000);
-    }
+    return qtest_migrate_wait_status(s, want, 120 * G_USEC_PER_SEC);
 }
 
 static void enable_events(QTestState *s)
