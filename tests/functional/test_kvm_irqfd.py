@@ -20,6 +20,7 @@ the same build directory), GUEST_DIR.  Runs directly or nested
 (kvmtest.py).
 """
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -37,6 +38,20 @@ BUILD = os.path.dirname(CONDUIT)
 SERVER = os.path.join(BUILD, 'vfio-user-nvme')
 # Guards against a hung guest only; nothing asserts on time.
 TIMEOUT = 300
+
+
+def only_extra_interrupts(text):
+    """Whether every FAIL line the guest printed is an interrupt count of
+    its mask=1 sequence that came out one too high, and nothing else."""
+    fails = re.findall(r'^FAIL: (.*)$', text, re.M)
+    if not fails:
+        return False
+    for line in fails:
+        m = re.search(r'(pending interrupt delivered once|next completion '
+                      r'interrupts, no pending bit) \((\d+)\)$', line)
+        if not m or int(m.group(2)) != 2:
+            return False
+    return True
 
 
 class IrqfdFastPath(unittest.TestCase):
@@ -124,13 +139,31 @@ class IrqfdFastPath(unittest.TestCase):
         self.assertEqual(msix['slow-path-interrupts'], 0, msix)
         self.assertGreaterEqual(msix['fast-path-vectors'], 2, msix)
 
+    def run_masked(self, server_args, device_opts=''):
+        """The guest's mask=1 run.  Inside the shared L1 guest, TCG's
+        emulated SVM now and then injects an interrupt twice (see
+        test_unmasked_completions_never_wake_conduit); that shows here as
+        a count of 2 where exactly 1 is due (CI, 2026-12-02: "next
+        completion interrupts, no pending bit (2)").  There, and only for
+        that failure, the guest runs once more; any other failure, or the
+        same one twice, fails."""
+        try:
+            return self.run_nvme('qd=1 ios=50 mode=irq mask=1',
+                                 server_args, device_opts)
+        except AssertionError as e:
+            if not kvmtest.in_l1() or not only_extra_interrupts(str(e)):
+                raise
+            print('TCG-DUPLICATE-IRQ: one interrupt counted twice; the '
+                  'guest runs once more:\n%s' % e)
+        return self.run_nvme('qd=1 ios=50 mode=irq mask=1',
+                             server_args, device_opts)
+
     def masked_check(self, server_args, device_opts='', relocated=None):
         """The PBA matrix's sequence (tests/qtest/vfio-user-pba-test.c)
         under KVM: masked -> pending bit, no interrupt; unmasked -> one
         interrupt, bit clear; the next completion -> an interrupt, no
         bit."""
-        out, msix = self.run_nvme('qd=1 ios=50 mode=irq mask=1',
-                                  server_args, device_opts)
+        out, msix = self.run_masked(server_args, device_opts)
         self.assertIn('pending bit set, 0 interrupts delivered', out)
         self.assertIn('pending interrupt delivered once (1)', out)
         self.assertIn('next completion interrupts, no pending bit (1)', out)

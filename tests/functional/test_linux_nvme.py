@@ -43,6 +43,9 @@ SERVER = os.environ.get('VFIO_USER_NVME', '')
 # Guards against a hung guest only; nothing asserts on time.
 TIMEOUT = int(os.environ.get('LINUX_NVME_TIMEOUT', '1500'))
 DISK_MIB = 64
+# Inside L1: seconds for L2 to reach its init, then to finish the case.
+L2_BOOT_S = 240
+L2_DONE_S = 900
 # L2 writes 1 MiB at this offset in 128 KiB requests (PRP lists).
 DATA_OFFSET_KIB = 1024
 
@@ -93,9 +96,14 @@ sleep 600
 # follow the XCR0 L2 sets, and L2's kernel warns at FPU set-up.  And
 # nosoftlockup: a starved TCG vCPU stops L2 for seconds while its clock
 # runs on, which the soft-lockup watchdog reports as a kernel bug.
-L1_INIT = kvfio_image.L1_KVM_PROLOGUE + r'''run_case() {
+# L2 keeps ACPI (MADT, IO-APIC) as every other nested Linux test does:
+# with acpi=off (virtual-wire mode, no IO-APIC) its timer ticks stopped
+# before init in 1 of 5 boots in one L1 and 3 of 6 in another (printk
+# time frozen, the i8042 probe's first msleep never returning); with ACPI
+# 15 of 15 boots in one L1 reached init.
+L1_INIT = kvfio_image.L1_KVM_PROLOGUE + r'''run_once() {
     name=$1 srvargs=$2 devargs=$3
-    rm -f /tmp/disk.img /tmp/nvme.sock /tmp/qmp.in /tmp/l2.log
+    rm -f /tmp/disk.img /tmp/nvme.sock /tmp/qmp.in /tmp/l2.log /tmp/qmp.out
     truncate -s @DISK_MIB@M /tmp/disk.img
     /conduit/vfio-user-nvme --socket /tmp/nvme.sock \
         --backend file:/tmp/disk.img $srvargs 2>/tmp/server.err &
@@ -105,30 +113,57 @@ L1_INIT = kvfio_image.L1_KVM_PROLOGUE + r'''run_case() {
     /conduit/conduit-system-x86_64 -accel kvm -M pc -m 256 -nodefaults \
         -display none -serial file:/tmp/l2.log -qmp stdio \
         -kernel /conduit/bzImage -initrd /conduit/l2.cpio \
-        -append "console=ttyS0 acpi=off panic=-1 loglevel=4 noxsave nosoftlockup" \
+        -append "console=ttyS0 panic=-1 @L2_LOGLEVEL@ noxsave nosoftlockup" \
         -device vfio-user-pci,socket=/tmp/nvme.sock,id=nvme0$devargs \
         </tmp/qmp.in >/tmp/qmp.out 2>/tmp/conduit.err &
     vm=$!
     exec 3>/tmp/qmp.in
     echo '{"execute":"qmp_capabilities"}' >&3
-    for i in $(seq 1200); do
+    # L2 reaches its init in about 20 s; @BOOT_S@ s without it is a hang
+    # (loglevel=4 keeps the kernel quiet until then).
+    hung=0
+    for i in $(seq @DONE_S@); do
         grep -q "L2-DONE" /tmp/l2.log 2>/dev/null && break
         kill -0 $vm 2>/dev/null || break
+        if [ $i -ge @BOOT_S@ ] && ! grep -q "L2-BOOTED" /tmp/l2.log; then
+            hung=1
+            break
+        fi
         sleep 1
     done
+    [ $hung = 1 ] && echo '{"execute":"query-status"}' >&3
     echo '{"execute":"x-query-vfio"}' >&3
     echo '{"execute":"quit"}' >&3
     exec 3>&-
+    for i in $(seq 30); do kill -0 $vm 2>/dev/null || break; sleep 1; done
+    kill -9 $vm 2>/dev/null
     wait $vm
-    echo "NESTED-CONDUIT-EXIT $name $?"
+    rc=$?
     kill $srv
     wait $srv
-    echo "NESTED-SERVER-EXIT $name $?"
+    src=$?
+    if [ $hung = 1 ] && [ "$4" = first ]; then
+        echo "NESTED-L2-HANG $name no L2-BOOTED after @BOOT_S@ s; once more"
+        sed "s/^/NESTED-HANG-QMP $name /" /tmp/qmp.out
+        tail -n 40 /tmp/l2.log | sed "s/^/NESTED-HANG-L2 $name /"
+        sed "s/^/NESTED-HANG-STDERR $name /" /tmp/conduit.err /tmp/server.err
+        return 1
+    fi
+    echo "NESTED-CONDUIT-EXIT $name $rc"
+    echo "NESTED-SERVER-EXIT $name $src"
     sed "s/^/NESTED-L2 $name /" /tmp/l2.log
     sed "s/^/NESTED-QMP $name /" /tmp/qmp.out
     sed "s/^/NESTED-STDERR $name /" /tmp/conduit.err /tmp/server.err
     echo "NESTED-DISK-MD5 $name $(dd if=/tmp/disk.img bs=1k \
         skip=@DATA_OFFSET_KIB@ count=1024 2>/dev/null | md5sum | cut -d' ' -f1)"
+    return 0
+}
+# Under TCG's nested SVM an L2 kernel has stopped before its init (CI,
+# 2026-12-02: the third of three cases, 1,200 s without a line, while the
+# same kernel had just booted twice in that L1): a case whose L2 never
+# reached init runs once more, and the test prints that it did.
+run_case() {
+    run_once "$1" "$2" "$3" first || run_once "$1" "$2" "$3" last
 }
 @CASES@
 echo "NESTED-END"
@@ -155,6 +190,11 @@ def build_l1_initrd(mods_dir, bzimage, l2_initrd, cases):
                       for name in cases)
     init = L1_INIT.replace('@DISK_MIB@', str(DISK_MIB))
     init = init.replace('@DATA_OFFSET_KIB@', str(DATA_OFFSET_KIB))
+    init = init.replace('@BOOT_S@', str(L2_BOOT_S))
+    # LINUX_NVME_L2_LOGLEVEL=ignore_loglevel shows L2's whole boot.
+    init = init.replace('@L2_LOGLEVEL@',
+                        os.environ.get('LINUX_NVME_L2_LOGLEVEL', 'loglevel=4'))
+    init = init.replace('@DONE_S@', str(L2_DONE_S))
     init = init.replace('@CASES@', calls)
     return kvfio_image.kvm_l1_initrd(mods_dir, init, (CONDUIT, SERVER),
                                      [('bzImage', bzimage),
@@ -168,6 +208,7 @@ class CaseResult:
         self.name = name
         self.l2 = kvfio_image.prefixed(out, 'NESTED-L2 %s ' % name)
         self.qmp = kvfio_image.json_prefixed(out, 'NESTED-QMP %s ' % name)
+        self.stderr = kvfio_image.prefixed(out, 'NESTED-STDERR %s ' % name)
         m = re.search(r'^NESTED-DISK-MD5 %s (\w+)' % name, out, re.M)
         self.disk_md5 = m.group(1) if m else None
         m = re.search(r'^NESTED-CONDUIT-EXIT %s (\d+)' % name, out, re.M)
@@ -231,7 +272,15 @@ class LinuxNvmeDriverTest(unittest.TestCase):
         if name not in self.cases:
             self.skipTest('not in LINUX_NVME_CASES')
         r = CaseResult(self.out, name)
-        ctx = '%s\n%s' % (name, '\n'.join(r.l2))
+        hang = kvfio_image.prefixed(self.out, 'NESTED-L2-HANG %s ' % name)
+        if hang:
+            print('%s: L2 ran twice: %s' % (name, hang[0]))
+            for line in self.out.splitlines():
+                if line.startswith(('NESTED-HANG-QMP %s ' % name,
+                                    'NESTED-HANG-L2 %s ' % name,
+                                    'NESTED-HANG-STDERR %s ' % name)):
+                    print(line)
+        ctx = '%s\n%s' % (name, '\n'.join(r.l2 + r.stderr))
         self.assertIn('L2-BOOTED', r.l2, ctx)
         self.assertIn('L2-DONE', r.l2, ctx)
         self.assertFalse([x for x in r.l2 if x.startswith('L2-ERROR')], ctx)
