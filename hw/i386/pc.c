@@ -25,6 +25,8 @@
 #include "hw/i386/x86-cpu.h"
 #include "hw/i386/acpi-pc.h"
 #include "hw/i386/smbios-pc.h"
+#include "hw/i386/mptable.h"
+#include "hw/i386/topology.h"
 #include "hw/acpi/acpi-tables.h"
 #include "hw/acpi/pm.h"
 #include "hw/irq.h"
@@ -161,6 +163,54 @@ static void pc_create_cpu_objects(MachineState *ms)
     }
 }
 
+/* The direct -kernel path's MP table, copied at every reset. */
+static GByteArray *pc_mptable;
+
+static void pc_mptable_reset(void *opaque)
+{
+    address_space_write(&address_space_memory, X86_MPTABLE_ADDR,
+                        pc_mptable->data, pc_mptable->len);
+}
+
+static bool pc_mptable_init(MachineState *ms, Error **errp)
+{
+    PCMachineState *pcms = PC_MACHINE(ms);
+    g_autofree uint32_t *apic_ids = g_new(uint32_t, ms->smp.cpus);
+    MpTablePlatform p = {
+        .nr_cpus = ms->smp.cpus,
+        .apic_ids = apic_ids,
+        .lapic_addr = ACPI_LAPIC_ADDR,
+        .ioapic_addr = ACPI_IOAPIC_ADDR,
+        .ioapic_id = 0,
+        .ioapic_pins = 24,
+        .isa_level_irqs = pcms->acpi_pm ? 1u << ACPI_SCI_IRQ : 0,
+        .pci_intx_pin_base = ACPI_PCI_INTX_GSI_BASE,
+    };
+    unsigned skipped;
+    GByteArray *b;
+
+    for (unsigned i = 0; i < ms->smp.cpus; i++) {
+        apic_ids[i] = x86_apic_id_from_index(&ms->smp, i);
+    }
+    b = mptable_build(&p, X86_MPTABLE_ADDR, &skipped);
+    if (b->len > X86_MPTABLE_AREA_SIZE) {
+        error_setg(errp, "the MP table of %u bytes for %u vCPUs does not fit "
+                   "its %u KiB area", b->len, ms->smp.cpus,
+                   X86_MPTABLE_AREA_SIZE >> 10);
+        g_byte_array_free(b, TRUE);
+        return false;
+    }
+    trace_pc_mptable(X86_MPTABLE_ADDR, b->len, ms->smp.cpus - skipped,
+                     skipped);
+    if (pc_mptable) {
+        g_byte_array_free(pc_mptable, TRUE);
+    } else {
+        qemu_register_reset(pc_mptable_reset, NULL);
+    }
+    pc_mptable = b;
+    return true;
+}
+
 static bool pc_init(MachineState *ms, Error **errp)
 {
     PCMachineState *pcms = PC_MACHINE(ms);
@@ -249,6 +299,10 @@ static bool pc_init(MachineState *ms, Error **errp)
     /* With firmware, the firmware places the tables (fw_cfg). */
     if (pcms->has_firmware ? !pc_smbios_fw_cfg(ms, pcms->fw_cfg, errp)
                            : !pc_smbios_init(ms, errp)) {
+        return false;
+    }
+    /* ... and its own MP table: SeaBIOS writes one, OVMF none. */
+    if (!pcms->has_firmware && !pc_mptable_init(ms, errp)) {
         return false;
     }
     if (ms->kernel_filename &&

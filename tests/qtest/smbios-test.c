@@ -3,7 +3,9 @@
  * SMBIOS on the pc machine's direct -kernel path: the entry points and
  * table in the legacy BIOS area as Linux's DMI scan finds them (the
  * 16-byte-aligned "_SM3_" / "_SM_" anchors in 0xF0000-0xFFFFF), with what
- * -smbios and -uuid asked for; and -smbios errors at start-up.
+ * -smbios and -uuid asked for; and -smbios errors at start-up.  The MP
+ * table shares the area (its "_MP_" floating pointer is found by the
+ * same kind of scan), so it is checked here too.
  */
 #include "qemu/osdep.h"
 #include <sys/wait.h>
@@ -256,6 +258,81 @@ static void test_smbios_errors(void)
                              "/nonexistent.bin");
 }
 
+/* Scans as a kernel's MP parser does; returns the processor count. */
+static unsigned mp_find(QTestState *qts, unsigned *ioapics)
+{
+    g_autofree uint8_t *area = g_malloc(SCAN_LEN);
+    const uint8_t *f = NULL, *t;
+    unsigned cpus = 0, len, count, off;
+
+    qtest_memread(qts, SCAN_START, area, SCAN_LEN);
+    for (unsigned i = 0; i < SCAN_LEN; i += 16) {
+        if (!memcmp(area + i, "_MP_", 4) && area[i + 8] == 1 &&
+            sum(area + i, 16) == 0) {
+            g_assert_null(f);           /* exactly one */
+            f = area + i;
+        }
+    }
+    g_assert_nonnull(f);
+    g_assert_cmpuint(f[9], ==, 4);
+    g_assert_cmpuint(le32(f + 4), >=, SCAN_START);
+    g_assert_cmpuint(le32(f + 4) + 44, <=, SCAN_START + SCAN_LEN);
+    t = area + (le32(f + 4) - SCAN_START);
+    g_assert_cmpmem(t, 4, "PCMP", 4);
+    len = t[4] | t[5] << 8;
+    count = t[34] | t[35] << 8;
+    g_assert_cmpuint(t + len - area, <=, SCAN_LEN);
+    g_assert_cmpuint(sum(t, len), ==, 0);
+    *ioapics = 0;
+    off = 44;
+    for (unsigned i = 0; i < count; i++) {
+        if (t[off] == 0) {
+            g_assert_cmpuint(t[off + 1], ==, cpus);     /* APIC IDs 0..n-1 */
+            cpus++;
+        } else if (t[off] == 2) {
+            g_assert_cmphex(le32(t + off + 4), ==, 0xfec00000u);
+            (*ioapics)++;
+        }
+        off += t[off] == 0 ? 20 : 8;
+    }
+    g_assert_cmpuint(off, ==, len);
+    return cpus;
+}
+
+/* acpi=off guests find the processors and the I/O APIC, as under SeaBIOS. */
+static void test_mptable_direct_boot(void)
+{
+    QTestState *qts = qtest_initf("-machine pc -m 128 -smp 3 -kernel %s",
+                                  fake_kernel);
+    unsigned ioapics;
+    Dmi d;
+
+    g_assert_cmpuint(mp_find(qts, &ioapics), ==, 3);
+    g_assert_cmpuint(ioapics, ==, 1);
+    /* A guest that scribbled over it gets it back at reset. */
+    qtest_memset(qts, 0xfc000, 0, 0x4000);
+    json_node_unref(qtest_qmp_assert_success(qts,
+                                             "{'execute': 'system_reset'}"));
+    json_object_unref(qtest_qmp_eventwait(qts, "RESET"));
+    g_assert_cmpuint(mp_find(qts, &ioapics), ==, 3);
+    /* ... and the SMBIOS tables below it are still whole. */
+    d = dmi_find(qts);
+    g_assert_nonnull(d.table);
+    g_free(d.table);
+    qtest_quit(qts);
+}
+
+static void test_mptable_q35(void)
+{
+    QTestState *qts = qtest_initf("-machine q35 -m 128 -smp 2 -kernel %s",
+                                  fake_kernel);
+    unsigned ioapics;
+
+    g_assert_cmpuint(mp_find(qts, &ioapics), ==, 2);
+    g_assert_cmpuint(ioapics, ==, 1);
+    qtest_quit(qts);
+}
+
 int main(int argc, char **argv)
 {
     int ret;
@@ -266,6 +343,8 @@ int main(int argc, char **argv)
     g_test_add_func("/smbios/type1-uuid-alone", test_smbios_uuid_alone);
     g_test_add_func("/smbios/file", test_smbios_file);
     g_test_add_func("/smbios/errors", test_smbios_errors);
+    g_test_add_func("/mptable/direct-boot", test_mptable_direct_boot);
+    g_test_add_func("/mptable/q35", test_mptable_q35);
     ret = g_test_run();
     unlink(fake_kernel);
     g_free(fake_kernel);

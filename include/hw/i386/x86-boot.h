@@ -60,7 +60,13 @@ typedef struct X86MemMapEntry {
  * DMI scan reads.
  */
 #define X86_SMBIOS_ADDR 0xf0000
-#define X86_SMBIOS_AREA_SIZE 0x10000
+#define X86_SMBIOS_AREA_SIZE 0xc000
+/*
+ * The MP table (hw/i386/mptable.c) on that path: the top 16 KiB of the
+ * same area, which a kernel's MP floating-pointer scan also covers.
+ */
+#define X86_MPTABLE_ADDR 0xfc000
+#define X86_MPTABLE_AREA_SIZE 0x4000
 /* The RSDP address to hand to the guest: 0 with -machine acpi=off. */
 uint64_t x86_acpi_rsdp_addr(MachineState *ms);
 
