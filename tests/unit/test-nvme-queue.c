@@ -1231,6 +1231,38 @@ static void test_mapped_regs_enable_disable(Dev *d, gconstpointer data)
     g_assert_true(nvme_ctrl_enabled(&d->n));
 }
 
+/*
+ * A host resetting after CFS need not wait for RDY: one poll can find its
+ * EN=0 store together with the admin queue stores that followed it (on a
+ * weakly ordered or emulated host it often does).  Those must not be
+ * dropped as writes to an enabled controller.
+ */
+static void test_mapped_regs_reset_in_one_pass(Dev *d, gconstpointer data)
+{
+    uint32_t cc = NVME_CC_EN | (6 << 16) | (4 << 20);
+
+    d->polled = true;
+    dev_enable(d);
+    /* A refused enable: an admin queue of one entry sets CFS. */
+    stl_le_p(d->bar + NVME_REG_CC, 0);
+    dev_poll_all(d);
+    stl_le_p(d->bar + NVME_REG_AQA, 0);
+    stl_le_p(d->bar + NVME_REG_CC, cc);
+    dev_poll_all(d);
+    g_assert_cmphex(ldl_le_p(d->bar + NVME_REG_CSTS), ==, NVME_CSTS_CFS);
+    /* The reset: EN=0 and the new AQA in one pass, then EN=1 in the next. */
+    stl_le_p(d->bar + NVME_REG_CC, 0);
+    stl_le_p(d->bar + NVME_REG_AQA,
+             ((ADMIN_QSIZE - 1) << 16) | (ADMIN_QSIZE - 1));
+    nvme_ctrl_poll(&d->n);
+    g_assert_cmphex(nvme_ctrl_reg_read(&d->n, NVME_REG_AQA, 4), ==,
+                    ((ADMIN_QSIZE - 1) << 16) | (ADMIN_QSIZE - 1));
+    stl_le_p(d->bar + NVME_REG_CC, cc);
+    dev_poll_all(d);
+    g_assert_cmphex(ldl_le_p(d->bar + NVME_REG_CSTS), ==, NVME_CSTS_RDY);
+    g_assert_true(nvme_ctrl_enabled(&d->n));
+}
+
 static void test_mapped_regs_shutdown(Dev *d, gconstpointer data)
 {
     d->polled = true;
@@ -1451,6 +1483,8 @@ int main(int argc, char **argv)
                dev_setup, test_mapped_regs_published, dev_teardown);
     g_test_add("/nvme/mapped-regs/enable-disable", Dev, NULL, dev_setup,
                test_mapped_regs_enable_disable, dev_teardown);
+    g_test_add("/nvme/mapped-regs/reset-after-cfs-in-one-pass", Dev, NULL,
+               dev_setup, test_mapped_regs_reset_in_one_pass, dev_teardown);
     g_test_add("/nvme/mapped-regs/shutdown-status-visible", Dev, NULL,
                dev_setup, test_mapped_regs_shutdown, dev_teardown);
     g_test_add("/nvme/mapped-regs/readonly-repaired", Dev, NULL, dev_setup,

@@ -167,6 +167,13 @@ static bool nvme_regs_scan(NvmeCtrl *n)
     const unsigned cc = NVME_REG_CC / 4;
     uint32_t seen_cc = __atomic_load_n(nvme_reg_slot(n, cc), __ATOMIC_ACQUIRE);
     uint32_t new_cc = le32toh(seen_cc);
+    /*
+     * A disable goes before the other registers, an enable after them:
+     * a host resetting after CFS need not wait for RDY, so one pass can
+     * find its EN=0 store together with the AQA/ASQ/ACQ stores that
+     * followed it, and those are ignored while EN is still 1.
+     */
+    bool disable = (n->cc & NVME_CC_EN) && !(new_cc & NVME_CC_EN);
     bool changed = false;
 
     /* A reset after CFS whose EN=0 store we did not see (see the top). */
@@ -177,7 +184,9 @@ static bool nvme_regs_scan(NvmeCtrl *n)
         nvme_reg_write32(n, NVME_REG_CC, n->cc & ~NVME_CC_EN);
         changed = true;
     }
-
+    if (disable) {
+        changed |= nvme_reg_scan_one(n, cc, seen_cc);
+    }
     for (unsigned i = 0; i < NVME_REG_SHARED_END / 4; i++) {
         if (i != cc) {
             changed |= nvme_reg_scan_one(n, i,
@@ -185,7 +194,9 @@ static bool nvme_regs_scan(NvmeCtrl *n)
                                                          __ATOMIC_RELAXED));
         }
     }
-    changed |= nvme_reg_scan_one(n, cc, seen_cc);
+    if (!disable) {
+        changed |= nvme_reg_scan_one(n, cc, seen_cc);
+    }
     if (changed) {
         nvme_regs_publish(n);
     }
@@ -202,12 +213,17 @@ static void nvme_csts_update(NvmeCtrl *n, uint32_t clear, uint32_t set)
     uint32_t old = n->csts;
 
     __atomic_store_n(&n->csts, (old & ~clear) | set, __ATOMIC_RELAXED);
+    /*
+     * CC's shared value carries the CFS mark, and goes out first: a host
+     * that sees CFS and resets at once must find CC marked, or its final
+     * CC store (EN=1, the value CC had) could be overwritten by this very
+     * publish and the reset lost (CSTS stuck at CFS; seen under qemu-user).
+     */
+    nvme_reg_publish(n, NVME_REG_CC / 4);
     nvme_reg_publish(n, NVME_REG_CSTS / 4);
     if ((set & NVME_CSTS_CFS) && !(old & NVME_CSTS_CFS)) {
         n->irq_notify(n->irq_opaque, NVME_IRQ_FATAL);
     }
-    /* CC's shared value carries the CFS mark. */
-    nvme_reg_publish(n, NVME_REG_CC / 4);
 }
 
 bool nvme_ctrl_enabled(NvmeCtrl *n)
