@@ -72,6 +72,18 @@ static void put_io_intr(GByteArray *b, unsigned type, unsigned flags,
     put(b, pin, 1);
 }
 
+/* A local interrupt assignment to pin @lint of every local APIC. */
+static void put_local_intr(GByteArray *b, unsigned type, unsigned lint)
+{
+    put(b, MPTABLE_ENTRY_LOCAL_INTR, 1);
+    put(b, type, 1);
+    put(b, MP_FLAGS_CONFORMS, 2);
+    put(b, MPTABLE_BUS_ISA, 1);
+    put(b, 0, 1);
+    put(b, 0xff, 1);
+    put(b, lint, 1);
+}
+
 GByteArray *mptable_build(const MpTablePlatform *p, uint32_t base,
                           unsigned *skipped)
 {
@@ -160,20 +172,8 @@ GByteArray *mptable_build(const MpTablePlatform *p, uint32_t base,
     }
 
     /* The 8259 on LINT0 of every local APIC, NMI on LINT1. */
-    put(b, MPTABLE_ENTRY_LOCAL_INTR, 1);
-    put(b, MP_INTR_EXTINT, 1);
-    put(b, MP_FLAGS_CONFORMS, 2);
-    put(b, MPTABLE_BUS_ISA, 1);
-    put(b, 0, 1);
-    put(b, 0xff, 1);
-    put(b, 0, 1);
-    put(b, MPTABLE_ENTRY_LOCAL_INTR, 1);
-    put(b, MP_INTR_NMI, 1);
-    put(b, MP_FLAGS_CONFORMS, 2);
-    put(b, MPTABLE_BUS_ISA, 1);
-    put(b, 0, 1);
-    put(b, 0xff, 1);
-    put(b, 1, 1);
+    put_local_intr(b, MP_INTR_EXTINT, 0);
+    put_local_intr(b, MP_INTR_NMI, 1);
     entries += 2;
 
     b->data[table + 4] = (b->len - table) & 0xff;
