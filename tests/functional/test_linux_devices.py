@@ -71,28 +71,34 @@ done
 for d in /sys/bus/usb/drivers/usbhid/*:*; do
     [ -e "$d" ] && echo "L2-USBHID $(basename $d)"
 done
-tablet= kbd=
+tablet= kbd= atkbd=
 for e in /sys/class/input/event*; do
     n=$(cat $e/device/name)
     echo "L2-INPUT $(basename $e) $(echo $n | tr ' ' _)"
     case "$n" in
     *Tablet*) tablet=$(basename $e) ;;
     *Keyboard*) kbd=$(basename $e) ;;
+    "AT Translated Set 2 keyboard") atkbd=$(basename $e) ;;
     esac
 done
-if [ -n "$tablet" ] && [ -n "$kbd" ]; then
+if [ -n "$tablet" ] && [ -n "$kbd" ] && [ -n "$atkbd" ]; then
     # Whatever arrives within the time (dd writes each event as it comes).
     timeout 40 dd if=/dev/input/$tablet bs=24 count=16 of=/tmp/tablet.ev 2>/dev/null &
     t1=$!
     timeout 40 dd if=/dev/input/$kbd bs=24 count=16 of=/tmp/kbd.ev 2>/dev/null &
     t2=$!
+    # send-key's press and release through the i8042 and Linux's atkbd:
+    # MSC_SCAN, KEY and SYN each.
+    timeout 40 dd if=/dev/input/$atkbd bs=24 count=6 of=/tmp/atkbd.ev 2>/dev/null &
+    t3=$!
     sleep 1
     echo "L2-WANT-INPUT"
-    wait $t1 $t2
+    wait $t1 $t2 $t3
     od -An -v -tx1 -w24 /tmp/tablet.ev | while read l; do echo "L2-EV tablet $l"; done
     od -An -v -tx1 -w24 /tmp/kbd.ev | while read l; do echo "L2-EV kbd $l"; done
+    od -An -v -tx1 -w24 /tmp/atkbd.ev | while read l; do echo "L2-EV atkbd $l"; done
 else
-    echo "L2-ERROR no tablet or keyboard input device"
+    echo "L2-ERROR no tablet, USB keyboard or AT keyboard input device"
 fi
 
 echo "L2-HWRNG $(cat /sys/class/misc/hw_random/rng_current)"
@@ -188,6 +194,7 @@ for i in $(seq 1500); do
     if [ $input = 0 ] && grep -q "L2-WANT-INPUT" /tmp/l2.log; then
         echo '{"execute":"input-send-event","id":"in-tab","arguments":{"events":[{"type":"abs","data":{"axis":"x","value":12345}},{"type":"btn","data":{"down":true,"button":"left"}}]}}' >&3
         echo '{"execute":"input-send-event","id":"in-kbd","arguments":{"device":"kbd0","events":[{"type":"key","data":{"down":true,"key":{"type":"qcode","data":"a"}}}]}}' >&3
+        echo '{"execute":"send-key","id":"in-sendkey","arguments":{"keys":[{"type":"qcode","data":"b"}]}}' >&3
         input=1
     fi
     if [ $balloon = 0 ] && grep -q "L2-WANT-BALLOON" /tmp/l2.log; then
@@ -362,6 +369,16 @@ class LinuxDevicesTest(unittest.TestCase):
         for d in usb:
             self.assertEqual(d['configuration'], 1, d)
             self.assertGreater(d['reports-sent'], 0, d)
+
+    def test_send_key_reaches_the_ps2_keyboard(self):
+        # virsh send-key's QMP: the i8042 translates the keyboard's set 2
+        # codes to set 1, and Linux's atkbd reports KEY_B pressed, then
+        # released when the hold time (100 ms) is over.
+        self.assertIn('return', self.reply('in-sendkey') or {}, self.qmp)
+        ev = input_events(self.l2, 'atkbd')
+        self.assertIn((1, 48, 1), ev, self.ctx)        # KEY_B down
+        self.assertIn((1, 48, 0), ev, self.ctx)        # KEY_B up
+        self.assertLess(ev.index((1, 48, 1)), ev.index((1, 48, 0)), ev)
 
     def test_balloon(self):
         before = int(self.value('MEMTOTAL-BEFORE') or 0)
