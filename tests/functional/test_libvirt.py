@@ -704,7 +704,10 @@ class LibvirtTest(unittest.TestCase):
             if r:
                 try:
                     buf += os.read(fd, 4096)
-                except OSError:
+                except OSError as e:
+                    # Said in the output, so that a failure tells a
+                    # closed console from a silent guest.
+                    buf += ('\n[virsh console closed: %s]' % e).encode()
                     break
         return buf.decode(errors='replace')
 
