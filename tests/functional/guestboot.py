@@ -13,7 +13,8 @@ import re
 import shutil
 import subprocess
 import sys
-import threading
+import selectors
+import time
 import unittest
 
 EXIT_PASS = 1
@@ -64,6 +65,7 @@ class GuestRun:
         self.argv = argv
         self.returncode = returncode
         self.output = output
+        self.silent = False
 
     def summary(self):
         """(tests, failures, skipped) from the last SUMMARY line, or None."""
@@ -85,47 +87,81 @@ class GuestRun:
             ' '.join(self.argv), self.returncode, self.output)
 
 
-def boot(argv, timeout=None):
-    """Runs a VMM command line to completion; returns a GuestRun.
-    @timeout (default BOOT_TIMEOUT) only guards against a hung guest."""
-    live = os.environ.get('GUESTBOOT_LIVE_LOG')
-    if live:
-        return _boot_live(argv, timeout or BOOT_TIMEOUT, live)
-    try:
-        proc = subprocess.run(argv, stdin=subprocess.DEVNULL,
-                              stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT,
-                              timeout=timeout or BOOT_TIMEOUT)
-    except subprocess.TimeoutExpired as e:
-        out = (e.output or b'').decode('utf-8', 'replace')
-        return GuestRun(argv, None, out + '\n(timed out)')
-    return GuestRun(argv, proc.returncode,
-                    proc.stdout.decode('utf-8', 'replace').replace('\r', ''))
-
-
-def _boot_live(argv, timeout, path):
-    """As boot(), also appending the output to @path as it comes, so that
-    a long nested run can be followed (GUESTBOOT_LIVE_LOG=path)."""
+def stream(argv, timeout, silence=None, stop=None, log=None):
+    """Runs @argv with its output collected as it comes; returns (exit
+    status or None if killed, [(time, chunk)], why killed or None).  It
+    is killed after @timeout seconds, after @silence seconds without
+    output if set, or when @stop(chunks) returns True; @log, a binary
+    file, gets a copy of the output."""
     chunks = []
-    with open(path, 'ab') as log, \
-            subprocess.Popen(argv, stdin=subprocess.DEVNULL,
-                             stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT) as proc:
-        timer = threading.Timer(timeout, proc.kill)
-        timer.start()
-        try:
-            for data in iter(lambda: proc.stdout.read1(65536), b''):
-                chunks.append(data)
+    why = None
+    start = last = time.monotonic()
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ)
+    try:
+        while True:
+            now = time.monotonic()
+            if now - start > timeout:
+                why = '(timed out)'
+            elif silence and now - last > silence:
+                why = '(silent for %d s: killed)' % silence
+            elif stop and stop(chunks):
+                why = '(stopped)'
+            if why:
+                break
+            if not sel.select(timeout=min(0.05 if stop else 1,
+                                          start + timeout - now)):
+                continue
+            data = os.read(proc.stdout.fileno(), 65536)
+            if not data:
+                break
+            last = time.monotonic()
+            chunks.append((last, data))
+            if log:
                 log.write(data)
                 log.flush()
+    except BaseException:
+        proc.kill()
+        raise
+    finally:
+        sel.close()
+        if why and proc.poll() is None:
+            proc.kill()
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
             proc.wait()
-        finally:
-            expired = not timer.is_alive()
-            timer.cancel()
-    out = b''.join(chunks).decode('utf-8', 'replace')
-    if expired:
-        return GuestRun(argv, None, out + '\n(timed out)')
-    return GuestRun(argv, proc.returncode, out.replace('\r', ''))
+        proc.stdout.close()
+    return (None if why else proc.returncode), chunks, why
+
+
+def boot(argv, timeout=None, silence=None):
+    """Runs a VMM command line to completion; returns a GuestRun.
+    @timeout (default BOOT_TIMEOUT) only guards against a hung guest.
+    @silence, if set, kills a guest that has printed nothing for that many
+    seconds (GuestRun.silent is then True): a nested L1 guest that prints
+    a heartbeat (kvfio_image.L1_HEARTBEAT) and stops printing it is
+    wedged, and waiting for @timeout only makes CI slower.  With
+    GUESTBOOT_LIVE_LOG=path the output is also appended to that file as
+    it comes, so that a long nested run can be followed."""
+    live = os.environ.get('GUESTBOOT_LIVE_LOG')
+    log = open(live, 'ab') if live else None
+    try:
+        rc, chunks, why = stream(argv, timeout or BOOT_TIMEOUT, silence,
+                                 log=log)
+    finally:
+        if log:
+            log.close()
+    out = b''.join(c for _, c in chunks).decode('utf-8', 'replace')
+    out = out.replace('\r', '')
+    if why:
+        run = GuestRun(argv, None, out + '\n' + why)
+        run.silent = why.startswith('(silent')
+        return run
+    return GuestRun(argv, rc, out)
 
 
 class GuestTestCase(unittest.TestCase):

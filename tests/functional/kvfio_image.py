@@ -193,9 +193,19 @@ mount -t devtmpfs dev /dev
 mount -t tmpfs tmp /tmp
 '''
 
+# Every nested L1 guest prints this while it is alive, so that boot_l1()
+# can tell a wedged L1 (TCG's nested SVM has stopped one for good, its
+# vCPUs in soft lockup, CI 2026-12-02) from one that is only busy, and
+# kill it after L1_SILENCE seconds instead of waiting for the test's
+# whole timeout.
+L1_HEARTBEAT = r'''(while sleep 20; do echo "NESTED-ALIVE"; done) &
+'''
+L1_SILENCE = int(os.environ.get('NESTED_L1_SILENCE', '240'))
+L1_ATTEMPTS = 2
+
 # How a nested L1's /init starts (kvm_l1_initrd fills @KVM_MODULES@):
 # KVM loaded, or NESTED-NO-KVM and power off; check_l1() reads both.
-L1_KVM_PROLOGUE = INIT_PROLOGUE + r'''echo "NESTED-BOOTED"
+L1_KVM_PROLOGUE = INIT_PROLOGUE + L1_HEARTBEAT + r'''echo "NESTED-BOOTED"
 for m in @KVM_MODULES@; do
     insmod /lib/modules/$m || echo "NESTED-ERROR insmod $m"
 done
@@ -205,7 +215,7 @@ if [ ! -c /dev/kvm ]; then
 fi
 '''
 
-INIT = INIT_PROLOGUE + r'''echo "KVFIO-BOOTED"
+INIT = INIT_PROLOGUE + L1_HEARTBEAT + r'''echo "KVFIO-BOOTED"
 for m in @MODULES@; do
     insmod /lib/modules/$m || echo "KVFIO-ERROR insmod $m"
 done
@@ -233,6 +243,14 @@ elif [ -x /conduit/kvfio-driver ]; then
 fi
 poweroff -f
 '''
+
+
+def base_path(cache, version):
+    """Where build_base() keeps its archive in @cache: named after the
+    kernel and /init, so that a changed /init is never booted stale."""
+    import hashlib
+    return os.path.join(cache, 'base-%s-%s.cpio.gz' % (
+        version, hashlib.sha256(INIT.encode()).hexdigest()[:12]))
 
 
 def build_base(path, mods_dir):
@@ -363,8 +381,7 @@ class NestedL1:
         with open(path, 'wb') as f:
             f.write(initrd)
         start = time.monotonic()
-        run = guestboot.boot(l1_argv(qemu, self.kernel, path, memory),
-                             timeout)
+        run = boot_l1(l1_argv(qemu, self.kernel, path, memory), timeout)
         run.seconds = time.monotonic() - start
         if log_env and os.environ.get(log_env):
             with open(os.environ[log_env], 'w') as f:
@@ -373,6 +390,28 @@ class NestedL1:
 
     def cleanup(self):
         self._tmp.cleanup()
+
+
+def boot_l1(argv, timeout):
+    """guestboot.boot() for an L1 guest whose /init prints L1_HEARTBEAT:
+    one that stops printing for L1_SILENCE seconds is killed and booted
+    once more (L1_ATTEMPTS in all); the test's log says so, with the end
+    of what the wedged guest printed.  Returns the last GuestRun, its
+    .l1_hangs the number of guests killed before it."""
+    import guestboot
+    hangs = 0
+    while True:
+        run = guestboot.boot(argv, timeout, silence=L1_SILENCE)
+        if not run.silent or hangs + 1 >= L1_ATTEMPTS:
+            break
+        hangs += 1
+        print('NESTED-L1-HANG: the L1 guest printed nothing for %d s, '
+              'killed; booting it once more.  Its last lines:' % L1_SILENCE)
+        for line in run.output.splitlines()[-15:]:
+            print('NESTED-L1-HANG |', line)
+        sys.stdout.flush()
+    run.l1_hangs = hangs
+    return run
 
 
 def prefixed(out, prefix):

@@ -389,32 +389,8 @@ def firmware_image():
 def _stream(argv, timeout, stop=None):
     """Runs @argv, returns (status or None if killed, [(time, chunk)]).
     @stop(chunks) may return True to kill it early."""
-    chunks = []
-    start = time.monotonic()
-    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    sel = selectors.DefaultSelector()
-    sel.register(proc.stdout, selectors.EVENT_READ)
-    try:
-        while True:
-            left = start + timeout - time.monotonic()
-            if left <= 0 or (stop and stop(chunks)):
-                proc.kill()
-                proc.wait()
-                return None, chunks
-            if not sel.select(timeout=min(left, 0.05)):
-                continue
-            data = os.read(proc.stdout.fileno(), 4096)
-            if not data:
-                break
-            chunks.append((time.monotonic(), data))
-        return proc.wait(), chunks
-    finally:
-        sel.close()
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        proc.stdout.close()
+    rc, chunks, _ = guestboot.stream(argv, timeout, stop=stop)
+    return rc, chunks
 
 
 def _conduit_argv(conduit, *extra):

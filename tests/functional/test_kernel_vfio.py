@@ -76,7 +76,7 @@ class KernelVfioTest(unittest.TestCase):
         try:
             ver, bzimage, mods = kvfio_image.find_kernel()
             cache = cache_dir()
-            cls.base = os.path.join(cache, 'base-%s.cpio.gz' % ver)
+            cls.base = kvfio_image.base_path(cache, ver)
             if not os.path.exists(cls.base):
                 kvfio_image.build_base(cls.base, mods)
         except kvfio_image.Unavailable as e:
@@ -111,7 +111,7 @@ class KernelVfioTest(unittest.TestCase):
                 # no_timer_check: see kvfio_image.l1_argv().
                 '-append', 'console=ttyS0 intel_iommu=on panic=-1 '
                            'quiet loglevel=3 no_timer_check']
-        return guestboot.boot(argv, TIMEOUT)
+        return kvfio_image.boot_l1(argv, TIMEOUT)
 
     def test_nvme_through_kernel_vfio(self):
         run = self.boot()

@@ -118,7 +118,7 @@ class LibvirtNestedTest(unittest.TestCase):
             cache = os.path.join(os.path.dirname(os.path.abspath(CONDUIT)),
                                  'tests', 'functional', 'kvfio-cache')
             os.makedirs(cache, exist_ok=True)
-            cls.base = os.path.join(cache, 'base-%s.cpio.gz' % ver)
+            cls.base = kvfio_image.base_path(cache, ver)
             if not os.path.exists(cls.base):
                 kvfio_image.build_base(cls.base, mods)
             base_mods = set(os.path.basename(m) for m in
@@ -141,7 +141,9 @@ class LibvirtNestedTest(unittest.TestCase):
     def tearDownClass(cls):
         cls.tmp.cleanup()
 
-    def test_libvirt_in_guest(self):
+    def boot(self, only):
+        """Boots L1 running the test_libvirt cases @only (all if empty)
+        until it powers off; a GuestRun (.silent: killed as wedged)."""
         run_script = RUN
         for key, value in (('@EXTRA@', ' '.join(os.path.basename(m)
                                                  for m in self.extra)),
@@ -152,7 +154,7 @@ class LibvirtNestedTest(unittest.TestCase):
                            ('@L2INITRD@', self.l2_initrd),
                            ('@TEST@', os.path.join(HERE, 'test_libvirt.py')),
                            ('@ONLY@', ' '.join('LibvirtTest.' + c
-                                               for c in ONLY))):
+                                               for c in only))):
             run_script = run_script.replace(key, value)
         initrd = os.path.join(self.tmp.name, 'initrd')
         with open(self.base, 'rb') as f:
@@ -181,7 +183,32 @@ class LibvirtNestedTest(unittest.TestCase):
                 # IO-APIC timer probe can miss and panic.
                 '-append', 'console=ttyS0 intel_iommu=on panic=-1 '
                            'no_timer_check quiet loglevel=3']
-        run = guestboot.boot(argv, TIMEOUT)
+        return guestboot.boot(argv, TIMEOUT, silence=kvfio_image.L1_SILENCE)
+
+    def test_libvirt_in_guest(self):
+        wanted = ONLY or CASES
+        only = list(ONLY)
+        results = {}
+        # An L1 guest wedged under TCG's nested SVM (CI, 2026-12-02: the
+        # vCPU running an L2 in soft lockup for 226 s, then nothing for
+        # 20 minutes) is killed once silent for NESTED_L1_SILENCE s; a
+        # second L1 runs only the cases the first did not finish.
+        for attempt in range(kvfio_image.L1_ATTEMPTS):
+            run = self.boot(only)
+            got = case_results(run.output)
+            results.update({c: r for c, r in got.items()
+                            if r == 'ok' or results.get(c) != 'ok'})
+            if not run.silent or attempt + 1 == kvfio_image.L1_ATTEMPTS:
+                break
+            only = [c for c in wanted if results.get(c) != 'ok']
+            if not only:
+                break
+            print('NESTED-L1-HANG: the L1 guest printed nothing for %d s, '
+                  'killed; a new one runs what was left: %s.  Its last '
+                  'lines:' % (kvfio_image.L1_SILENCE, ' '.join(only)))
+            for line in run.output.splitlines()[-15:]:
+                print('NESTED-L1-HANG |', line)
+            sys.stdout.flush()
         out = run.output
         self.assertIn('KVFIO-DRIVER vfio-pci', out, run.describe())
         self.assertNotIn('LVN-ERROR', out, run.describe())
@@ -190,13 +217,12 @@ class LibvirtNestedTest(unittest.TestCase):
         self.assertIn('LVN-HOST-DRIVER nvme', out, run.describe())
         if 'LVN-NO-KVM' in out:
             kvmtest.require_l1_kvm(self)
-        results = case_results(out)
-        for case in ONLY or CASES:
+        for case in wanted:
             self.assertEqual(results.get(case), 'ok',
                              '%s: %s\n%s' % (case, results.get(case),
                                              run.describe()))
         self.assertIn('LVN-RESULT 0', out, run.describe())
-        for case in ONLY or CASES:
+        for case in wanted:
             print('inside the guest: %s ... %s' % (case, results[case]))
             print('KVM-WAY: test_libvirt.%s nested' % case)
         for line in out.splitlines():

@@ -128,7 +128,8 @@ echo "L2-DONE"
 sleep 600
 '''
 
-L1_INIT = kvfio_image.INIT_PROLOGUE + r'''echo "NESTED-BOOTED"
+L1_INIT = kvfio_image.INIT_PROLOGUE + kvfio_image.L1_HEARTBEAT + r'''
+echo "NESTED-BOOTED"
 for m in @MODULES@; do
     insmod /lib/modules/$m 2>/dev/null || echo "NESTED-WARN insmod $m"
 done
