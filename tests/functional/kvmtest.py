@@ -61,7 +61,11 @@ sys.path.insert(0, HERE)
 import guestboot  # noqa: E402
 import kvfio_image  # noqa: E402
 
-NEEDS = ('api', 'pvh', 'linux', 'firmware')
+# distro: firmware, then the Linux kernel it loads (test_firmware): a KVM
+# that runs SeaBIOS but emulates CPL0 wrongly cannot boot a disk image.
+# cpuid: the guest's CPUID is the table the VMM gave KVM_SET_CPUID2 (the
+# paravirtual backend answers leaf 1 ECX from elsewhere).
+NEEDS = ('api', 'pvh', 'linux', 'firmware', 'distro', 'cpuid')
 WAYS = ('direct', 'nested')
 NEEDS_ENV = 'CONDUIT_KVM_NEEDS'
 IN_L1_ENV = 'CONDUIT_KVM_IN_L1'
@@ -448,6 +452,49 @@ def linux_probe_elf(tmp, build=None):
     return elf
 
 
+# 32-bit PVH code: CPUID.1, ECX bits 25-30 (AES, XSAVE, OSXSAVE, AVX,
+# F16C, RDRAND) to the debug-exit port.
+CPUID_PROBE = bytes.fromhex(
+    'B801000000'        # mov eax, 1
+    '31C9'              # xor ecx, ecx
+    '0FA2'              # cpuid
+    '89C8'              # mov eax, ecx
+    'C1E819'            # shr eax, 25
+    '83E03F'            # and eax, 0x3f
+    '66BAF400EE'        # mov dx, 0xf4; out dx, al
+    'F4EBFD')           # hlt; jmp hlt
+# AES, AVX, F16C, RDRAND of CPUID_PROBE's value, and their -cpu names.
+CPUID_PROBE_HIDDEN = 0x39
+CPUID_PROBE_CPU = 'host,-aes,-avx,-f16c,-rdrand'
+
+
+def probe_cpuid(conduit, tmp):
+    """Does the guest see the CPUID table Conduit sets?  With
+    CPUID_PROBE_CPU, none of the four features may show."""
+    from test_kvm_vmm import pvh_elf
+    img = os.path.join(tmp, 'cpuid-probe.elf')
+    with open(img, 'wb') as f:
+        f.write(pvh_elf(CPUID_PROBE))
+    seen = {}
+    for cpu in (None, CPUID_PROBE_CPU):
+        extra = ('-kernel', img) + (('-cpu', cpu) if cpu else ())
+        rc, chunks = _stream(_conduit_argv(conduit, *extra), PROBE_TIMEOUT)
+        if rc is None or not rc & 1:
+            out = b''.join(c for _, c in chunks).decode(errors='replace')
+            return False, 'the CPUID guest did not exit (status %s: %s)' % (
+                'timeout' if rc is None else rc,
+                out.strip()[-160:] or 'no output')
+        seen[cpu] = (rc >> 1) & CPUID_PROBE_HIDDEN
+    if seen[CPUID_PROBE_CPU]:
+        return False, ('-cpu %s, yet the guest sees CPUID.1:ECX %#x '
+                       '(mask %#x): KVM does not apply the table' % (
+                           CPUID_PROBE_CPU, seen[CPUID_PROBE_CPU] << 25,
+                           CPUID_PROBE_HIDDEN << 25))
+    return True, 'features cleared in the table are gone (CPUID.1:ECX ' \
+        '%#x by default, mask %#x)' % (seen[None] << 25,
+                                       CPUID_PROBE_HIDDEN << 25)
+
+
 def probe_linux(conduit, tmp):
     elf = linux_probe_elf(tmp)
     if not elf:
@@ -522,6 +569,10 @@ def run_probe(conduit, guest_dir):
             v['linux'], v['why']['linux'], v['detail']['linux'] = \
                 probe_linux(conduit, t)
             v['firmware'], v['why']['firmware'] = probe_firmware(conduit, t)
+            v['cpuid'], v['why']['cpuid'] = probe_cpuid(conduit, t)
+        v['distro'] = v['linux'] and v['firmware']
+        v['why']['distro'] = 'firmware %s, linux %s' % (
+            'yes' if v['firmware'] else 'no', 'yes' if v['linux'] else 'no')
     v['seconds'] = round(time.monotonic() - start, 1)
     return v
 

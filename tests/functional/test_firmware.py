@@ -282,4 +282,4 @@ if __name__ == '__main__':
             debian_image.qcow2_image()
         except debian_image.Unavailable as e:
             print('debian image: %s' % e)
-    sys.exit(kvmtest.main('firmware'))
+    sys.exit(kvmtest.main('distro'))

@@ -75,6 +75,25 @@ class Way(unittest.TestCase):
         self.assertEqual(how, 'nested')
         self.assertIn('linux fails', why)
 
+    def test_distro_needs_firmware_and_linux(self):
+        # The paravirtual KVM runs SeaBIOS but not the kernel GRUB loads:
+        # test_firmware must go nested there, not fail direct.
+        for linux, firmware in ((False, True), (True, False), (True, True)):
+            with mock.patch.object(kvmtest, 'probe_api',
+                                   return_value=(True, 'api')), \
+                    mock.patch.object(kvmtest, 'probe_pvh',
+                                      return_value=(True, 'pvh')), \
+                    mock.patch.object(kvmtest, 'probe_linux',
+                                      return_value=(linux, 'linux', {})), \
+                    mock.patch.object(kvmtest, 'probe_firmware',
+                                      return_value=(firmware, 'fw')), \
+                    mock.patch.object(kvmtest, 'probe_cpuid',
+                                      return_value=(True, 'cpuid')), \
+                    Environ(**CLEAN):
+                v = kvmtest.run_probe('/bin/true', '/nonexistent')
+            self.assertEqual(v['distro'], linux and firmware, v)
+            self.assertIn('distro', kvmtest.describe(v))
+
     def test_no_kvm_goes_nested_or_nowhere(self):
         with Environ(**CLEAN):
             with mock.patch.object(kvmtest, 'nested_unavailable',
