@@ -90,10 +90,6 @@ def add_argument(ap):
                          'CONDUIT_BENCH_NESTED)')
 
 
-def kvm_usable():
-    return os.access('/dev/kvm', os.R_OK | os.W_OK)
-
-
 def unavailable():
     """Why an L1 guest cannot be booted here, or None."""
     if not guestboot.qemu_binary():
@@ -123,7 +119,7 @@ def decide(mode, build=None):
     auto: direct where the kvmtest probe says the host's KVM runs the
     guests, else nested; off never boots L1 (and does not probe)."""
     if mode == 'off':
-        if kvm_usable():
+        if guestboot.kvm_usable():
             return 'direct'
         return ('/dev/kvm is not available and --nested=off: the benchmark '
                 'needs KVM (the qtest path has no vCPUs to time)')

@@ -197,10 +197,6 @@ def cpu_delta(end, start):
             for tid, (comm, ns) in end.items()}
 
 
-def kvm_usable():
-    return os.access('/dev/kvm', os.R_OK | os.W_OK)
-
-
 # ---- pinning -------------------------------------------------------------
 
 def pin_plan(cpus=None):

@@ -223,29 +223,9 @@ def locked(path):
 
 # ---- the probe ----
 
-KVM_GET_API_VERSION = 0xAE00
-KVM_CREATE_VM = 0xAE01
-
-
 def probe_api():
     """(ok, why) for /dev/kvm's API itself."""
-    if truthy(os.environ.get(HIDE_ENV)):
-        return False, '/dev/kvm hidden (%s=1)' % HIDE_ENV
-    try:
-        fd = os.open('/dev/kvm', os.O_RDWR | os.O_CLOEXEC)
-    except OSError as e:
-        return False, '/dev/kvm: %s' % e.strerror
-    try:
-        ver = fcntl.ioctl(fd, KVM_GET_API_VERSION, 0)
-        if ver != 12:
-            return False, 'KVM_GET_API_VERSION is %d, not 12' % ver
-        vm = fcntl.ioctl(fd, KVM_CREATE_VM, 0)
-        os.close(vm)
-    except OSError as e:
-        return False, 'KVM ioctl failed: %s' % e.strerror
-    finally:
-        os.close(fd)
-    return True, 'KVM API 12, KVM_CREATE_VM works'
+    return guestboot.kvm_api()
 
 
 # What a Linux kernel needs of CPL0, step by step: the guest prints the

@@ -37,10 +37,6 @@ SUMMARY_RE = re.compile(r"SUMMARY: (\d+) tests, (\d+) unexpected failures")
 START_INFO_MAGIC = 0x336EC578
 
 
-def kvm_usable():
-    return os.access("/dev/kvm", os.R_OK | os.W_OK)
-
-
 def pvh_elf(code, load=0x100000):
     """A minimal ELF64 with one PT_LOAD at load and the PVH entry note.
 
@@ -157,7 +153,7 @@ class ConduitTest(unittest.TestCase):
     def setUp(self):
         if not CONDUIT or not os.path.exists(CONDUIT):
             self.skipTest("CONDUIT_X86 not built")
-        if not kvm_usable():
+        if not guestboot.kvm_usable():
             self.skipTest("no usable /dev/kvm")
         self.tmp = tempfile.mkdtemp(prefix="conduit-kvm-")
 
