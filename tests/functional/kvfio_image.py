@@ -200,8 +200,8 @@ mount -t tmpfs tmp /tmp
 # whole timeout.
 L1_HEARTBEAT = r'''(while sleep 20; do echo "NESTED-ALIVE"; done) &
 '''
-L1_SILENCE = int(os.environ.get('NESTED_L1_SILENCE', '240'))
-L1_ATTEMPTS = 2
+L1_SILENCE = int(os.environ.get('NESTED_L1_SILENCE', '150'))
+L1_ATTEMPTS = 3
 
 # How a nested L1's /init starts (kvm_l1_initrd fills @KVM_MODULES@):
 # KVM loaded, or NESTED-NO-KVM and power off; check_l1() reads both.
@@ -395,7 +395,7 @@ class NestedL1:
 def boot_l1(argv, timeout):
     """guestboot.boot() for an L1 guest whose /init prints L1_HEARTBEAT:
     one that stops printing for L1_SILENCE seconds is killed and booted
-    once more (L1_ATTEMPTS in all); the test's log says so, with the end
+    again (L1_ATTEMPTS boots in all); the test's log says so, with the end
     of what the wedged guest printed.  Returns the last GuestRun, its
     .l1_hangs the number of guests killed before it."""
     import guestboot
@@ -406,7 +406,7 @@ def boot_l1(argv, timeout):
             break
         hangs += 1
         print('NESTED-L1-HANG: the L1 guest printed nothing for %d s, '
-              'killed; booting it once more.  Its last lines:' % L1_SILENCE)
+              'killed; booting it again.  Its last lines:' % L1_SILENCE)
         for line in run.output.splitlines()[-15:]:
             print('NESTED-L1-HANG |', line)
         sys.stdout.flush()
