@@ -405,13 +405,19 @@ def boot_l1(argv, timeout):
         if not run.silent or hangs + 1 >= L1_ATTEMPTS:
             break
         hangs += 1
-        print('NESTED-L1-HANG: the L1 guest printed nothing for %d s, '
-              'killed; booting it again.  Its last lines:' % L1_SILENCE)
-        for line in run.output.splitlines()[-15:]:
-            print('NESTED-L1-HANG |', line)
-        sys.stdout.flush()
+        report_l1_hang(run, 'booting it again')
     run.l1_hangs = hangs
     return run
+
+
+def report_l1_hang(run, then):
+    """Says in the test's log that the L1 guest of @run was killed as
+    wedged, what happens @then, and the last lines it printed."""
+    print('NESTED-L1-HANG: the L1 guest printed nothing for %d s, killed; '
+          '%s.  Its last lines:' % (L1_SILENCE, then))
+    for line in run.output.splitlines()[-15:]:
+        print('NESTED-L1-HANG |', line)
+    sys.stdout.flush()
 
 
 def prefixed(out, prefix):

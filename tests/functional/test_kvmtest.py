@@ -18,6 +18,7 @@ from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import kvfio_image  # noqa: E402
 import kvmtest  # noqa: E402
 
 SRC = os.path.dirname(os.path.dirname(HERE))
@@ -55,6 +56,31 @@ class Environ:
 
 CLEAN = {'CONDUIT_KVM_IN_L1': None, 'CONDUIT_KVM_WAY': None, 'CI': None,
          'CONDUIT_HIDE_KVM': None}
+
+
+class L1Watchdog(unittest.TestCase):
+    """kvfio_image.boot_l1() on stand-in guests (shell commands)."""
+
+    def test_a_silent_guest_is_booted_again_then_given_up(self):
+        with mock.patch.object(kvfio_image, 'L1_SILENCE', 1), \
+                contextlib.redirect_stdout(io.StringIO()) as log:
+            run = kvfio_image.boot_l1(['sh', '-c', 'echo up; sleep 5'], 30)
+        self.assertTrue(run.silent)
+        self.assertIsNone(run.returncode)
+        self.assertEqual(run.l1_hangs, kvfio_image.L1_ATTEMPTS - 1)
+        self.assertEqual(log.getvalue().count('NESTED-L1-HANG:'),
+                         kvfio_image.L1_ATTEMPTS - 1)
+        self.assertIn('NESTED-L1-HANG | up', log.getvalue())
+
+    def test_a_guest_that_keeps_printing_is_left_alone(self):
+        with mock.patch.object(kvfio_image, 'L1_SILENCE', 1):
+            run = kvfio_image.boot_l1(
+                ['sh', '-c', 'for i in 1 2 3 4; do echo alive; sleep 0.5; '
+                 'done; exit 7'], 30)
+        self.assertFalse(run.silent)
+        self.assertEqual(run.returncode, 7)
+        self.assertEqual(run.l1_hangs, 0)
+        self.assertEqual(run.output.split(), ['alive'] * 4)
 
 
 class Way(unittest.TestCase):

@@ -191,8 +191,8 @@ class LibvirtNestedTest(unittest.TestCase):
         results = {}
         # An L1 guest wedged under TCG's nested SVM (CI, 2026-12-02: the
         # vCPU running an L2 in soft lockup for 226 s, then nothing for
-        # 20 minutes) is killed once silent for NESTED_L1_SILENCE s; a
-        # second L1 runs only the cases the first did not finish.
+        # 20 minutes) is killed once silent for NESTED_L1_SILENCE s; the
+        # next L1 runs only the cases not yet finished.
         for attempt in range(kvfio_image.L1_ATTEMPTS):
             run = self.boot(only)
             got = case_results(run.output)
@@ -203,12 +203,8 @@ class LibvirtNestedTest(unittest.TestCase):
             only = [c for c in wanted if results.get(c) != 'ok']
             if not only:
                 break
-            print('NESTED-L1-HANG: the L1 guest printed nothing for %d s, '
-                  'killed; a new one runs what was left: %s.  Its last '
-                  'lines:' % (kvfio_image.L1_SILENCE, ' '.join(only)))
-            for line in run.output.splitlines()[-15:]:
-                print('NESTED-L1-HANG |', line)
-            sys.stdout.flush()
+            kvfio_image.report_l1_hang(
+                run, 'a new one runs what was left: ' + ' '.join(only))
         out = run.output
         self.assertIn('KVFIO-DRIVER vfio-pci', out, run.describe())
         self.assertNotIn('LVN-ERROR', out, run.describe())
