@@ -1343,6 +1343,48 @@ static void virtio_pci_finalize(Object *obj)
 }
 
 /* Telemetry: where notifications and interrupts of each device went. */
+/*
+ * Each enabled queue's indices, the driver's (in guest memory) beside
+ * ours: a stalled queue shows whether a kick (avail-idx ahead of
+ * last-avail-idx) or an interrupt (used-idx ahead of the driver's
+ * used-event) went missing.
+ */
+static JsonArray *virtio_pci_describe_queues(VirtIOPCIProxy *proxy)
+{
+    JsonArray *queues = json_array_new();
+    GuestMemMap *map = virtio_pci_get_mem(proxy);
+
+    for (unsigned q = 0; q < proxy->nvqs; q++) {
+        VirtIOPCIQueue *pq = &proxy->vqs[q];
+        JsonObject *o;
+        VirtQueueSnapshot s;
+
+        if (!pq->enabled) {
+            continue;
+        }
+        virtqueue_snapshot(&pq->vq, map, &s);
+        o = json_object_new();
+        json_object_set_int_member(o, "index", q);
+        json_object_set_int_member(o, "size", pq->vq.num);
+        json_object_set_int_member(o, "vector", pq->vector);
+        json_object_set_boolean_member(o, "event-idx", s.event_idx);
+        json_object_set_boolean_member(o, "broken", s.broken);
+        json_object_set_int_member(o, "avail-idx", s.avail_idx);
+        json_object_set_int_member(o, "avail-flags", s.avail_flags);
+        json_object_set_int_member(o, "used-event", s.used_event);
+        json_object_set_int_member(o, "used-idx", s.used_idx);
+        json_object_set_int_member(o, "avail-event", s.avail_event);
+        json_object_set_int_member(o, "last-avail-idx", s.last_avail_idx);
+        json_object_set_int_member(o, "device-used-idx", s.device_used_idx);
+        json_object_set_int_member(o, "signalled-used",
+                                   s.signalled_used_valid ?
+                                   s.signalled_used : -1);
+        json_array_add_object_element(queues, o);
+    }
+    guest_mem_map_unref(map);
+    return queues;
+}
+
 static void qmp_x_query_virtio(JsonObject *args, JsonNode **ret, Error **errp)
 {
     JsonArray *list = json_array_new();
@@ -1376,6 +1418,8 @@ static void qmp_x_query_virtio(JsonObject *args, JsonNode **ret, Error **errp)
                                                    __ATOMIC_RELAXED));
         json_object_set_int_member(o, "slow-path-interrupts",
                                    proxy->slow_path_interrupts);
+        json_object_set_array_member(o, "queues",
+                                     virtio_pci_describe_queues(proxy));
         json_array_add_object_element(list, o);
     }
     *ret = json_node_new(JSON_NODE_ARRAY);

@@ -345,6 +345,30 @@ bool virtqueue_enable_notify(VirtQueue *vq, const GuestMemMap *map)
     return !virtqueue_empty(vq, map);
 }
 
+void virtqueue_snapshot(const VirtQueue *vq, const GuestMemMap *map,
+                        VirtQueueSnapshot *s)
+{
+    uint8_t *avail = vq->num && map ? avail_ptr(vq, map) : NULL;
+    uint8_t *used = vq->num && map ? used_ptr(vq, map) : NULL;
+
+    s->avail_idx = avail ? ld16(avail + AVAIL_IDX) : -1;
+    s->avail_flags = avail ? ld16(avail + AVAIL_FLAGS) : -1;
+    s->used_event = avail && vq->event_idx ?
+                    ld16(avail + AVAIL_RING + 2 * vq->num) : -1;
+    s->used_idx = used ? ld16(used + USED_IDX) : -1;
+    s->avail_event = used && vq->event_idx ?
+                     ld16(used + USED_RING + USED_ELEM_SIZE * vq->num) : -1;
+    s->last_avail_idx = __atomic_load_n(&vq->last_avail_idx,
+                                        __ATOMIC_RELAXED);
+    s->device_used_idx = __atomic_load_n(&vq->used_idx, __ATOMIC_RELAXED);
+    s->signalled_used = __atomic_load_n(&vq->signalled_used,
+                                        __ATOMIC_RELAXED);
+    s->signalled_used_valid = __atomic_load_n(&vq->signalled_used_valid,
+                                              __ATOMIC_RELAXED);
+    s->event_idx = vq->event_idx;
+    s->broken = __atomic_load_n(&vq->broken, __ATOMIC_RELAXED);
+}
+
 size_t iov_size(const struct iovec *iov, unsigned n)
 {
     size_t s = 0;

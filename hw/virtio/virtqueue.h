@@ -90,6 +90,29 @@ bool virtqueue_should_notify(VirtQueue *vq, const GuestMemMap *map);
  */
 bool virtqueue_enable_notify(VirtQueue *vq, const GuestMemMap *map);
 
+/*
+ * What the rings say now, for diagnostics (x-query-virtio): the driver's
+ * indices as they are in guest memory beside the device's own.  Read
+ * without synchronisation with the queue's owner; -1 where a ring is
+ * not in RAM.
+ */
+typedef struct VirtQueueSnapshot {
+    int avail_idx;          /* the driver's avail->idx */
+    int avail_flags;
+    int used_event;         /* event idx: where the driver wants an irq */
+    int used_idx;           /* used->idx in guest memory */
+    int avail_event;        /* event idx: where we asked for a kick */
+    uint16_t last_avail_idx;
+    uint16_t device_used_idx;
+    uint16_t signalled_used;
+    bool signalled_used_valid;
+    bool event_idx;
+    bool broken;
+} VirtQueueSnapshot;
+
+void virtqueue_snapshot(const VirtQueue *vq, const GuestMemMap *map,
+                        VirtQueueSnapshot *s);
+
 /* Copies between an iovec array and a flat buffer; returns bytes copied. */
 size_t iov_to_buf(const struct iovec *iov, unsigned n, size_t offset,
                   void *buf, size_t len);

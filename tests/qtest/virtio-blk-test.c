@@ -256,6 +256,27 @@ static uint64_t virtio_stat(Ctx *c, const char *key)
     return v;
 }
 
+/* A member of queue q's entry in x-query-virtio's "queues". */
+static int64_t queue_stat(Ctx *c, unsigned q, const char *key)
+{
+    JsonNode *r = qtest_qmp_assert_success(c->qts,
+                                          "{'execute':'x-query-virtio'}");
+    JsonObject *o = json_array_get_object_element(json_node_get_array(r), 0);
+    JsonArray *queues = json_object_get_array_member(o, "queues");
+    int64_t v = -2;
+
+    for (unsigned i = 0; i < json_array_get_length(queues); i++) {
+        JsonObject *e = json_array_get_object_element(queues, i);
+
+        if (json_object_get_int_member(e, "index") == q) {
+            v = json_object_get_int_member(e, key);
+        }
+    }
+    json_node_unref(r);
+    g_assert_cmpint(v, !=, -2);
+    return v;
+}
+
 static void test_msix_vector(unsigned vector)
 {
     Ctx c = { 0 };
@@ -296,6 +317,13 @@ static void test_msix_vector(unsigned vector)
     g_assert_cmpuint(virtio_stat(&c, "ioeventfds"), ==, 0);
     g_assert_cmpuint(virtio_stat(&c, "irqfds"), ==, 0);
     g_assert_cmpuint(virtio_stat(&c, "slow-path-interrupts"), ==, 2);
+    /* Both requests went round: the driver's indices and ours agree. */
+    g_assert_cmpint(queue_stat(&c, 0, "avail-idx"), ==, 2);
+    g_assert_cmpint(queue_stat(&c, 0, "last-avail-idx"), ==, 2);
+    g_assert_cmpint(queue_stat(&c, 0, "used-idx"), ==, 2);
+    g_assert_cmpint(queue_stat(&c, 0, "device-used-idx"), ==, 2);
+    g_assert_cmpint(queue_stat(&c, 0, "vector"), ==, vector);
+    g_assert_cmpint(queue_stat(&c, 0, "size"), >, 0);
     ctx_stop(&c);
 }
 
