@@ -420,6 +420,38 @@ def report_l1_hang(run, then):
     sys.stdout.flush()
 
 
+# What the L1 kernel prints when one of its vCPUs stopped running its
+# tasks (pr_emerg, so it passes loglevel=3): under TCG's nested SVM the
+# vCPU running an L2 guest has sat in KVM_RUN for minutes (CI,
+# 2026-12-02) while the other kept the heartbeat going.
+L1_STALL_RE = re.compile(r'BUG: soft lockup - CPU#\d+ stuck for \d+s!.*')
+
+
+def l1_stalls(output):
+    """The soft lockups the L1 kernel reported in @output."""
+    return [m.group(0).strip() for m in L1_STALL_RE.finditer(output)]
+
+
+def l1_rerun_reason(run, failed):
+    """Why the cases of an L1 run that did not pass run again in a new L1:
+    'hang' if the guest went silent (killed), 'stall' if cases @failed
+    while its kernel reported a soft lockup; None if they stand."""
+    if run.silent:
+        return 'hang'
+    if failed and l1_stalls(run.output):
+        return 'stall'
+    return None
+
+
+def report_l1_stall(run, failed):
+    """Says that cases @failed ran while the L1 of @run had a vCPU in soft
+    lockup, and that they run again in a new L1."""
+    print('NESTED-L1-STALL: the L1 kernel reported %s while %s failed; '
+          'a new L1 runs them again' % ('; '.join(l1_stalls(run.output)),
+                                        ' '.join(failed)))
+    sys.stdout.flush()
+
+
 def prefixed(out, prefix):
     """The lines of @out that start with @prefix, without it."""
     return [line[len(prefix):] for line in out.splitlines()

@@ -83,6 +83,29 @@ class L1Watchdog(unittest.TestCase):
         self.assertEqual(run.output.split(), ['alive'] * 4)
 
 
+    def test_a_soft_lockup_reruns_only_what_failed(self):
+        lockup = ('[  912.5] watchdog: BUG: soft lockup - CPU#0 stuck for '
+                  '226s! [CPU 0/KVM:851]')
+        run = mock.Mock(silent=False, output='NESTED-ALIVE\n' + lockup +
+                        '\nNESTED-ALIVE\n')
+        self.assertEqual(kvfio_image.l1_stalls(run.output), [
+            'BUG: soft lockup - CPU#0 stuck for 226s! [CPU 0/KVM:851]'])
+        self.assertEqual(kvfio_image.l1_rerun_reason(run, ['a']), 'stall')
+        # Everything passed despite the lockup: nothing to run again.
+        self.assertIsNone(kvfio_image.l1_rerun_reason(run, []))
+        # A failure without a lockup is the case's own.
+        run.output = 'NESTED-ALIVE\nrcu: INFO: a stall elsewhere\n'
+        self.assertIsNone(kvfio_image.l1_rerun_reason(run, ['a']))
+        run.silent = True
+        self.assertEqual(kvfio_image.l1_rerun_reason(run, []), 'hang')
+        with contextlib.redirect_stdout(io.StringIO()) as log:
+            run.output = lockup
+            kvfio_image.report_l1_stall(run, ['test_virt_install_xml'])
+        self.assertIn('NESTED-L1-STALL', log.getvalue())
+        self.assertIn('CPU#0 stuck for 226s', log.getvalue())
+        self.assertIn('test_virt_install_xml', log.getvalue())
+
+
 class Way(unittest.TestCase):
     def test_direct_where_the_verdict_allows(self):
         with Environ(**CLEAN):
