@@ -360,6 +360,97 @@ static void test_ram_copied(void)
     migrate_nvme(false);
 }
 
+/*
+ * Ten migrations, each to a new Conduit and a new server (ram namespace:
+ * the data travels in the device state every time).  On every hop a
+ * write is done while the migration runs; after it, the destination
+ * reads back every block written on any earlier hop, and a new command
+ * completes with an MSI-X interrupt.
+ */
+#define HOPS 10
+
+static void test_ten_hops(void)
+{
+    Side sides[2];
+    Side *src = &sides[0], *dst = &sides[1], *t;
+    QNvme n;
+    uint64_t wbuf, rbuf;
+    int64_t total = 0, worst = 0;
+
+    side_start(src, NULL, NULL);
+    bring_up(src, &n);
+    wbuf = qnvme_alloc(&n, BLOCK);
+    rbuf = qnvme_alloc(&n, BLOCK);
+    for (unsigned b = 0; b < 4; b++) {
+        nvme_write_block(&n, wbuf, b, 1);
+    }
+    fill_junk(src->qts);
+
+    for (unsigned hop = 0; hop < HOPS; hop++) {
+        g_autofree char *sock = g_strdup_printf("%s/hop%u.sock", tmpdir,
+                                                hop);
+        g_autofree char *inc = g_strdup_printf("unix:%s", sock);
+        g_autofree char *rs = NULL;
+        g_autoptr(JsonObject) q = NULL;
+        JsonObject *ret;
+        int64_t downtime;
+
+        side_start(dst, NULL, inc);
+        /* Slow enough that the write below runs inside the migration. */
+        set_param(src->qts, "{'max-bandwidth': 4194304}");
+        {
+            g_autoptr(JsonNode) ok = qtest_qmp_assert_success(src->qts,
+                "{'execute': 'migrate', 'arguments': {'uri': '%s'}}", inc);
+        }
+        g_assert_cmpstr(wait_status(src->qts, "active|completed|failed"),
+                        ==, "active");
+        nvme_write_block(&n, wbuf, 16 + hop, 2 + hop);
+        /* 6 MiB of RAM at 4 MiB/s: the write was inside the migration. */
+        g_assert_cmpstr(status_of(src->qts), ==, "active");
+        set_param(src->qts, "{'max-bandwidth': 0}");
+        if (strcmp(wait_status(src->qts, "completed|failed"),
+                   "completed")) {
+            g_autofree char *why = error_desc(src->qts);
+
+            g_error("hop %u failed: %s", hop + 1, why);
+        }
+        g_assert_cmpstr(wait_status(dst->qts, "completed|failed"), ==,
+                        "completed");
+        rs = runstate_of(src->qts);
+        g_assert_cmpstr(rs, ==, "postmigrate");
+        q = qtest_qmp(src->qts, "{'execute': 'query-migrate'}");
+        ret = json_object_get_object_member(q, "return");
+        downtime = json_object_get_int_member(ret, "downtime");
+        total += json_object_get_int_member(ret, "total-time");
+        worst = MAX(worst, downtime);
+
+        /* The guest goes on at the destination with the same queues. */
+        side_attach(dst);
+        n.qts = dst->qts;
+        n.dev = dst->dev;
+        for (unsigned b = 0; b < 4; b++) {
+            nvme_check_block(&n, rbuf, b, 1);
+        }
+        for (unsigned k = 0; k <= hop; k++) {
+            nvme_check_block(&n, rbuf, 16 + k, 2 + k);
+        }
+        qtest_writel(dst->qts, MSI_TARGET + 4 * IO_VECTOR, 0);
+        nvme_write_block(&n, wbuf, 4, 100 + hop);
+        g_assert_true(wait_ram(dst->qts, MSI_TARGET + 4 * IO_VECTOR,
+                               MSI_DATA_BASE + IO_VECTOR));
+        nvme_check_block(&n, rbuf, 4, 100 + hop);
+
+        side_stop(src);
+        unlink(sock);
+        t = src;
+        src = dst;
+        dst = t;
+    }
+    g_test_message("%d hops: %" PRId64 " ms in all, worst downtime %" PRId64
+                   " ms", HOPS, total, worst);
+    side_stop(src);
+}
+
 /* The source VM and its device after a failed migration. */
 static void check_source_alive(Side *src, QNvme *n, bool device_ok)
 {
@@ -515,6 +606,7 @@ int main(int argc, char **argv)
     g_assert_no_error(err);
     g_test_add_func("/vfio-user/migration/shared-file", test_shared_file);
     g_test_add_func("/vfio-user/migration/ram-copied", test_ram_copied);
+    g_test_add_func("/vfio-user/migration/ten-hops", test_ten_hops);
     g_test_add_func("/vfio-user/migration/dest-server-dies",
                     test_dest_server_dies);
     g_test_add_func("/vfio-user/migration/source-server-dies",
