@@ -5,7 +5,7 @@
  * with its MSI-X table on the doorbell page (0x1800) and the controller
  * left disabled, so doorbells are plain memory the guest can read back.
  *
- *  1. ordering: NWRITES doorbell writes (fewer than a ring holds), then
+ *  1. ordering: NWRITES doorbell writes (fewer than half a ring holds), then
  *     a read of each doorbell sees the last value written to it;
  *  2. table writes stay exact: MSI-X table writes interleaved with
  *     doorbell writes read back at once; the guest prints how many table
@@ -88,7 +88,7 @@ static uint64_t user_settle_then_write(void *arg)
 
 int main(void)
 {
-    unsigned nwrites = cmdline_u64("nwrites", 100);
+    unsigned nwrites = cmdline_u64("nwrites", 80);
     unsigned tail = cmdline_u64("tail", 50);
     uint64_t bad;
     PciDev *d;
