@@ -61,10 +61,43 @@ bool accel_is_kvm(void)
     return accel_is("kvm");
 }
 
-bool accel_init_machine(AccelClass *ac, MachineState *ms, Error **errp)
+AccelState *current_accel(void)
+{
+    return accel_current;
+}
+
+static bool accel_set_props(Object *obj, const GPtrArray *props,
+                            Error **errp)
+{
+    AccelClass *ac = ACCEL_GET_CLASS(obj);
+
+    for (guint i = 0; props && i + 1 < props->len; i += 2) {
+        if (!object_property_parse(obj, g_ptr_array_index(props, i),
+                                   g_ptr_array_index(props, i + 1), errp)) {
+            return false;
+        }
+    }
+    return !ac->check_props || ac->check_props(ACCEL(obj), errp);
+}
+
+bool accel_check_props(AccelClass *ac, const GPtrArray *props, Error **errp)
+{
+    Object *obj = object_new_with_class(OBJECT_CLASS(ac));
+    bool ok = accel_set_props(obj, props, errp);
+
+    object_unref(obj);
+    return ok;
+}
+
+bool accel_init_machine(AccelClass *ac, MachineState *ms,
+                        const GPtrArray *props, Error **errp)
 {
     Object *obj = object_new_with_class(OBJECT_CLASS(ac));
 
+    if (!accel_set_props(obj, props, errp)) {
+        object_unref(obj);
+        return false;
+    }
     accel_current = ACCEL(obj);
     if (ms) {
         ms->accelerator = accel_current;

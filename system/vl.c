@@ -222,6 +222,8 @@ typedef struct VlConfig {
     uint64_t ram_size;
     bool ram_size_set;
     GPtrArray *accels;          /* char *, in preference order */
+    /* Beside each of accels: its -accel properties, "name", "value", ... */
+    GPtrArray *accel_props;     /* GPtrArray * of char *, or NULL */
     GArray *devices;            /* CmdlineOpt */
     GArray *chardevs;           /* CmdlineOpt */
     GArray *backends;           /* CmdlineOpt: -blockdev, -drive, -netdev */
@@ -496,6 +498,20 @@ static void __attribute__((constructor)) vl_register_qmp(void)
                               QCO_ALLOW_PRECONFIG);
 }
 
+static void vl_accel_props_free(gpointer props)
+{
+    if (props) {
+        g_ptr_array_unref(props);
+    }
+}
+
+/* Appends accelerator @name, with its -accel properties (or NULL). */
+static void vl_add_accel(VlConfig *cfg, const char *name, GPtrArray *props)
+{
+    g_ptr_array_add(cfg->accels, g_strdup(name));
+    g_ptr_array_add(cfg->accel_props, props ? g_ptr_array_ref(props) : NULL);
+}
+
 static void parse_one(VlConfig *cfg, const OptDef *def, const char *name,
                       const char *arg)
 {
@@ -547,15 +563,23 @@ static void parse_one(VlConfig *cfg, const OptDef *def, const char *name,
             error_report("Parameter 'accel' is missing");
             exit(1);
         }
+        /* The rest are the accelerator's properties (dirty-ring-size). */
+        g_autoptr(GPtrArray) props = g_ptr_array_new_with_free_func(g_free);
+        for (size_t k = 0; k < qemu_opts_count(opts); k++) {
+            if (strcmp(qemu_opts_key(opts, k), "accel")) {
+                g_ptr_array_add(props, g_strdup(qemu_opts_key(opts, k)));
+                g_ptr_array_add(props, g_strdup(qemu_opts_value(opts, k)));
+            }
+        }
         /* "kvm:qtest" lists fallbacks, as QEMU's accel= did. */
         g_auto(GStrv) names = g_strsplit(accel, ":", 0);
         for (char **n = names; *n; n++) {
-            g_ptr_array_add(cfg->accels, g_strdup(*n));
+            vl_add_accel(cfg, *n, props->len ? props : NULL);
         }
         break;
     }
     case OPT_ENABLE_KVM:
-        g_ptr_array_add(cfg->accels, g_strdup("kvm"));
+        vl_add_accel(cfg, "kvm", NULL);
         break;
     case OPT_DEVICE:
         if (arg[0] == '{') {
@@ -911,7 +935,7 @@ static void apply_machine_opts(VlConfig *cfg, MachineState *ms)
             if (!strcmp(key, "accel")) {
                 g_auto(GStrv) names = g_strsplit(val, ":", 0);
                 for (char **n = names; *n; n++) {
-                    g_ptr_array_add(cfg->accels, g_strdup(*n));
+                    vl_add_accel(cfg, *n, NULL);
                 }
                 continue;
             }
@@ -938,7 +962,7 @@ static bool init_accel_none_fallback(MachineClass *mc, MachineState *ms)
                MACHINE_TYPE_NAME("none")) || !accel_find("qtest")) {
         return false;
     }
-    if (!accel_init_machine(accel_find("qtest"), ms, &err)) {
+    if (!accel_init_machine(accel_find("qtest"), ms, NULL, &err)) {
         error_free(err);
         return false;
     }
@@ -955,12 +979,13 @@ static void init_accel(VlConfig *cfg, MachineClass *mc, MachineState *ms)
         /* -qtest implies the qtest accelerator, as in QEMU. */
         const char *def = cfg->qtest_spec ? "qtest"
                           : mc->default_accel ? mc->default_accel : "kvm";
-        g_ptr_array_add(cfg->accels, g_strdup(def));
+        vl_add_accel(cfg, def, NULL);
     }
     for (guint i = 0; i < cfg->accels->len; i++) {
         const char *name = g_ptr_array_index(cfg->accels, i);
         AccelClass *ac = accel_find(name);
         bool last = i + 1 == cfg->accels->len;
+        const GPtrArray *props = g_ptr_array_index(cfg->accel_props, i);
 
         if (!ac) {
             if (last && init_accel_none_fallback(mc, ms)) {
@@ -979,7 +1004,19 @@ static void init_accel(VlConfig *cfg, MachineClass *mc, MachineState *ms)
             }
             continue;
         }
-        if (accel_init_machine(ac, ms, &err)) {
+        /* A property the accelerator lacks or refuses is a typo. */
+        if (!accel_check_props(ac, props, &err)) {
+            if (!last) {
+                warn_report("-accel %s: %s; trying the next accelerator",
+                            name, error_get_pretty(err));
+                error_free(err);
+                err = NULL;
+                continue;
+            }
+            error_prepend(&err, "-accel %s: ", name);
+            fatal_err(err);
+        }
+        if (accel_init_machine(ac, ms, props, &err)) {
             return;
         }
         if (last && init_accel_none_fallback(mc, ms)) {
@@ -1224,6 +1261,7 @@ static void vl_config_free(VlConfig *cfg)
     g_ptr_array_free(cfg->machine_opts, TRUE);
     g_ptr_array_free(cfg->machine_args, TRUE);
     g_ptr_array_free(cfg->accels, TRUE);
+    g_ptr_array_free(cfg->accel_props, TRUE);
     g_ptr_array_free(cfg->qmp_specs, TRUE);
     g_ptr_array_free(cfg->serial_specs, TRUE);
 }
@@ -1241,6 +1279,7 @@ int qemu_main(int argc, char **argv)
         (GDestroyNotify)qemu_opts_free);
     cfg.machine_args = g_ptr_array_new();
     cfg.accels = g_ptr_array_new_with_free_func(g_free);
+    cfg.accel_props = g_ptr_array_new_with_free_func(vl_accel_props_free);
     cfg.devices = g_array_new(FALSE, TRUE, sizeof(CmdlineOpt));
     cfg.chardevs = g_array_new(FALSE, TRUE, sizeof(CmdlineOpt));
     cfg.backends = g_array_new(FALSE, TRUE, sizeof(CmdlineOpt));

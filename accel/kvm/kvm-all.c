@@ -61,6 +61,7 @@ static void qmp_x_query_kvm(JsonObject *args, JsonNode **ret, Error **errp)
     JsonNode *node;
     KVMExitStats st;
     KVMCoalescedStats cst;
+    KVMDirtyRingStats rst;
 
     if (!kvm_state) {
         error_setg(errp, "KVM is not in use");
@@ -81,6 +82,12 @@ static void qmp_x_query_kvm(JsonObject *args, JsonNode **ret, Error **errp)
     json_object_set_int_member(o, "coalesced-vcpu-drains", cst.vcpu_drains);
     json_object_set_int_member(o, "coalesced-drainer-drains",
                                cst.drainer_drains);
+    kvm_dirty_ring_get_stats(&rst);
+    json_object_set_int_member(o, "dirty-ring-size",
+                               kvm_state->dirty_ring_size);
+    json_object_set_int_member(o, "dirty-ring-pages", rst.pages);
+    json_object_set_int_member(o, "dirty-ring-full-exits", rst.full_exits);
+    json_object_set_int_member(o, "dirty-ring-resets", rst.resets);
     node = json_node_new(JSON_NODE_OBJECT);
     json_node_take_object(node, o);
     *ret = node;
@@ -221,6 +228,9 @@ static bool kvm_handle_exit(KVMVCPU *cpu)
             break;
         }
         return true;
+    case KVM_EXIT_DIRTY_RING_FULL:
+        kvm_dirty_ring_full(cpu);
+        return true;
     case KVM_EXIT_INTERNAL_ERROR:
         kvm_handle_internal_error(cpu);
         return false;
@@ -352,6 +362,9 @@ static bool kvm_create_vcpu(KVMState *s, KVMVCPU *cpu,
                          cpu->index);
         return false;
     }
+    if (!kvm_dirty_ring_map_vcpu(s, cpu, errp)) {
+        return false;
+    }
     if (!kvm_arch_ops.init_vcpu(s, cpu, smp, errp)) {
         return false;
     }
@@ -413,6 +426,28 @@ static bool kvm_start_vcpus(MachineState *ms, Error **errp)
     return true;
 }
 
+/* -accel kvm's properties. */
+typedef struct KVMAccelState {
+    AccelState parent_obj;
+    uint32_t dirty_ring_size;
+} KVMAccelState;
+
+static uint32_t kvm_accel_dirty_ring_size(void)
+{
+    AccelState *a = current_accel();
+
+    return a && object_dynamic_cast(OBJECT(a), TYPE_KVM_ACCEL) ?
+           ((KVMAccelState *)a)->dirty_ring_size : 0;
+}
+
+static bool kvm_accel_check_props(AccelState *accel, Error **errp)
+{
+    KVMAccelState *k = (KVMAccelState *)accel;
+
+    return kvm_dirty_ring_check_size(k->dirty_ring_size, getpagesize(),
+                                     errp);
+}
+
 static bool kvm_init_machine(MachineState *ms, Error **errp)
 {
     g_autofree KVMState *s = g_new0(KVMState, 1);
@@ -450,6 +485,10 @@ static bool kvm_init_machine(MachineState *ms, Error **errp)
     } while (s->vm_fd < 0 && errno == EINTR);
     if (s->vm_fd < 0) {
         error_setg_errno(errp, errno, "KVM_CREATE_VM");
+        goto fail;
+    }
+    /* Before any vCPU exists, as KVM requires. */
+    if (!kvm_dirty_ring_enable(s, kvm_accel_dirty_ring_size(), errp)) {
         goto fail;
     }
     if (!kvm_arch_ops.init_vm(s, errp)) {
@@ -520,6 +559,7 @@ static void kvm_accel_cleanup(void)
         if (cpu->run) {
             munmap(cpu->run, s->run_size);
         }
+        kvm_dirty_ring_unmap_vcpu(s, cpu);
         if (cpu->fd >= 0) {
             close(cpu->fd);
         }
@@ -544,9 +584,19 @@ static int kvm_vcpu_thread_id(unsigned index)
 static void kvm_accel_class_init(ObjectClass *oc, void *data)
 {
     AccelClass *ac = ACCEL_CLASS(oc);
+    ObjectProperty *p;
+
+    p = object_class_property_add_uint(oc, "dirty-ring-size",
+                                       offsetof(KVMAccelState,
+                                                dirty_ring_size),
+                                       sizeof(uint32_t), true);
+    object_property_set_description(p, "entries of each vCPU's dirty ring "
+                                       "(a power of two; 0: the dirty "
+                                       "bitmap)");
 
     ac->name = "kvm";
     ac->init_machine = kvm_init_machine;
+    ac->check_props = kvm_accel_check_props;
     ac->start_vcpus = kvm_start_vcpus;
     ac->cleanup = kvm_accel_cleanup;
     ac->vcpu_thread_id = kvm_vcpu_thread_id;
@@ -578,7 +628,7 @@ static const TypeInfo kvm_accel_types[] = {
     {
         .name = TYPE_KVM_ACCEL,
         .parent = TYPE_ACCEL,
-        .instance_size = sizeof(AccelState),
+        .instance_size = sizeof(KVMAccelState),
         .class_size = sizeof(AccelClass),
         .class_init = kvm_accel_class_init,
     },

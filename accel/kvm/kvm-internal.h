@@ -51,6 +51,8 @@ typedef struct KVMVCPU {
     bool parked;            /* BQL: cannot run until the next reset */
     bool nmi_pending;       /* BQL: inject-nmi, delivered before KVM_RUN */
     KVMArchVCPU *arch;      /* registers, CPUID, MSRs: kvm_arch_ops */
+    struct kvm_dirty_gfn *dirty_gfns;   /* dirty ring, NULL if off */
+    uint32_t dirty_fetch;   /* BQL: next ring entry to collect */
 } KVMVCPU;
 
 typedef struct KVMState {
@@ -62,6 +64,7 @@ typedef struct KVMState {
     KVMVCPU *vcpus;
     unsigned nr_vcpus;
     KVMArchState *arch;     /* set by kvm_arch_ops.init_vm */
+    uint32_t dirty_ring_size;   /* entries per vCPU; 0: dirty bitmap */
 } KVMState;
 
 extern KVMState *kvm_state;
@@ -148,6 +151,34 @@ void kvm_coalesced_get_stats(KVMCoalescedStats *st);
 /* kvm-memory.c */
 bool kvm_memory_init(KVMState *s, Error **errp);
 void kvm_memory_cleanup(KVMState *s);
+/*
+ * The dirty ring (-accel kvm,dirty-ring-size=N): enabled on the VM
+ * before any vCPU exists, then mapped per vCPU; collected under the BQL
+ * by the memory API's log sync and by a vCPU whose ring filled up.
+ */
+/* kvm-dirty-ring.c, pure: is @entries a size KVM could take (0: off)? */
+bool kvm_dirty_ring_check_size(uint32_t entries, size_t page_size,
+                               Error **errp);
+typedef void (*KVMDirtyMark)(void *opaque, uint32_t slot, uint64_t offset);
+/*
+ * Takes the entries KVM published in @gfns (@entries, a power of two)
+ * from *@fetch on, in order: @mark for each, flagged for reset, *@fetch
+ * advanced.  Returns how many; at most @entries.
+ */
+uint32_t kvm_dirty_ring_harvest(struct kvm_dirty_gfn *gfns, uint32_t entries,
+                                uint32_t *fetch, KVMDirtyMark mark,
+                                void *opaque);
+bool kvm_dirty_ring_enable(KVMState *s, uint32_t entries, Error **errp);
+bool kvm_dirty_ring_map_vcpu(KVMState *s, KVMVCPU *cpu, Error **errp);
+void kvm_dirty_ring_unmap_vcpu(KVMState *s, KVMVCPU *cpu);
+/* A vCPU exited with KVM_EXIT_DIRTY_RING_FULL. */
+void kvm_dirty_ring_full(KVMVCPU *cpu);
+typedef struct KVMDirtyRingStats {
+    uint64_t pages;         /* entries collected */
+    uint64_t full_exits;    /* KVM_EXIT_DIRTY_RING_FULL */
+    uint64_t resets;        /* KVM_RESET_DIRTY_RINGS */
+} KVMDirtyRingStats;
+void kvm_dirty_ring_get_stats(KVMDirtyRingStats *st);
 
 /* kvm-irq.c */
 bool kvm_irq_init(KVMState *s, Error **errp);

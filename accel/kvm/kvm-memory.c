@@ -15,8 +15,22 @@
  * every writable slot carries KVM_MEM_LOG_DIRTY_PAGES, and each sync
  * folds KVM_GET_DIRTY_LOG (which also clears and re-protects) into the
  * RAM regions' bitmaps.  A slot added while logging starts logged.
+ *
+ * With -accel kvm,dirty-ring-size=N (KVM_CAP_DIRTY_LOG_RING) KVM instead
+ * appends each page a vCPU dirties to that vCPU's ring, a page of
+ * struct kvm_dirty_gfn shared with us.  A sync walks every ring from
+ * where it stopped last, marks the pages, hands the entries back
+ * (KVM_DIRTY_GFN_F_RESET) and has KVM re-protect them
+ * (KVM_RESET_DIRTY_RINGS); cost follows the pages written, not the
+ * size of RAM.  A vCPU whose ring fills exits (KVM_EXIT_DIRTY_RING_FULL)
+ * and collects them itself.  Both run under the BQL, so one collector
+ * at a time; the vCPUs go on writing meanwhile, KVM publishing each
+ * entry before its flag.  A page dirtied after the last walk but before
+ * the vCPUs stopped is in a ring when the final sync walks it: vCPUs
+ * leave the guest to stop, which flushes what the CPU buffered (PML).
  */
 #include "qemu/osdep.h"
+#include <sys/mman.h>
 #include <linux/kvm.h>
 #include "accel/kvm/kvm-internal.h"
 #include "system/memory.h"
@@ -37,6 +51,12 @@ static KVMSlot *kvm_slots;
 static int kvm_nr_slots;
 static bool kvm_dirty_log;
 static MemoryListener kvm_memory_listener;
+static KVMDirtyRingStats kvm_ring_stats;
+
+/* Guest page of a ring entry's slot offset (x86: 4 KiB). */
+#define KVM_RING_PAGE 4096ull
+
+static void kvm_dirty_ring_collect_all(void);
 
 static bool kvm_set_slot(int id, const KVMSlot *slot, uint64_t size)
 {
@@ -126,6 +146,10 @@ static void kvm_region_del(MemoryListener *listener,
         KVMSlot *slot = &kvm_slots[id];
 
         if (slot->used && slot->gpa == plan.gpa && slot->size == plan.size) {
+            /* Its ring entries name the slot: mark them while it exists. */
+            if (kvm_dirty_log && kvm_state->dirty_ring_size) {
+                kvm_dirty_ring_collect_all();
+            }
             kvm_set_slot(id, slot, 0);
             slot->used = false;
             trace_kvm_slot_del(id, slot->gpa, slot->size);
@@ -160,9 +184,144 @@ static void kvm_log_global_stop(MemoryListener *listener)
     trace_kvm_dirty_log(false);
 }
 
+/* ---- dirty ring ------------------------------------------------------- */
+
+bool kvm_dirty_ring_enable(KVMState *s, uint32_t entries, Error **errp)
+{
+    struct kvm_enable_cap cap = { .cap = KVM_CAP_DIRTY_LOG_RING_ACQ_REL };
+    uint64_t bytes = (uint64_t)entries * sizeof(struct kvm_dirty_gfn);
+    int max;
+
+    if (!entries) {
+        return true;
+    }
+    if (!kvm_dirty_ring_check_size(entries, getpagesize(), errp)) {
+        return false;
+    }
+    max = ioctl(s->vm_fd, KVM_CHECK_EXTENSION, cap.cap);
+    if (max <= 0) {
+        cap.cap = KVM_CAP_DIRTY_LOG_RING;
+        max = ioctl(s->vm_fd, KVM_CHECK_EXTENSION, cap.cap);
+    }
+    if (max <= 0) {
+        error_setg(errp, "dirty-ring-size=%u: this host's KVM has no dirty "
+                   "ring (KVM_CAP_DIRTY_LOG_RING); leave it at 0 for the "
+                   "dirty bitmap", entries);
+        return false;
+    }
+    if (bytes > (uint64_t)max) {
+        error_setg(errp, "dirty-ring-size=%u: KVM allows at most %zu "
+                   "entries per vCPU", entries,
+                   (size_t)max / sizeof(struct kvm_dirty_gfn));
+        return false;
+    }
+    cap.args[0] = bytes;
+    if (ioctl(s->vm_fd, KVM_ENABLE_CAP, &cap) < 0) {
+        error_setg_errno(errp, errno, "dirty-ring-size=%u: KVM_ENABLE_CAP "
+                         "of the dirty ring", entries);
+        return false;
+    }
+    s->dirty_ring_size = entries;
+    trace_kvm_dirty_ring(entries, cap.cap);
+    return true;
+}
+
+bool kvm_dirty_ring_map_vcpu(KVMState *s, KVMVCPU *cpu, Error **errp)
+{
+    size_t bytes = (size_t)s->dirty_ring_size * sizeof(struct kvm_dirty_gfn);
+    void *p;
+
+    if (!s->dirty_ring_size) {
+        return true;
+    }
+    p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, cpu->fd,
+             (off_t)getpagesize() * KVM_DIRTY_LOG_PAGE_OFFSET);
+    if (p == MAP_FAILED) {
+        error_setg_errno(errp, errno, "vCPU %d: mmap of the dirty ring",
+                         cpu->index);
+        return false;
+    }
+    cpu->dirty_gfns = p;
+    cpu->dirty_fetch = 0;
+    return true;
+}
+
+void kvm_dirty_ring_unmap_vcpu(KVMState *s, KVMVCPU *cpu)
+{
+    if (cpu->dirty_gfns) {
+        munmap(cpu->dirty_gfns,
+               (size_t)s->dirty_ring_size * sizeof(struct kvm_dirty_gfn));
+        cpu->dirty_gfns = NULL;
+    }
+}
+
+/* Marks a ring entry's page; entries of slots since removed are dropped. */
+static void kvm_dirty_ring_mark(void *opaque, uint32_t slot_id,
+                                uint64_t offset)
+{
+    unsigned as_id = slot_id >> 16, id = slot_id & 0xffff;
+    KVMSlot *slot;
+
+    if (as_id || id >= (unsigned)kvm_nr_slots) {
+        return;
+    }
+    slot = &kvm_slots[id];
+    if (!slot->used || offset >= slot->size / KVM_RING_PAGE) {
+        return;
+    }
+    memory_ram_mark_dirty_hva((void *)(uintptr_t)(slot->hva +
+                                                  offset * KVM_RING_PAGE),
+                              KVM_RING_PAGE);
+}
+
+/* BQL held.  Every vCPU's ring, then the entries back to KVM. */
+static void kvm_dirty_ring_collect_all(void)
+{
+    KVMState *s = kvm_state;
+    uint64_t n = 0;
+
+    for (unsigned i = 0; s && i < s->nr_vcpus; i++) {
+        if (s->vcpus[i].dirty_gfns) {
+            KVMVCPU *cpu = &s->vcpus[i];
+
+            n += kvm_dirty_ring_harvest(cpu->dirty_gfns, s->dirty_ring_size,
+                                        &cpu->dirty_fetch,
+                                        kvm_dirty_ring_mark, NULL);
+        }
+    }
+    kvm_ring_stats.pages += n;
+    if (n) {
+        if (ioctl(s->vm_fd, KVM_RESET_DIRTY_RINGS) < 0) {
+            warn_report_once("kvm: KVM_RESET_DIRTY_RINGS: %s",
+                             strerror(errno));
+        }
+        kvm_ring_stats.resets++;
+    }
+    trace_kvm_dirty_ring_collect(n);
+}
+
+void kvm_dirty_ring_full(KVMVCPU *cpu)
+{
+    kvm_ring_stats.full_exits++;
+    trace_kvm_dirty_ring_full(cpu->index);
+    kvm_dirty_ring_collect_all();
+}
+
+void kvm_dirty_ring_get_stats(KVMDirtyRingStats *st)
+{
+    *st = kvm_ring_stats;
+}
+
 static void kvm_log_sync(MemoryListener *listener)
 {
     uint64_t page = getpagesize();
+
+    if (kvm_state && kvm_state->dirty_ring_size) {
+        if (kvm_dirty_log) {
+            kvm_dirty_ring_collect_all();
+        }
+        return;
+    }
 
     for (int id = 0; kvm_dirty_log && id < kvm_nr_slots; id++) {
         KVMSlot *slot = &kvm_slots[id];

@@ -32,6 +32,8 @@ typedef struct AccelClass {
     int (*vcpu_thread_id)(unsigned index);
     /* Teardown at exit (optional). */
     void (*cleanup)(void);
+    /* Are the -accel properties set on @accel coherent?  (optional) */
+    bool (*check_props)(AccelState *accel, Error **errp);
 } AccelClass;
 
 #define ACCEL(obj) OBJECT_CHECK(AccelState, (obj), TYPE_ACCEL)
@@ -44,8 +46,19 @@ AccelClass *accel_find(const char *name);
 void accel_print_list(FILE *out);
 /* True when the accelerator in use is KVM. */
 bool accel_is_kvm(void);
-/* Creates the accelerator object and calls init_machine. */
-bool accel_init_machine(AccelClass *ac, MachineState *ms, Error **errp);
+/*
+ * Creates the accelerator object, sets @props on it (NULL or "name",
+ * "value" pairs from -accel NAME,name=value,...) and calls init_machine.
+ */
+bool accel_init_machine(AccelClass *ac, MachineState *ms,
+                        const GPtrArray *props, Error **errp);
+/*
+ * Sets @props on a scratch instance of @ac and lets the class check
+ * them, before anything is opened: an error here is the command line's.
+ */
+bool accel_check_props(AccelClass *ac, const GPtrArray *props, Error **errp);
+/* The accelerator in use, NULL before accel_init_machine(). */
+AccelState *current_accel(void);
 bool accel_start_vcpus(MachineState *ms, Error **errp);
 void accel_cleanup(void);
 /* Host (Linux) thread id of vCPU @index, or -1 when it has no thread. */

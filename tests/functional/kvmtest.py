@@ -10,6 +10,8 @@ tiny guests under Conduit (never from /dev/kvm merely existing):
             and CPL0 code at native speed (a 10M-instruction loop within
             LINUX_CPL0_BUDGET seconds; emulated CPL0 takes ~5 s)
   firmware  real mode from the reset vector (-bios with a 64 KiB image)
+  dirtyring the hello guest passes with -accel kvm,dirty-ring-size=4096
+            (KVM_CAP_DIRTY_LOG_RING: test_kvm_migration logs through it)
 
 The verdict is printed in each test's log ("kvm-probe: ...") and cached
 for the run (one `meson test` invocation) under the build tree.
@@ -65,7 +67,7 @@ import kvfio_image  # noqa: E402
 # that runs SeaBIOS but emulates CPL0 wrongly cannot boot a disk image.
 # cpuid: the guest's CPUID is the table the VMM gave KVM_SET_CPUID2 (the
 # paravirtual backend answers leaf 1 ECX from elsewhere).
-NEEDS = ('api', 'pvh', 'linux', 'firmware', 'distro', 'cpuid')
+NEEDS = ('api', 'pvh', 'linux', 'firmware', 'distro', 'cpuid', 'dirtyring')
 WAYS = ('direct', 'nested')
 NEEDS_ENV = 'CONDUIT_KVM_NEEDS'
 IN_L1_ENV = 'CONDUIT_KVM_IN_L1'
@@ -377,18 +379,19 @@ def _stream(argv, timeout, stop=None):
     return rc, chunks
 
 
-def _conduit_argv(conduit, *extra):
-    return [conduit, '-accel', 'kvm', '-M', 'pc', '-m', '64', '-nodefaults',
+def _conduit_argv(conduit, *extra, accel='kvm'):
+    return [conduit, '-accel', accel, '-M', 'pc', '-m', '64', '-nodefaults',
             '-display', 'none', '-serial', 'stdio', '-no-reboot',
             '-device', 'isa-debug-exit,iobase=0xf4,iosize=4'] + list(extra)
 
 
-def probe_pvh(conduit, guest_dir):
+def probe_pvh(conduit, guest_dir, accel='kvm'):
     hello = os.path.join(guest_dir, 'hello.elf')
     if not os.path.exists(hello):
         return False, 'the hello guest is not built (%s)' % hello
     rc, chunks = _stream(_conduit_argv(conduit, '-kernel', hello, '-append',
-                                       'expect=hello-world'), PROBE_TIMEOUT)
+                                       'expect=hello-world', accel=accel),
+                         PROBE_TIMEOUT)
     out = b''.join(c for _, c in chunks).decode(errors='replace')
     if rc == guestboot.EXIT_PASS and \
             re.search(r'SUMMARY: \d+ tests, 0 unexpected failures', out):
@@ -396,6 +399,13 @@ def probe_pvh(conduit, guest_dir):
     tail = out.strip().splitlines()[-1:] or ['no output']
     return False, 'the hello guest did not pass (status %s: %s)' % (
         'timeout' if rc is None else rc, tail[0][:160])
+
+
+def probe_dirty_ring(conduit, guest_dir):
+    ok, why = probe_pvh(conduit, guest_dir,
+                        accel='kvm,dirty-ring-size=4096')
+    return ok, (why + ' with dirty-ring-size=4096' if ok else
+                'dirty-ring-size=4096: ' + why)
 
 
 def linux_probe_elf(tmp, build=None):
@@ -550,6 +560,12 @@ def run_probe(conduit, guest_dir):
                 probe_linux(conduit, t)
             v['firmware'], v['why']['firmware'] = probe_firmware(conduit, t)
             v['cpuid'], v['why']['cpuid'] = probe_cpuid(conduit, t)
+            if v['pvh']:
+                v['dirtyring'], v['why']['dirtyring'] = probe_dirty_ring(
+                    conduit, guest_dir)
+            else:
+                v['dirtyring'], v['why']['dirtyring'] = False, \
+                    'the hello guest does not run at all'
         v['distro'] = v['linux'] and v['firmware']
         v['why']['distro'] = 'firmware %s, linux %s' % (
             'yes' if v['firmware'] else 'no', 'yes' if v['linux'] else 'no')

@@ -104,7 +104,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     object_unref(ms);
     current_machine = ms;
     qtest_set_enabled(true);
-    g_assert(accel_init_machine(accel_find("qtest"), ms, &error_abort));
+    g_assert(accel_init_machine(accel_find("qtest"), ms, NULL, &error_abort));
     g_assert(pc_class->init(ms, &error_abort));
     /* Cold-plugged, as on the command line (UHCI is not hot-pluggable). */
     add_device("driver=piix3-usb-uhci,id=usb,addr=01.2");

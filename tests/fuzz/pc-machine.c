@@ -23,7 +23,7 @@ MachineClass *fuzz_pc_machine_init(void)
     object_unref(ms);
     current_machine = ms;
     qtest_set_enabled(true);
-    g_assert(accel_init_machine(accel_find("qtest"), ms, &error_abort));
+    g_assert(accel_init_machine(accel_find("qtest"), ms, NULL, &error_abort));
     g_assert(pc_class->init(ms, &error_abort));
     qdev_hotplug = true;
     qemu_run_machine_init_done();

@@ -13,7 +13,10 @@
  * write=1 runs the write/flush/read-back check on the last 4 KiB of the
  * disk; randwrite=1 makes the timed I/Os 4 KiB writes at random offsets
  * of the disk's first half, so the signature and the check's block are
- * left alone, instead of reads).
+ * left alone, instead of reads; dirty=N makes the guest store into N
+ * pages of a 64 MiB area after each completion and check, at the end,
+ * that every page holds the last value stored in it: a migration that
+ * lost a page the guest dirtied leaves an older one behind).
  *
  * Each in-flight request owns three descriptors (header, data, status)
  * at 3 * slot, so qd <= QUEUE_SIZE / 3.  Latency = TSC when its used
@@ -285,6 +288,56 @@ static int request_sync(Vblk *v, uint32_t type, uint64_t sector, void *buf,
     return id == head ? v->status[0] : -1;
 }
 
+/*
+ * dirty=N: stores s = 1, 2, ... go round robin over the area's pages,
+ * into the first word of page (s - 1) % DIRTY_PAGES, so page p last got
+ * the largest such s, or DIRTY_INIT + p if none was stored yet.  The
+ * initial values are not zero, so a migration must have sent every page
+ * once already; what it sends again it learns from the dirty log alone.
+ */
+#define DIRTY_INIT 0xd1d1000000000000ull
+#define DIRTY_PAGES 16384u      /* 64 MiB */
+#define PAGE_WORDS (PAGE_SIZE / 8)
+static volatile uint64_t *dirty_area;
+static unsigned dirty_per_io;
+static uint64_t dirty_seq;
+
+static void dirty_pages(void)
+{
+    for (unsigned i = 0; i < dirty_per_io; i++) {
+        uint64_t s = ++dirty_seq;
+
+        dirty_area[((s - 1) % DIRTY_PAGES) * PAGE_WORDS] = s;
+    }
+}
+
+static uint64_t dirty_expected(uint64_t page)
+{
+    if (page >= dirty_seq) {
+        return DIRTY_INIT + page;
+    }
+    return page + 1 + (dirty_seq - 1 - page) / DIRTY_PAGES * DIRTY_PAGES;
+}
+
+/* At CPL3: the area is too big for emulated CPL0 loops. */
+static uint64_t user_dirty_init(void *arg)
+{
+    for (uint64_t p = 0; p < DIRTY_PAGES; p++) {
+        dirty_area[p * PAGE_WORDS] = DIRTY_INIT + p;
+    }
+    return 0;
+}
+
+static uint64_t user_dirty_check(void *arg)
+{
+    uint64_t bad = 0;
+
+    for (uint64_t p = 0; p < DIRTY_PAGES; p++) {
+        bad += dirty_area[p * PAGE_WORDS] != dirty_expected(p);
+    }
+    return bad;
+}
+
 static void bench_submit(IoBench *b, unsigned slot)
 {
     Vblk *v = b->opaque;
@@ -327,6 +380,7 @@ static bool bench_reap(IoBench *b)
         io_bench_complete(b, ours ? rdtsc() - v->submit_tsc[slot] : 0,
                           id % 3 || !ours || v->status[slot] != ST_OK);
         any = true;
+        dirty_pages();
         if (ours && io_bench_want_more(b)) {
             bench_submit(b, slot);
         }
@@ -434,7 +488,28 @@ int main(void)
         write_check(v);
     }
 
+    dirty_per_io = cmdline_u64("dirty", 0);
+    if (dirty_per_io) {
+        dirty_area = alloc_pages_uninit(DIRTY_PAGES);
+        if (!dirty_area) {
+            report(false, "dirty=%u: memory for %u pages", dirty_per_io,
+                   DIRTY_PAGES);
+            return report_summary();
+        }
+        run_user(user_dirty_init, NULL);
+        /* The I/O and the stores start now (a host may wait for this). */
+        printf("DIRTY-AREA-SET pages=%u per-io=%u\n", DIRTY_PAGES,
+               dirty_per_io);
+    }
+
     io_bench_measure(&b);
+    if (dirty_per_io) {
+        uint64_t bad = run_user(user_dirty_check, NULL);
+
+        report(!bad, "dirty=%u: %lu stores over %u pages, each page holds "
+               "the last (%lu differ)", dirty_per_io, dirty_seq,
+               DIRTY_PAGES, bad);
+    }
     snprintf(params, sizeof(params), "qd=%u mode=%s op=%s", b.qd,
              io_bench_mode(&b), bench_writes ? "write" : "read");
     io_bench_print_result(&b, params);

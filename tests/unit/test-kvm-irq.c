@@ -49,7 +49,7 @@ static void setup_once(void)
     if (vcpu_fd >= 0) {
         return;
     }
-    g_assert_true(accel_init_machine(accel_find("kvm"), NULL,
+    g_assert_true(accel_init_machine(accel_find("kvm"), NULL, NULL,
                                      &error_abort));
     g_assert_true(kvm_enabled());
     g_assert_true(kvm_msi_via_irqfd_enabled());
