@@ -192,11 +192,9 @@ bool kvm_dirty_ring_enable(KVMState *s, uint32_t entries, Error **errp)
     uint64_t bytes = (uint64_t)entries * sizeof(struct kvm_dirty_gfn);
     int max;
 
+    /* The size itself passed kvm_dirty_ring_check_size() (check_props). */
     if (!entries) {
         return true;
-    }
-    if (!kvm_dirty_ring_check_size(entries, getpagesize(), errp)) {
-        return false;
     }
     max = ioctl(s->vm_fd, KVM_CHECK_EXTENSION, cap.cap);
     if (max <= 0) {
