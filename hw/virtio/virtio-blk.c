@@ -32,7 +32,6 @@ typedef struct VirtIOBlkPCI {
 
     BlockNode *bs;
     BlockAIO *aio;              /* worker thread only */
-    bool draining;
 
     char *drive;
     char *serial;
@@ -86,7 +85,12 @@ static void virtio_blk_complete(VirtIOBlkPCI *s, GuestMemMap *map,
     }
     /* The request goes back on the queue it came from. */
     virtqueue_push(&proxy->vqs[q].vq, map, head, len);
-    if (!s->draining) {
+    /*
+     * Also while a VM stop drains the queue: an entry added without its
+     * interrupt would wait for one after cont or on a migration's
+     * destination that nothing ever sends.
+     */
+    if (!proxy->resetting) {
         virtio_pci_notify_queue(proxy, q, map);
     }
 }
@@ -342,7 +346,6 @@ static bool virtio_blk_start(VirtIOPCIProxy *proxy, Error **errp)
 
     unsigned depth = 0;
 
-    s->draining = false;
     if (s->aio) {
         /*
          * Restarted after a VM stop: the context is drained but may hold
@@ -370,7 +373,6 @@ static void virtio_blk_drain(VirtIOPCIProxy *proxy)
 {
     VirtIOBlkPCI *s = VIRTIO_BLK_PCI(proxy);
 
-    s->draining = true;
     block_aio_drain(s->aio);
 }
 

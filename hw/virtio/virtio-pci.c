@@ -438,7 +438,10 @@ static void virtio_pci_virtio_reset(VirtIOPCIProxy *proxy)
 {
     VirtIOPCIClass *vc = VIRTIO_PCI_GET_CLASS(proxy);
 
+    /* The worker reads it after the stop flag (release/acquire). */
+    proxy->resetting = true;
     virtio_pci_stop(proxy);
+    proxy->resetting = false;
     proxy->guest_features = 0;
     proxy->dfselect = proxy->gfselect = 0;
     proxy->config_vector = VIRTIO_MSI_NO_VECTOR;

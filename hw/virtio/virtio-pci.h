@@ -113,6 +113,13 @@ struct VirtIOPCIProxy {
     GMainContext *worker_ctx;   /* the worker's own reference */
     EventNotifier stop_notifier;
     bool stopping;              /* atomic: set by the main thread */
+    /*
+     * Set by the main thread before it stops the worker for a device
+     * reset: what the drain completes then is not signalled.  A VM stop
+     * signals it like any completion, so the interrupt reaches the
+     * guest (or the saved state) instead of being owed forever.
+     */
+    bool resetting;
     GSList *watches;
     bool running;
 

@@ -43,6 +43,7 @@ struct IoBench {
     /* Filled by io_bench_measure() */
     uint64_t *lat;              /* cycles, one per completed read */
     uint64_t submitted, completed, errors, irqs;
+    uint64_t unsignalled;       /* mode=irq: completions no interrupt told */
     uint64_t start, end, rng;
     bool stalled;
     uint64_t p50, p90, p99, min, max, sum;
@@ -88,15 +89,16 @@ static inline void io_bench_complete(IoBench *b, uint64_t latency, bool error)
 
 /*
  * Runs the benchmark at CPL3 and reports "N reads completed, M errors"
- * (and, with mode=irq, that interrupts signalled them), then sorts the
- * samples and computes the statistics.
+ * (and, with mode=irq, that interrupts signalled them and that none was
+ * found only by looking again after IO_BENCH_STALL_MS without one: a lost
+ * interrupt), then sorts the samples and computes the statistics.
  */
 void io_bench_measure(IoBench *b);
 
 /*
  * Prints "RESULT iops=... p50_ns=... p99_ns=... ios=... <params>
  * min_ns=... max_ns=... avg_ns=... p90_ns=... tmean_ns=... irqs=...
- * errors=... tsc_khz=... tsc_method=...", where @params is the driver's
+ * errors=... unsignalled=... tsc_khz=... tsc_method=...", where @params is the driver's
  * own key=value list.  tmean_ns is the 10 % trimmed mean of the samples
  * (the lowest and the highest tenth dropped): a figure a few descheduled
  * samples cannot move, from which the host derives a trimmed throughput.
