@@ -484,8 +484,12 @@ static bool virtio_net_start(VirtIOPCIProxy *proxy, Error **errp)
     for (unsigned i = 0; i < n->max_pairs; i++) {
         n->queues[i].rx_len = 0;
     }
-    /* One pair until the driver asks for more (VQ_PAIRS_SET). */
-    virtio_net_set_pairs(n, 1);
+    /*
+     * One pair after a reset until the driver asks for more
+     * (VQ_PAIRS_SET); after a VM stop or a migration, the pairs the
+     * driver had chosen.
+     */
+    virtio_net_set_pairs(n, n->curr_pairs);
     if (n->nb->vhost) {
         return virtio_net_vhost_start(n, errp);
     }
@@ -507,6 +511,7 @@ static void virtio_net_reset(VirtIOPCIProxy *proxy)
     VirtIONetPCI *n = VIRTIO_NET_PCI(proxy);
 
     virtio_net_vhost_stop(n);
+    n->curr_pairs = 1;
     for (unsigned i = 0; n->queues && i < n->max_pairs; i++) {
         n->queues[i].rx_len = 0;
     }

@@ -290,6 +290,48 @@ static void test_reset_running(void)
     ctx_stop(&c);
 }
 
+/*
+ * A VM stop stops the worker and cont starts it again: RX buffers the
+ * driver posted before stay usable, frames flow both ways after cont.
+ */
+static void test_stop_cont(void)
+{
+    Ctx c = { 0 };
+    uint8_t frame[300], got[400];
+    uint64_t hdr, data;
+    uint16_t head;
+    uint32_t len;
+
+    ctx_start(&c, NULL);
+    ctx_ready(&c, F(VIRTIO_F_VERSION_1) | F(VIRTIO_NET_F_MAC));
+    for (int round = 0; round < 3; round++) {
+        post_rx(&c, 1024);
+        qvirtqueue_kick(c.rx);
+        json_node_unref(qtest_qmp_assert_success(c.qts,
+                                                 "{'execute': 'stop'}"));
+        json_node_unref(qtest_qmp_assert_success(c.qts,
+                                                 "{'execute': 'cont'}"));
+        fill_frame(frame, sizeof(frame), 20 + round);
+        g_assert_cmpint(send(c.sock, frame, sizeof(frame), 0), ==,
+                        sizeof(frame));
+        g_assert_true(qvirtqueue_wait_used(c.rx, NULL, &len, TIMEOUT_US));
+        g_assert_cmpuint(len, ==, HDR + sizeof(frame));
+
+        fill_frame(frame, 100, 40 + round);
+        hdr = qguest_alloc(&c.alloc, HDR + 100, 16);
+        qtest_memset(c.qts, hdr, 0, HDR);
+        data = hdr + HDR;
+        qtest_memwrite(c.qts, data, frame, 100);
+        head = qvirtqueue_add(c.tx, hdr, HDR + 100, false, false);
+        qvirtqueue_make_available(c.tx, head);
+        qvirtqueue_kick(c.tx);
+        g_assert_cmpint(sock_recv(&c, got, sizeof(got)), ==, 100);
+        g_assert_cmpmem(got, 100, frame, 100);
+        g_assert_true(qvirtqueue_wait_used(c.tx, NULL, NULL, TIMEOUT_US));
+    }
+    ctx_stop(&c);
+}
+
 static void test_cmdline_errors(void)
 {
     qtest_assert_start_fails("-M pc -accel qtest -device virtio-net-pci",
@@ -390,6 +432,7 @@ int main(int argc, char **argv)
     g_test_add_func("/virtio-net/rx", test_rx);
     g_test_add_func("/virtio-net/rx-mergeable", test_rx_mergeable);
     g_test_add_func("/virtio-net/reset-running", test_reset_running);
+    g_test_add_func("/virtio-net/stop-cont", test_stop_cont);
     g_test_add_func("/virtio-net/cmdline-errors", test_cmdline_errors);
     g_test_add_func("/virtio-net/hotplug", test_hotplug);
     return g_test_run();
