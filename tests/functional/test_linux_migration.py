@@ -1,0 +1,483 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""A Linux guest doing checksummed I/O moves: live, then save and restore.
+
+One nested boot: Debian's kernel under Debian's QEMU (TCG) is L1, which
+loads kvm-amd, tun and bridge, puts 10.0.4.1/24 on a bridge br0 and runs
+the same kernel as L2 under Conduit -accel kvm with
+
+  virtio-blk-pci   on a raw file,
+  vfio-user-pci    on vfio-user-nvme, which serves a second file,
+  virtio-net-pci   on a tap L1 adds to br0.
+
+L2's init pings 10.0.4.1 (L1, on the bridge) twice a second and loops:
+each round writes one 4 KiB block on each disk, with O_DIRECT and an
+fsync (a flush), whose content names the disk, the write's number and
+the block (round w writes block w % BLOCKS), reads it back and compares.
+Every PROGRESS_EVERY rounds it prints a line with the round, its uptime,
+its wall clock, the last ping reply it got and its interrupt counts
+(virtio-blk, the NVMe I/O queues, virtio-net receive).
+
+While it does, L1 moves it:
+
+  live   A to B: B (its own vfio-user-nvme on the same file, its own tap)
+         is started with -incoming unix:, A migrates to it and quits, and
+         A's server is stopped after the switchover;
+  save   B is stopped and migrated to a file, then quits with its server;
+  restore C, with a new server, -incoming defer -S, migrate-incoming
+         from the file, cont.
+
+Each move happens once the guest has printed three progress lines on the
+process it is leaving; once C has printed three, L1 writes STOP into a
+block of the virtio-blk file the guest reads each round, and the guest
+reads every block back, prints the md5 of each disk and the number of
+rounds, and L1 quits C.
+
+Checked: no L2 I/O error, every process saw the guest progress, the
+guest's uptime and clock never went back, its interrupts (all three
+devices) and ping replies continued on each destination, and each
+disk's md5 (as L2 read it, and as the files hold it in L1) is the one
+the number of rounds implies: no write was lost or done twice.  The
+query-migrate figures of both moves are printed.
+
+About five minutes.  LINUX_MIGRATION_LOG=path keeps the L1 console.
+
+Environment (set by meson): CONDUIT_BINARY, VFIO_USER_NVME.  Exits 77
+(skipped) without qemu-system-x86_64, the kernel package or
+busybox-static, or when L1 gets no /dev/kvm (a failure under CI=true).
+"""
+import hashlib
+import os
+import re
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import guestboot  # noqa: E402
+import kvfio_image  # noqa: E402
+
+CONDUIT = os.environ.get('CONDUIT_BINARY', '')
+SERVER = os.environ.get('VFIO_USER_NVME', '')
+# Guards against a hung guest only; nothing asserts on time.
+TIMEOUT = int(os.environ.get('LINUX_MIGRATION_TIMEOUT', '1700'))
+L2_MIB = 256
+DISK_MIB = 8
+BLOCK = 4096
+# Round w writes block w % BLOCKS of each disk; block BLOCKS of the
+# virtio-blk disk is where L1 writes STOP.
+BLOCKS = 16
+PROGRESS_EVERY = 4
+DISKS = ('vda', 'nvme0n1')
+
+L2_MODULES = ['virtio_pci', 'virtio_blk', 'virtio_net', 'nvme']
+L1_MODULES = kvfio_image.KVM_MODULES + ['tun', 'bridge']
+
+L2_INIT = kvfio_image.INIT_PROLOGUE + r'''echo "L2-BOOTED"
+for m in @MODULES@; do
+    insmod /lib/modules/$m || echo "L2-ERROR insmod $m"
+done
+for i in $(seq 60); do
+    [ -b /dev/vda ] && [ -b /dev/nvme0n1 ] && [ -d /sys/class/net/eth0 ] &&
+        break
+    sleep 1
+done
+[ -b /dev/vda ] || echo "L2-ERROR no /dev/vda"
+[ -b /dev/nvme0n1 ] || echo "L2-ERROR no /dev/nvme0n1"
+ip link set lo up
+ip link set eth0 up
+ip addr add 10.0.4.2/24 dev eth0
+ping -i 0.5 10.0.4.1 > /tmp/ping.log 2>&1 &
+status() {
+    seq=$(sed -n 's/.*seq=\([0-9]*\).*/\1/p' /tmp/ping.log | tail -n 1)
+    irqs=$(awk '/virtio.*-req/ {b += $2} /nvme0q[1-9]/ {n += $2}
+                /virtio.*-input/ {e += $2}
+                END {print "blk=" b+0 " nvme=" n+0 " net=" e+0}' /proc/interrupts)
+    echo "L2-PROGRESS $1 $(cut -d' ' -f1 /proc/uptime) $(date +%s) ping=${seq:--1} $irqs"
+}
+echo "L2-READY"
+w=0
+while :; do
+    k=$((w % @BLOCKS@))
+    for d in @DISKS@; do
+        yes "$d write $w block $k" | head -c @BLOCK@ > /tmp/blk
+        dd if=/tmp/blk of=/dev/$d bs=@BLOCK@ seek=$k count=1 oflag=direct \
+            conv=fsync 2>/dev/null || echo "L2-ERROR write $d $w"
+        dd if=/dev/$d of=/tmp/rb bs=@BLOCK@ skip=$k count=1 iflag=direct \
+            2>/dev/null || echo "L2-ERROR read $d $w"
+        cmp -s /tmp/blk /tmp/rb || echo "L2-ERROR verify $d $w"
+    done
+    w=$((w + 1))
+    [ $((w % @PROGRESS_EVERY@)) = 0 ] && status $w
+    [ "$(dd if=/dev/vda bs=@BLOCK@ skip=@BLOCKS@ count=1 iflag=direct \
+        2>/dev/null | head -c 4)" = STOP ] && break
+done
+status $w
+echo "L2-ROUNDS $w"
+for d in @DISKS@; do
+    echo "L2-MD5 $d $(dd if=/dev/$d bs=@BLOCK@ count=@BLOCKS@ iflag=direct \
+        2>/dev/null | md5sum | cut -d' ' -f1)"
+done
+echo "L2-PING-REPLIES $(grep -c 'bytes from' /tmp/ping.log)"
+s=/sys/class/net/eth0/statistics
+echo "L2-NETSTAT rx=$(cat $s/rx_packets) tx=$(cat $s/tx_packets) rx_dropped=$(cat $s/rx_dropped)"
+grep -E "virtio|nvme" /proc/interrupts | sed 's/^/L2-INTERRUPTS /'
+if dmesg | grep -q "Call Trace"; then
+    echo "L2-ERROR kernel warning in dmesg"
+    dmesg | grep -A3 -E "cut here|BUG:" | sed 's/^/L2-WARNING /'
+fi
+dmesg | grep -iE "nvme|virtio|clocksource" | sed 's/^/L2-DMESG /'
+echo "L2-DONE"
+sleep 600
+'''
+
+# L1: the bridge, then the three processes.  QMP is on stdio through a
+# fifo per process (busybox's nc has no UNIX sockets); fd 3, 4 and 5 are
+# A's, B's and C's.
+L1_INIT = kvfio_image.INIT_PROLOGUE + kvfio_image.L1_HEARTBEAT + r'''
+echo "NESTED-BOOTED"
+for m in @MODULES@; do
+    insmod /lib/modules/$m 2>/dev/null || echo "NESTED-WARN insmod $m"
+done
+if [ ! -c /dev/kvm ]; then
+    echo "NESTED-NO-KVM"
+    poweroff -f
+fi
+ip link set lo up
+ip link add br0 type bridge || brctl addbr br0
+# A bridge without an address of its own takes its ports' lowest, so it
+# would change as taps come and go, and L2's ARP entry for 10.0.4.1
+# with it: L1 would stop seeing the pings for reasons of its own.
+ip link set br0 address 02:00:0a:00:04:01
+ip addr add 10.0.4.1/24 dev br0
+ip link set br0 up
+truncate -s @DISK_MIB@M /tmp/vda.img /tmp/nvme.img
+
+server() {
+    /conduit/vfio-user-nvme --socket /tmp/nvme-$1.sock \
+        --backend file:/tmp/nvme.img 2>/tmp/server-$1.err &
+    eval srv_$1=$!
+    for i in $(seq 100); do [ -S /tmp/nvme-$1.sock ] && break; usleep 100000; done
+}
+# vm NAME ARGS...: fd is set by the caller's exec afterwards.
+vm() {
+    name=$1
+    shift
+    rm -f /tmp/qmp-$name.in
+    mkfifo /tmp/qmp-$name.in
+    touch /tmp/l2-$name.log
+    /conduit/conduit-system-x86_64 -accel kvm -M pc -m @L2_MIB@ -nodefaults \
+        -no-reboot -display none -serial file:/tmp/l2-$name.log -qmp stdio \
+        -kernel /conduit/bzImage -initrd /conduit/l2.cpio \
+        -append "console=ttyS0 panic=-1 loglevel=4 noxsave nosoftlockup no_timer_check" \
+        -blockdev driver=file,filename=/tmp/vda.img,node-name=disk0 \
+        -device virtio-blk-pci,drive=disk0,id=vblk0,addr=0x4 \
+        -device vfio-user-pci,socket=/tmp/nvme-$name.sock,id=nvme0,addr=0x5 \
+        -netdev tap,id=net0,ifname=tap$name,script=no,downscript=no \
+        -device virtio-net-pci,netdev=net0,id=nic0,mac=52:54:00:c0:ff:01,addr=0x6 \
+        "$@" </tmp/qmp-$name.in >/tmp/qmp-$name.out 2>/tmp/conduit-$name.err &
+    eval vm_$name=$!
+    tail -f /tmp/l2-$name.log | sed "s/^/LIVE-L2 $name /" &
+    eval tail_$name=$!
+}
+tap_up() {
+    for i in $(seq 100); do [ -d /sys/class/net/tap$1 ] && break; usleep 100000; done
+    brctl addif br0 tap$1 || echo "NESTED-ERROR addif tap$1"
+    ip link set tap$1 up
+}
+# wait_lines NAME PATTERN COUNT SECONDS: COUNT lines of the guest's log
+# match PATTERN, or a NESTED-ERROR.
+wait_lines() {
+    for i in $(seq $4); do
+        [ "$(grep -c "$2" /tmp/l2-$1.log)" -ge $3 ] && return 0
+        sleep 1
+    done
+    echo "NESTED-ERROR $1: fewer than $3 lines '$2' after $4 s"
+    return 1
+}
+# wait_migrated NAME FD: query-migrate until one more reply than before
+# says it completed or failed.
+ended() {
+    grep -cE '"status": ?"(completed|failed|cancelled)"' /tmp/qmp-$1.out
+}
+wait_migrated() {
+    before=$(ended $1)
+    for i in $(seq 600); do
+        echo '{"execute":"query-migrate","id":"qm-'$1'"}' >&$2
+        sleep 1
+        [ $(ended $1) -gt $before ] && return 0
+    done
+    echo "NESTED-ERROR $1: migration did not finish"
+    return 1
+}
+# finish NAME FD: quit the process, then its server.
+finish() {
+    echo '{"execute":"x-query-virtio","id":"virtio-'$1'"}' >&$2
+    # The network as L1 sees it, for the failure message.
+    for t in /sys/class/net/tap*; do
+        st=$t/statistics
+        echo "NESTED-TAP $1 ${t##*/} $(cat $t/operstate) rx=$(cat $st/rx_packets) tx=$(cat $st/tx_packets) tx_dropped=$(cat $st/tx_dropped)"
+    done
+    brctl showmacs br0 | sed "s/^/NESTED-FDB $1 /"
+    sed "s/^/NESTED-ARP $1 /" /proc/net/arp
+    sleep 1
+    echo '{"execute":"quit"}' >&$2
+    for i in $(seq 60); do eval kill -0 \$vm_$1 2>/dev/null || break; sleep 1; done
+    eval kill -9 \$vm_$1 2>/dev/null
+    eval wait \$vm_$1
+    echo "NESTED-CONDUIT-EXIT $1 $?"
+    eval kill \$srv_$1
+    eval wait \$srv_$1
+    echo "NESTED-SERVER-EXIT $1 $?"
+    eval kill \$tail_$1 2>/dev/null
+}
+
+server a
+vm a
+exec 3>/tmp/qmp-a.in
+echo '{"execute":"qmp_capabilities"}' >&3
+tap_up a
+wait_lines a L2-PROGRESS 3 900
+
+server b
+vm b -incoming unix:/tmp/mig.sock
+exec 4>/tmp/qmp-b.in
+echo '{"execute":"qmp_capabilities"}' >&4
+tap_up b
+for i in $(seq 100); do [ -S /tmp/mig.sock ] && break; usleep 100000; done
+echo "NESTED-MOVE live"
+echo '{"execute":"migrate","id":"mig-a","arguments":{"uri":"unix:/tmp/mig.sock"}}' >&3
+wait_migrated a 3
+echo '{"execute":"query-status","id":"st-a"}' >&3
+finish a 3
+exec 3>&-
+wait_migrated b 4
+wait_lines b L2-PROGRESS 3 900
+
+echo "NESTED-MOVE save"
+echo '{"execute":"stop","id":"stop-b"}' >&4
+echo '{"execute":"migrate","id":"mig-b","arguments":{"uri":"file:/tmp/saved.state"}}' >&4
+wait_migrated b 4
+finish b 4
+exec 4>&-
+
+server c
+vm c -incoming defer -S
+exec 5>/tmp/qmp-c.in
+echo '{"execute":"qmp_capabilities"}' >&5
+tap_up c
+echo "NESTED-MOVE restore"
+echo '{"execute":"migrate-incoming","id":"inc-c","arguments":{"uri":"file:/tmp/saved.state"}}' >&5
+wait_migrated c 5
+echo '{"execute":"cont","id":"cont-c"}' >&5
+wait_lines c L2-PROGRESS 3 900
+echo "STOP" | dd of=/tmp/vda.img bs=@BLOCK@ seek=@BLOCKS@ conv=notrunc,fsync 2>/dev/null
+wait_lines c L2-DONE 1 900
+echo '{"execute":"query-status","id":"st-c"}' >&5
+finish c 5
+exec 5>&-
+
+for n in a b c; do
+    sed "s/^/NESTED-L2 $n /" /tmp/l2-$n.log
+    sed "s/^/NESTED-QMP $n /" /tmp/qmp-$n.out
+    sed "s/^/NESTED-STDERR $n /" /tmp/conduit-$n.err /tmp/server-$n.err
+done
+for f in vda nvme; do
+    echo "NESTED-FILE-MD5 $f $(dd if=/tmp/$f.img bs=@BLOCK@ count=@BLOCKS@ \
+        2>/dev/null | md5sum | cut -d' ' -f1)"
+done
+echo "NESTED-END"
+poweroff -f
+'''
+
+
+def fill(template):
+    for key, val in (('@MODULES@', None), ('@BLOCKS@', BLOCKS),
+                     ('@BLOCK@', BLOCK), ('@DISKS@', ' '.join(DISKS)),
+                     ('@PROGRESS_EVERY@', PROGRESS_EVERY),
+                     ('@DISK_MIB@', DISK_MIB), ('@L2_MIB@', L2_MIB)):
+        if val is not None:
+            template = template.replace(key, str(val))
+    return template
+
+
+def build_l2_initrd(mods_dir):
+    mods = kvfio_image.module_load_order(mods_dir, L2_MODULES)
+    c = kvfio_image.Cpio()
+    c.add_file('bin/busybox', '/bin/busybox', 0o755)
+    for ko in mods:
+        c.add_file('lib/modules/' + os.path.basename(ko), ko, 0o644)
+    init = fill(L2_INIT).replace(
+        '@MODULES@', ' '.join(os.path.basename(k) for k in mods))
+    c.add_data('init', init.encode(), 0o755)
+    return c.finish()
+
+
+def build_l1_initrd(mods_dir, bzimage, l2_initrd):
+    import gzip
+    mods = kvfio_image.module_load_order(mods_dir, L1_MODULES)
+    c = kvfio_image.Cpio()
+    c.add_file('bin/busybox', '/bin/busybox', 0o755)
+    for ko in mods:
+        c.add_file('lib/modules/' + os.path.basename(ko), ko, 0o644)
+    for b in (CONDUIT, SERVER):
+        c.add_file('conduit/' + os.path.basename(b), b, 0o755)
+    for lib in sorted(set(kvfio_image.shared_libraries(CONDUIT)) |
+                      set(kvfio_image.shared_libraries(SERVER))):
+        c.add_file(lib, os.path.realpath(lib), 0o755)
+    c.add_file('conduit/bzImage', bzimage, 0o644)
+    c.add_data('conduit/l2.cpio', l2_initrd)
+    init = fill(L1_INIT).replace(
+        '@MODULES@', ' '.join(os.path.basename(k) for k in mods))
+    c.add_data('init', init.encode(), 0o755)
+    return gzip.compress(c.finish(), 1)
+
+
+def expected_md5(disk, rounds):
+    """The md5 of the first BLOCKS blocks after @rounds rounds: block k
+    holds the last round that wrote it (k, k + BLOCKS, ...), or zeros."""
+    h = hashlib.md5()
+    for k in range(BLOCKS):
+        if rounds > k:
+            last = k + BLOCKS * ((rounds - 1 - k) // BLOCKS)
+            line = '%s write %d block %d\n' % (disk, last, k)
+            data = (line * (BLOCK // len(line) + 1))[:BLOCK].encode()
+        else:
+            data = bytes(BLOCK)
+        h.update(data)
+    return h.hexdigest()
+
+
+PROGRESS_RE = re.compile(r'L2-PROGRESS (\d+) ([\d.]+) (\d+) ping=(-?\d+) '
+                         r'blk=(\d+) nvme=(\d+) net=(\d+)$')
+
+
+class LinuxMigrationTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.qemu = guestboot.require_qemu_and([(CONDUIT, 'CONDUIT_BINARY'),
+                                               (SERVER, 'VFIO_USER_NVME')])
+        try:
+            cls.l1 = kvfio_image.NestedL1('linux-migration-')
+        except kvfio_image.Unavailable as e:
+            raise unittest.SkipTest(str(e))
+        initrd = build_l1_initrd(cls.l1.mods, cls.l1.bzimage,
+                                 build_l2_initrd(cls.l1.mods))
+        cls.l1_run = cls.l1.boot(cls.qemu, initrd, TIMEOUT, memory='2G',
+                                 log_env='LINUX_MIGRATION_LOG')
+        cls.out = cls.l1_run.output
+        cls.l2 = {n: kvfio_image.prefixed(cls.out, 'NESTED-L2 %s ' % n)
+                  for n in 'abc'}
+        cls.qmp = {n: kvfio_image.json_prefixed(cls.out, 'NESTED-QMP %s ' % n)
+                   for n in 'abc'}
+        cls.ctx = '\n'.join(line for n in 'abc' for line in
+                            ['--- %s' % n] + cls.l2[n] +
+                            kvfio_image.prefixed(cls.out,
+                                                 'NESTED-STDERR %s ' % n) +
+                            [x for x in cls.out.splitlines()
+                             if x.startswith(('NESTED-TAP %s ' % n,
+                                              'NESTED-FDB %s ' % n,
+                                              'NESTED-ARP %s ' % n))])
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.l1.cleanup()
+
+    def setUp(self):
+        kvfio_image.check_l1(self, self.l1_run)
+
+    def progress(self, name):
+        rows = []
+        for line in self.l2[name]:
+            m = PROGRESS_RE.match(line)
+            if m:
+                g = m.groups()
+                rows.append({'round': int(g[0]), 'uptime': float(g[1]),
+                             'date': int(g[2]), 'ping': int(g[3]),
+                             'blk': int(g[4]), 'nvme': int(g[5]),
+                             'net': int(g[6])})
+        return rows
+
+    def value(self, name, key):
+        for line in self.l2[name]:
+            if line.startswith('L2-%s ' % key):
+                return line[len('L2-%s ' % key):].strip()
+        return None
+
+    def migrated(self, name):
+        """The last query-migrate reply of process @name."""
+        last = None
+        for msg in self.qmp[name]:
+            if str(msg.get('id', '')).startswith('qm-'):
+                last = msg.get('return')
+        return last or {}
+
+    def test_01_guest_ran_to_the_end(self):
+        self.assertNotIn('NESTED-ERROR', self.out, self.ctx)
+        for n in 'abc':
+            errors = [x for x in self.l2[n] if x.startswith('L2-ERROR')]
+            self.assertFalse(errors, self.ctx)
+        self.assertIn('L2-BOOTED', self.l2['a'], self.ctx)
+        # B and C have only what the guest printed after it moved.
+        self.assertNotIn('L2-BOOTED', self.l2['b'] + self.l2['c'], self.ctx)
+        self.assertIn('L2-DONE', self.l2['c'], self.ctx)
+        for n in 'abc':
+            self.assertRegex(self.out, r'NESTED-CONDUIT-EXIT %s 0' % n)
+            self.assertRegex(self.out, r'NESTED-SERVER-EXIT %s 0' % n)
+
+    def test_moves_completed(self):
+        for n, what in (('a', 'live'), ('b', 'save'), ('c', 'restore')):
+            info = self.migrated(n)
+            self.assertEqual(info.get('status'), 'completed',
+                             (n, info, self.ctx))
+            print('MIGRATION: %s (%s) total %s ms downtime %s ms '
+                  'transferred %s bytes' % (
+                      what, n, info.get('total-time'), info.get('downtime'),
+                      info.get('ram', {}).get('transferred')))
+        # The destination of the live move ran the guest on (B's query).
+        self.assertEqual(self.migrated('b').get('status'), 'completed')
+
+    def test_progress_on_every_process_clock_continues(self):
+        rows = []
+        for n in 'abc':
+            mine = self.progress(n)
+            # L1 moved the guest only after three lines on each.
+            self.assertGreaterEqual(len(mine), 3 if n != 'c' else 4,
+                                    (n, self.ctx))
+            rows += mine
+        rounds = [r['round'] for r in rows]
+        self.assertEqual(rounds, sorted(rounds), self.ctx)
+        for key in ('uptime', 'date'):
+            vals = [r[key] for r in rows]
+            self.assertEqual(vals, sorted(vals), (key, self.ctx))
+        print('ROUNDS: %s on A, %s on B, %s on C' % tuple(
+            '%d-%d' % (p[0]['round'], p[-1]['round'])
+            for p in (self.progress(n) for n in 'abc')))
+
+    def test_interrupts_and_ping_continue_on_each_destination(self):
+        for n in 'bc':
+            rows = self.progress(n)
+            first, last = rows[0], rows[-1]
+            for key in ('blk', 'nvme', 'net', 'ping'):
+                self.assertGreater(last[key], first[key],
+                                   (n, key, first, last, self.ctx))
+        replies = int(self.value('c', 'PING-REPLIES') or 0)
+        self.assertGreater(replies, 0, self.ctx)
+
+    def test_no_write_lost_or_repeated(self):
+        rounds = int(self.value('c', 'ROUNDS') or 0)
+        self.assertGreater(rounds, 0, self.ctx)
+        files = dict(re.findall(r'^NESTED-FILE-MD5 (\w+) (\w+)', self.out,
+                                re.M))
+        for disk, f in (('vda', 'vda'), ('nvme0n1', 'nvme')):
+            want = expected_md5(disk, rounds)
+            got = None
+            for line in self.l2['c']:
+                m = re.match(r'L2-MD5 %s (\w+)' % disk, line)
+                if m:
+                    got = m.group(1)
+            self.assertEqual(got, want, (disk, rounds, self.ctx))
+            self.assertEqual(files.get(f), want, (f, files))
+
+
+if __name__ == '__main__':
+    sys.exit(guestboot.main())
