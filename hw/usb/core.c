@@ -8,6 +8,7 @@
 #include "qapi/error.h"
 #include "qemu/error-report.h"
 #include "hw/qdev-properties.h"
+#include "migration/vmstate.h"
 #include "hw/usb/usb.h"
 #include "trace.h"
 
@@ -419,6 +420,49 @@ static const Property usb_device_props[] = {
     DEFINE_PROP_END_OF_LIST(),
 };
 
+/* ---- migration --------------------------------------------------------- */
+
+static bool usb_device_post_load(void *opaque, int version_id, Error **errp)
+{
+    USBDevice *dev = opaque;
+
+    if (dev->addr > 127 || dev->pending_addr > 127 ||
+        dev->ctrl_pos > dev->ctrl_len) {
+        error_setg(errp, "usb-device %s: address %u (pending %u) or control "
+                   "transfer position %u of %u out of range",
+                   DEVICE(dev)->id ? DEVICE(dev)->id : "(no id)", dev->addr,
+                   dev->pending_addr, dev->ctrl_pos, dev->ctrl_len);
+        return false;
+    }
+    return true;
+}
+
+const VMStateDescription vmstate_usb_device = {
+    .name = "usb-device",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .post_load = usb_device_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT8(addr, USBDevice),
+        VMSTATE_UINT8(pending_addr, USBDevice),
+        VMSTATE_BOOL(addr_pending, USBDevice),
+        VMSTATE_UINT8(configuration, USBDevice),
+        VMSTATE_BOOL(remote_wakeup, USBDevice),
+        VMSTATE_UINT16(halted, USBDevice),
+        VMSTATE_UINT32_MAX(ctrl_state, USBDevice, USB_CTRL_STATUS_IN),
+        VMSTATE_UINT8(setup.bmRequestType, USBDevice),
+        VMSTATE_UINT8(setup.bRequest, USBDevice),
+        VMSTATE_UINT16(setup.wValue, USBDevice),
+        VMSTATE_UINT16(setup.wIndex, USBDevice),
+        VMSTATE_UINT16(setup.wLength, USBDevice),
+        VMSTATE_BUFFER(ctrl_buf, USBDevice),
+        VMSTATE_UINT32_MAX(ctrl_len, USBDevice, USB_CTRL_BUF),
+        VMSTATE_UINT32(ctrl_pos, USBDevice),
+        VMSTATE_BOOL(ctrl_stalled, USBDevice),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
 static void usb_device_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
@@ -428,6 +472,7 @@ static void usb_device_class_init(ObjectClass *klass, void *data)
     dc->realize = usb_device_realize;
     dc->unrealize = usb_device_unrealize;
     dc->hotpluggable = true;
+    dc->vmsd = &vmstate_usb_device;
 }
 
 static void usb_device_init(Object *obj)

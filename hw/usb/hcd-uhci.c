@@ -21,6 +21,7 @@
 #include "qemu/error-report.h"
 #include "qemu/timer.h"
 #include "hw/qdev-properties.h"
+#include "migration/vmstate.h"
 #include "hw/pci/pci.h"
 #include "system/address-spaces.h"
 #include "hw/usb/usb.h"
@@ -591,6 +592,48 @@ static void uhci_finalize(Object *obj)
     }
 }
 
+/* ---- migration --------------------------------------------------------- */
+
+/*
+ * The frame list, queue heads and TDs are in guest RAM; the controller
+ * has its registers and when its next frame is due (virtual clock,
+ * restored first), where a running schedule's timer is armed again.
+ */
+static bool uhci_post_load(void *opaque, int version_id, Error **errp)
+{
+    UHCIState *s = opaque;
+
+    s->frnum &= 0x7ff;
+    if (s->cmd & UHCI_CMD_RS) {
+        timer_mod_ns(s->frame_timer, s->next_frame_ns);
+    } else {
+        timer_del(s->frame_timer);
+    }
+    return true;
+}
+
+static const VMStateDescription vmstate_uhci = {
+    .name = "piix3-usb-uhci",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .post_load = uhci_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_STRUCT(parent_obj, UHCIState, vmstate_pci_device, PCIDevice),
+        VMSTATE_UINT16(cmd, UHCIState),
+        VMSTATE_UINT16(sts, UHCIState),
+        VMSTATE_UINT16(intr, UHCIState),
+        VMSTATE_UINT16(frnum, UHCIState),
+        VMSTATE_UINT32(flbase, UHCIState),
+        VMSTATE_UINT8(sofmod, UHCIState),
+        VMSTATE_UINT16_ARRAY(portsc, UHCIState),
+        VMSTATE_BOOL(irq_level, UHCIState),
+        VMSTATE_INT64(next_frame_ns, UHCIState),
+        VMSTATE_UINT64(frames, UHCIState),
+        VMSTATE_UINT64(tds, UHCIState),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
 static void uhci_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
@@ -599,6 +642,7 @@ static void uhci_class_init(ObjectClass *klass, void *data)
     dc->desc = "PIIX3 USB UHCI host controller";
     dc->user_creatable = true;
     dc->hotpluggable = false;
+    dc->vmsd = &vmstate_uhci;
     pc->realize = uhci_realize;
     pc->exit = uhci_exit;
     pc->reset = uhci_pci_reset;

@@ -21,6 +21,7 @@
 #include "hw/qdev-properties.h"
 #include "hw/pci/pci.h"
 #include "hw/pci/msix.h"
+#include "migration/vmstate.h"
 #include "monitor/monitor.h"
 #include "system/address-spaces.h"
 #include "hw/usb/usb.h"
@@ -1395,6 +1396,104 @@ static const Property xhci_props[] = {
     DEFINE_PROP_END_OF_LIST(),
 };
 
+/* ---- migration --------------------------------------------------------- */
+
+/*
+ * Everything else a driver set up (device contexts, transfer, command
+ * and event rings, the segment table) lives in guest RAM and moves with
+ * it; the controller keeps where it stands in each ring.
+ */
+static const VMStateDescription vmstate_xhci_ep = {
+    .name = "xhci-endpoint",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT8_MAX(state, XHCIEndpoint, EP_ERROR),
+        VMSTATE_UINT8_MAX(type, XHCIEndpoint, 7),
+        VMSTATE_UINT64(ring.dequeue, XHCIEndpoint),
+        VMSTATE_BOOL(ring.ccs, XHCIEndpoint),
+        VMSTATE_BOOL(nak_wait, XHCIEndpoint),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static const VMStateDescription vmstate_xhci_slot = {
+    .name = "xhci-slot",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_BOOL(enabled, XHCISlot),
+        VMSTATE_UINT8_MAX(state, XHCISlot, SLOT_CONFIGURED),
+        VMSTATE_UINT32(port, XHCISlot),
+        VMSTATE_UINT64(ctx, XHCISlot),
+        VMSTATE_STRUCT_ARRAY(ep, XHCISlot, vmstate_xhci_ep, XHCIEndpoint),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static bool xhci_post_load(void *opaque, int version_id, Error **errp)
+{
+    XHCIState *s = opaque;
+    unsigned nports = xhci_nports(s);
+
+    if (s->config > XHCI_MAX_SLOTS || s->erstsz > 8 ||
+        (s->ev_valid && (!s->erstsz || s->ev_seg_idx >= s->erstsz ||
+                         s->ev_idx >= s->ev_seg_size))) {
+        error_setg(errp, "qemu-xhci %s: %u slots enabled, or event ring "
+                   "segment %u of %u at entry %u of %u, out of range",
+                   DEVICE(s)->id ? DEVICE(s)->id : "(no id)", s->config,
+                   s->ev_seg_idx, s->erstsz, s->ev_idx, s->ev_seg_size);
+        return false;
+    }
+    for (unsigned i = 0; i <= XHCI_MAX_SLOTS; i++) {
+        if (s->slots[i].port > nports) {
+            error_setg(errp, "qemu-xhci %s: slot %u on root port %u, the "
+                       "controller has %u (same p2/p3 on both sides?)",
+                       DEVICE(s)->id ? DEVICE(s)->id : "(no id)", i,
+                       s->slots[i].port, nports);
+            return false;
+        }
+    }
+    return true;
+}
+
+static const VMStateDescription vmstate_xhci = {
+    .name = "qemu-xhci",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .post_load = xhci_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_STRUCT(parent_obj, XHCIState, vmstate_pci_device, PCIDevice),
+        VMSTATE_UINT32(usbcmd, XHCIState),
+        VMSTATE_UINT32(usbsts, XHCIState),
+        VMSTATE_UINT32(dnctrl, XHCIState),
+        VMSTATE_UINT32(config, XHCIState),
+        VMSTATE_UINT64(dcbaap, XHCIState),
+        VMSTATE_UINT64(crcr, XHCIState),
+        VMSTATE_UINT64(cmd_ring.dequeue, XHCIState),
+        VMSTATE_BOOL(cmd_ring.ccs, XHCIState),
+        VMSTATE_BOOL(cmd_running, XHCIState),
+        VMSTATE_UINT32_ARRAY(portsc, XHCIState),
+        VMSTATE_UINT32(iman, XHCIState),
+        VMSTATE_UINT32(imod, XHCIState),
+        VMSTATE_UINT32(erstsz, XHCIState),
+        VMSTATE_UINT64(erstba, XHCIState),
+        VMSTATE_UINT64(erdp, XHCIState),
+        VMSTATE_UINT64(ev_seg_base, XHCIState),
+        VMSTATE_UINT32(ev_seg_size, XHCIState),
+        VMSTATE_UINT32(ev_seg_idx, XHCIState),
+        VMSTATE_UINT32(ev_idx, XHCIState),
+        VMSTATE_BOOL(ev_pcs, XHCIState),
+        VMSTATE_BOOL(ev_valid, XHCIState),
+        VMSTATE_UINT64(events, XHCIState),
+        VMSTATE_UINT64(events_dropped, XHCIState),
+        /* On the virtual clock, which is restored first. */
+        VMSTATE_INT64(mfindex_start, XHCIState),
+        VMSTATE_STRUCT_ARRAY(slots, XHCIState, vmstate_xhci_slot, XHCISlot),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
 static void xhci_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
@@ -1403,6 +1502,7 @@ static void xhci_class_init(ObjectClass *klass, void *data)
     dc->desc = "xHCI USB host controller (QEMU's qemu-xhci)";
     dc->user_creatable = true;
     dc->hotpluggable = true;
+    dc->vmsd = &vmstate_xhci;
     device_class_set_props(dc, xhci_props);
     pc->realize = xhci_realize_tracked;
     pc->exit = xhci_exit_tracked;

@@ -15,6 +15,7 @@
 #include "qapi/error.h"
 #include "qemu/error-report.h"
 #include "hw/qdev-properties.h"
+#include "migration/vmstate.h"
 #include "monitor/monitor.h"
 #include "hw/usb/usb.h"
 #include "hw/input/input.h"
@@ -693,6 +694,50 @@ static void __attribute__((constructor)) usb_hid_qmp_register(void)
     qmp_register_command_args("x-query-usb", qmp_x_query_usb, "", 0);
 }
 
+/* ---- migration --------------------------------------------------------- */
+
+static bool usb_hid_post_load(void *opaque, int version_id, Error **errp)
+{
+    USBHIDState *h = opaque;
+
+    if (h->head >= HID_QUEUE || h->count > HID_QUEUE) {
+        error_setg(errp, "%s %s: report queue at %u with %u reports, it "
+                   "holds %u", object_get_typename(OBJECT(h)),
+                   DEVICE(h)->id ? DEVICE(h)->id : "(no id)", h->head,
+                   h->count, HID_QUEUE);
+        return false;
+    }
+    return true;
+}
+
+/* Reports queued but not fetched move too: no input is lost. */
+static const VMStateDescription vmstate_usb_hid = {
+    .name = "usb-hid",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .post_load = usb_hid_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_STRUCT(parent_obj, USBHIDState, vmstate_usb_device,
+                       USBDevice),
+        VMSTATE_UINT8_MAX(protocol, USBHIDState, 1),
+        VMSTATE_UINT8(idle, USBHIDState),
+        VMSTATE_UINT8(leds, USBHIDState),
+        VMSTATE_UINT8(buttons, USBHIDState),
+        VMSTATE_INT32(x, USBHIDState),
+        VMSTATE_INT32(y, USBHIDState),
+        VMSTATE_INT32(dx, USBHIDState),
+        VMSTATE_INT32(dy, USBHIDState),
+        VMSTATE_INT32(dz, USBHIDState),
+        VMSTATE_UINT8(modifiers, USBHIDState),
+        VMSTATE_UINT8_ARRAY(keys, USBHIDState),
+        VMSTATE_BUFFER(queue, USBHIDState),
+        VMSTATE_UINT32(head, USBHIDState),
+        VMSTATE_UINT32(count, USBHIDState),
+        VMSTATE_UINT64(reports_sent, USBHIDState),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
 /* ---- types ------------------------------------------------------------- */
 
 static void usb_hid_class_init(ObjectClass *klass, void *data)
@@ -701,6 +746,7 @@ static void usb_hid_class_init(ObjectClass *klass, void *data)
     USBDeviceClass *uc = USB_DEVICE_CLASS(klass);
 
     dc->user_creatable = true;
+    dc->vmsd = &vmstate_usb_hid;
     uc->handle_control = hid_handle_control;
     uc->handle_data = hid_handle_data;
     uc->handle_reset = hid_handle_reset;

@@ -131,6 +131,14 @@ struct USBDevice {
 #define USB_DEVICE_CLASS(klass) \
     OBJECT_CLASS_CHECK(USBDeviceClass, (klass), TYPE_USB_DEVICE)
 
+/*
+ * The state every USB device carries (address, configuration, halts, a
+ * control transfer in progress), for a device's own description to
+ * embed as VMSTATE_STRUCT(parent_obj, ...); also the default of a USB
+ * device that has nothing more.
+ */
+extern const struct VMStateDescription vmstate_usb_device;
+
 /* Creates a controller's bus ("<id>.0") with nports root ports. */
 USBBus *usb_bus_new(DeviceState *hc, unsigned nports, const USBPortOps *ops,
                     void *opaque);

@@ -308,6 +308,74 @@ static void test_enumerate_and_report(void)
     ctx_stop(&c);
 }
 
+/*
+ * A running schedule migrates: the destination's controller runs on
+ * (its frame timer re-armed), the tablet keeps its address and
+ * configuration, and the interrupt TD the source left waiting (NAK)
+ * completes there when input arrives.
+ */
+static void test_migrate(void)
+{
+    Ctx c = { 0 }, d;
+    g_autofree char *dir = g_dir_make_tmp("uhci-mig-XXXXXX", NULL);
+    g_autofree char *sock = g_build_filename(dir, "mig.sock", NULL);
+    uint8_t r[8];
+    uint64_t td;
+
+    ctx_start(&c, NULL);
+    start_schedule(&c);
+    port_reset_enable(&c, 0);
+    enumerate(&c, 5);
+    td = put_td(&c, 4, UHCI_LINK_TERM, USB_TOKEN_IN_PID, 5, 1, false, 8,
+                DATA + 256);
+    qtest_writel(c.qts, td + 4, UHCI_TD_ACTIVE | UHCI_TD_IOC |
+                 UHCI_TD_CERR_MASK);
+    qtest_writel(c.qts, QH + 4, td);
+    qtest_clock_step(c.qts, 5 * MS);
+    g_assert_cmphex(td_ctrl(&c, td) & (UHCI_TD_ACTIVE | UHCI_TD_NAK), ==,
+                    UHCI_TD_ACTIVE | UHCI_TD_NAK);
+
+    d.qts = qtest_initf("-M pc -m 64M "
+                        "-device piix3-usb-uhci,id=usb,bus=pci.0,"
+                        "addr=0x1.0x2 "
+                        "-device usb-tablet,id=input0,bus=usb.0,port=1 "
+                        "-incoming unix:%s", sock);
+    qmp_ok(c.qts, "{'execute':'migrate','arguments':{'uri':'unix:%s'}}",
+           sock);
+    for (int i = 0; strcmp(qtest_migrate_status(c.qts), "completed"); i++) {
+        g_assert_cmpstr(qtest_migrate_status(c.qts), !=, "failed");
+        g_assert_cmpint(i, <, 6000);
+        g_usleep(10 * 1000);
+    }
+    for (int i = 0; strcmp(qtest_migrate_status(d.qts), "completed"); i++) {
+        g_assert_cmpint(i, <, 6000);
+        g_usleep(10 * 1000);
+    }
+    d.bus = qpci_new_pc(d.qts);
+    d.dev = qpci_device_find(d.bus, UHCI_DEVFN);
+    g_assert_nonnull(d.dev);
+    d.bar = qpci_bar(d.dev, 4);
+    g_assert_cmphex(rd(&d, UHCI_USBSTS) & UHCI_STS_HCH, ==, 0);
+    g_assert_cmphex(rd(&d, UHCI_PORTSC1) & (UHCI_PORT_PE | UHCI_PORT_CCS),
+                    ==, UHCI_PORT_PE | UHCI_PORT_CCS);
+
+    qmp_ok(d.qts, "{'execute':'input-send-event','arguments':{'events':["
+           "{'type':'abs','data':{'axis':'x','value':777}},"
+           "{'type':'abs','data':{'axis':'y','value':888}}]}}");
+    qtest_clock_step(d.qts, 3 * MS);
+    g_assert_cmphex(td_ctrl(&d, td) & UHCI_TD_ACTIVE, ==, 0);
+    qtest_memread(d.qts, DATA + 256, r, 6);
+    g_assert_cmphex(r[1] | (r[2] << 8), ==, 777);
+    g_assert_cmphex(r[3] | (r[4] << 8), ==, 888);
+    g_assert_cmphex(rd(&d, UHCI_USBSTS) & UHCI_STS_USBINT, ==,
+                    UHCI_STS_USBINT);
+
+    ctx_stop(&d);
+    ctx_stop(&c);
+    unlink(sock);
+    rmdir(dir);
+}
+
 /* Reports the usb-kbd (the second HID device) holds for the host. */
 static int64_t kbd_queued(Ctx *c)
 {
@@ -459,6 +527,7 @@ int main(int argc, char **argv)
     g_test_add_func("/usb-uhci/tablet/enumerate-and-report",
                     test_enumerate_and_report);
     g_test_add_func("/usb-uhci/keyboard", test_keyboard);
+    g_test_add_func("/usb-uhci/tablet/migrate", test_migrate);
     g_test_add_func("/usb-uhci/hostile/schedule", test_hostile_schedule);
     g_test_add_func("/usb-uhci/usb-option", test_usb_option);
     return g_test_run();

@@ -283,6 +283,38 @@ static unsigned control_in(Ctx *c, unsigned slot, const uint8_t setup[8],
     return e.status >> 24;
 }
 
+/* SET_CONFIGURATION 1, then Configure Endpoint for the tablet's EP1 IN. */
+static void configure_tablet(Ctx *c, unsigned slot)
+{
+    uint32_t icc[8] = { 0, 1 | (1u << 3) };
+    uint32_t sctx[8] = { (3u << 27) | (XHCI_SPEED_FULL << 20), 1u << 16 };
+    uint32_t ep1[8] = { 10u << 16, (3u << 1) | (EP_TYPE_INT_IN << 3) |
+                                   (8u << 16),
+                        (uint32_t)EP1_RING | 1, 0, 8 };
+    static const uint8_t set_cfg[8] = { 0, 9, 1, 0, 0, 0, 0, 0 };
+    uint64_t sp;
+
+    memcpy(&sp, set_cfg, 8);
+    ring_put(c, &c->ep0, GUINT64_FROM_LE(sp), 8,
+             (TRB_SETUP << TRB_TYPE_SHIFT) | TRB_IDT);
+    ring_put(c, &c->ep0, 0, 0, (TRB_STATUS << TRB_TYPE_SHIFT) |
+             TRB_DIR_IN | TRB_IOC);
+    doorbell(c, slot, 1);
+    g_assert_cmpuint(expect_event(c, TRB_EV_TRANSFER).status >> 24, ==,
+                     CC_SUCCESS);
+    qtest_memset(c->qts, INPUT, 0, 33 * 32);
+    put_ctx(c, INPUT, icc);
+    put_ctx(c, INPUT + 32, sctx);
+    ring_init(c, &c->ep1, EP1_RING);
+    put_ctx(c, INPUT + 32 * 4, ep1);
+    g_assert_cmpuint(command(c, INPUT, (TRB_CMD_CONFIGURE_EP <<
+                                         TRB_TYPE_SHIFT) | (slot << 24),
+                             NULL), ==, CC_SUCCESS);
+    g_assert_cmpuint(qtest_readl(c->qts, OUTPUT + 12) >> 27, ==,
+                     SLOT_CONFIGURED);
+    g_assert_cmpuint(qtest_readl(c->qts, OUTPUT + 32 * 3) & 7, ==, EP_RUNNING);
+}
+
 static void test_capabilities(void)
 {
     Ctx c = { 0 };
@@ -350,11 +382,6 @@ static void test_enumerate_and_report(void)
     static const uint8_t get_dev[8] = { 0x80, 6, 0, 1, 0, 0, 18, 0 };
     static const uint8_t get_cfg[8] = { 0x80, 6, 0, 2, 0, 0, 255, 0 };
     static const uint8_t bad[8] = { 0x80, 6, 0, 0x55, 0, 0, 8, 0 };
-    uint32_t icc[8] = { 0, 1 | (1u << 3) };
-    uint32_t sctx[8] = { (3u << 27) | (XHCI_SPEED_FULL << 20), 1u << 16 };
-    uint32_t ep1[8] = { 10u << 16, (3u << 1) | (EP_TYPE_INT_IN << 3) |
-                                   (8u << 16),
-                        (uint32_t)EP1_RING | 1, 0, 8 };
     uint8_t d[64];
     uint32_t res;
     unsigned slot, cc;
@@ -388,31 +415,7 @@ static void test_enumerate_and_report(void)
     /* Restarted by the doorbell: the pipe works again. */
     qmp_ok(c.qts, "{'execute':'query-status'}");
 
-    /* SET_CONFIGURATION 1 by hand, then Configure Endpoint for EP1 IN. */
-    {
-        uint64_t sp;
-        static const uint8_t set_cfg[8] = { 0, 9, 1, 0, 0, 0, 0, 0 };
-
-        memcpy(&sp, set_cfg, 8);
-        ring_put(&c, &c.ep0, GUINT64_FROM_LE(sp), 8,
-                 (TRB_SETUP << TRB_TYPE_SHIFT) | TRB_IDT);
-        ring_put(&c, &c.ep0, 0, 0, (TRB_STATUS << TRB_TYPE_SHIFT) |
-                 TRB_DIR_IN | TRB_IOC);
-        doorbell(&c, slot, 1);
-        g_assert_cmpuint(expect_event(&c, TRB_EV_TRANSFER).status >> 24, ==,
-                         CC_SUCCESS);
-    }
-    qtest_memset(c.qts, INPUT, 0, 33 * 32);
-    put_ctx(&c, INPUT, icc);
-    put_ctx(&c, INPUT + 32, sctx);
-    ring_init(&c, &c.ep1, EP1_RING);
-    put_ctx(&c, INPUT + 32 * 4, ep1);
-    g_assert_cmpuint(command(&c, INPUT, (TRB_CMD_CONFIGURE_EP <<
-                                         TRB_TYPE_SHIFT) | (slot << 24),
-                             NULL), ==, CC_SUCCESS);
-    g_assert_cmpuint(qtest_readl(c.qts, OUTPUT + 12) >> 27, ==,
-                     SLOT_CONFIGURED);
-    g_assert_cmpuint(qtest_readl(c.qts, OUTPUT + 32 * 3) & 7, ==, EP_RUNNING);
+    configure_tablet(&c, slot);
 
     /* Interrupt IN: nothing to report yet, no event. */
     ring_put(&c, &c.ep1, DATA + 512, 8, (TRB_NORMAL << TRB_TYPE_SHIFT) |
@@ -453,6 +456,92 @@ static void test_enumerate_and_report(void)
     g_assert_cmpuint(command(&c, 0, (TRB_CMD_DISABLE_SLOT << TRB_TYPE_SHIFT) |
                              (slot << 24), NULL), ==, CC_SLOT_NOT_ENABLED);
     ctx_stop(&c);
+}
+
+/*
+ * The tablet in use when the VM migrates: a report the tablet queued on
+ * the source (no TD was waiting) is fetched on the destination, a TD
+ * left waiting (NAK) there completes when input arrives, and the command
+ * ring, the event ring and the endpoint ring go on where they stood.
+ * Without the controller's state the destination starts halted and
+ * reset; without the tablet's, the queued report is lost.
+ */
+static void test_migrate(void)
+{
+    Ctx c = { 0 }, d;
+    g_autofree char *dir = g_dir_make_tmp("xhci-mig-XXXXXX", NULL);
+    g_autofree char *sock = g_build_filename(dir, "mig.sock", NULL);
+    QTestState *dst;
+    unsigned slot;
+    uint8_t r[8];
+    Event e;
+
+    ctx_start(&c, NULL);
+    xhci_up(&c);
+    port_reset(&c, 1);
+    slot = address_device(&c);
+    configure_tablet(&c, slot);
+    /* Queued in the tablet: no TD asks for it yet. */
+    qmp_ok(c.qts, "{'execute':'input-send-event','arguments':{'events':["
+           "{'type':'abs','data':{'axis':'x','value':1234}},"
+           "{'type':'abs','data':{'axis':'y','value':4321}}]}}");
+    g_assert_false(next_event(&c, &e));
+
+    dst = qtest_initf("-M pc -m 64M -device qemu-xhci,id=usb,addr=04.0 "
+                      "-device usb-tablet,id=input0,bus=usb.0,port=1 "
+                      "-incoming unix:%s", sock);
+    qmp_ok(c.qts, "{'execute':'migrate','arguments':{'uri':'unix:%s'}}",
+           sock);
+    for (int i = 0; strcmp(qtest_migrate_status(c.qts), "completed"); i++) {
+        g_assert_cmpstr(qtest_migrate_status(c.qts), !=, "failed");
+        g_assert_cmpint(i, <, 6000);
+        g_usleep(10 * 1000);
+    }
+    for (int i = 0; strcmp(qtest_migrate_status(dst), "completed"); i++) {
+        g_assert_cmpint(i, <, 6000);
+        g_usleep(10 * 1000);
+    }
+
+    /* The driver (this test) goes on against the destination. */
+    d = c;
+    d.qts = dst;
+    d.bus = qpci_new_pc(dst);
+    d.dev = qpci_device_find(d.bus, DEVFN);
+    g_assert_nonnull(d.dev);
+    d.bar = qpci_bar(d.dev, 0);
+    g_assert_cmphex(rd(&d, XHCI_OPER + XHCI_USBSTS) & XHCI_STS_HCH, ==, 0);
+    g_assert_cmpuint(qtest_readl(dst, OUTPUT + 12) >> 27, ==,
+                     SLOT_CONFIGURED);
+
+    ring_put(&d, &d.ep1, DATA + 512, 8, (TRB_NORMAL << TRB_TYPE_SHIFT) |
+             TRB_ISP | TRB_IOC);
+    doorbell(&d, slot, 3);
+    e = expect_event(&d, TRB_EV_TRANSFER);
+    g_assert_cmpuint(e.status >> 24, ==, CC_SHORT_PACKET);
+    g_assert_cmpuint((e.control >> 16) & 0x1f, ==, 3);
+    qtest_memread(dst, DATA + 512, r, 6);
+    g_assert_cmpuint(r[1] | (r[2] << 8), ==, 1234);
+    g_assert_cmpuint(r[3] | (r[4] << 8), ==, 4321);
+
+    /* A TD that waits for input, then a command. */
+    ring_put(&d, &d.ep1, DATA + 520, 8, (TRB_NORMAL << TRB_TYPE_SHIFT) |
+             TRB_ISP | TRB_IOC);
+    doorbell(&d, slot, 3);
+    g_assert_false(next_event(&d, &e));
+    qmp_ok(dst, "{'execute':'input-send-event','arguments':{'events':["
+           "{'type':'btn','data':{'down':true,'button':'left'}}]}}");
+    e = expect_event(&d, TRB_EV_TRANSFER);
+    qtest_memread(dst, DATA + 520, r, 1);
+    g_assert_cmpuint(r[0] & 1, ==, 1);
+    g_assert_cmpuint(command(&d, 0, TRB_CMD_NOOP << TRB_TYPE_SHIFT, NULL), ==,
+                     CC_SUCCESS);
+
+    qpci_device_free(d.dev);
+    qpci_free_pc(d.bus);
+    qtest_quit(dst);
+    ctx_stop(&c);
+    unlink(sock);
+    rmdir(dir);
 }
 
 static void test_interrupts_intx(void)
@@ -549,6 +638,7 @@ int main(int argc, char **argv)
     g_test_add_func("/usb-xhci/tablet/enumerate-and-report",
                     test_enumerate_and_report);
     g_test_add_func("/usb-xhci/interrupter/intx", test_interrupts_intx);
+    g_test_add_func("/usb-xhci/tablet/migrate", test_migrate);
     g_test_add_func("/usb-xhci/hostile", test_hostile);
     return g_test_run();
 }
