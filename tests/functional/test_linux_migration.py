@@ -8,7 +8,8 @@ the same kernel as L2 under Conduit -accel kvm with
 
   virtio-blk-pci   on a raw file,
   vfio-user-pci    on vfio-user-nvme, which serves a second file,
-  virtio-net-pci   on a tap L1 adds to br0.
+  virtio-net-pci   on a tap L1 adds to br0,
+  qemu-xhci        with a usb-tablet, as virt-install gives every domain.
 
 L2's init pings 10.0.4.1 (L1, on the bridge) twice a second and loops:
 each round writes one 4 KiB block on each disk, with O_DIRECT and an
@@ -28,14 +29,17 @@ While it does, L1 moves it:
          from the file, cont.
 
 Each move happens once the guest has printed three progress lines on the
-process it is leaving; once C has printed three, L1 writes STOP into a
+process it is leaving, and L1 has sent that process an absolute tablet
+position through QMP (input-send-event, a different X on each); once C has printed three, L1 writes STOP into a
 block of the virtio-blk file the guest reads each round, and the guest
 reads every block back, prints the md5 of each disk and the number of
 rounds, and L1 quits C.
 
 Checked: no L2 I/O error, every process saw the guest progress, the
-guest's uptime and clock never went back, its interrupts (all three
-devices) and ping replies continued on each destination, and each
+guest's uptime and clock never went back, its interrupts (the three PCI
+devices) and ping replies continued on each destination, the tablet's
+three positions reached Linux's evdev (the xHCI and the tablet moved
+with their state), and each
 disk's md5 (as L2 read it, and as the files hold it in L1) is the one
 the number of rounds implies: no write was lost or done twice.  The
 query-migrate figures of both moves are printed.
@@ -69,7 +73,11 @@ BLOCKS = 16
 PROGRESS_EVERY = 4
 DISKS = ('vda', 'nvme0n1')
 
-L2_MODULES = ['virtio_pci', 'virtio_blk', 'virtio_net', 'nvme']
+L2_MODULES = ['virtio_pci', 'virtio_blk', 'virtio_net', 'nvme', 'usb-common',
+              'usbcore', 'xhci-pci', 'xhci-hcd', 'hid', 'usbhid',
+              'hid-generic', 'evdev']
+# The tablet's X on A, B and C (ABS_X events in L2).
+TABLET_X = (11111, 22222, 23456)
 L1_MODULES = kvfio_image.KVM_MODULES + ['tun', 'bridge']
 
 L2_INIT = kvfio_image.INIT_PROLOGUE + r'''echo "L2-BOOTED"
@@ -83,6 +91,20 @@ for i in $(seq 60); do
 done
 [ -b /dev/vda ] || echo "L2-ERROR no /dev/vda"
 [ -b /dev/nvme0n1 ] || echo "L2-ERROR no /dev/nvme0n1"
+tab=
+for i in $(seq 60); do
+    for e in /sys/class/input/event*; do
+        case "$(cat $e/device/name 2>/dev/null)" in
+        *Tablet*) tab=${e##*/} ;;
+        esac
+    done
+    [ -n "$tab" ] && break
+    sleep 1
+done
+[ -n "$tab" ] || echo "L2-ERROR no USB tablet input device"
+# Each struct input_event as it comes (dd writes every block it reads).
+dd if=/dev/input/$tab of=/tmp/tab.ev bs=24 2>/dev/null &
+tabdd=$!
 ip link set lo up
 ip link set eth0 up
 ip addr add 10.0.4.2/24 dev eth0
@@ -118,6 +140,8 @@ for d in @DISKS@; do
         2>/dev/null | md5sum | cut -d' ' -f1)"
 done
 echo "L2-PING-REPLIES $(grep -c 'bytes from' /tmp/ping.log)"
+kill $tabdd
+od -An -v -tx1 -w24 /tmp/tab.ev | while read l; do echo "L2-EV $l"; done
 s=/sys/class/net/eth0/statistics
 echo "L2-NETSTAT rx=$(cat $s/rx_packets) tx=$(cat $s/tx_packets) rx_dropped=$(cat $s/rx_dropped)"
 grep -E "virtio|nvme" /proc/interrupts | sed 's/^/L2-INTERRUPTS /'
@@ -174,6 +198,8 @@ vm() {
         -device vfio-user-pci,socket=/tmp/nvme-$name.sock,id=nvme0,addr=0x5 \
         -netdev tap,id=net0,ifname=tap$name,script=no,downscript=no \
         -device virtio-net-pci,netdev=net0,id=nic0,mac=52:54:00:c0:ff:01,addr=0x6 \
+        -device qemu-xhci,p2=15,p3=15,id=usb,addr=0x7 \
+        -device usb-tablet,id=input0,bus=usb.0,port=1 \
         "$@" </tmp/qmp-$name.in >/tmp/qmp-$name.out 2>/tmp/conduit-$name.err &
     eval vm_$name=$!
     tail -f /tmp/l2-$name.log | sed "s/^/LIVE-L2 $name /" &
@@ -209,6 +235,10 @@ wait_migrated() {
     echo "NESTED-ERROR $1: migration did not finish"
     return 1
 }
+# tablet FD X: an absolute position, as a VNC client's pointer gives.
+tablet() {
+    echo '{"execute":"input-send-event","id":"tablet","arguments":{"events":[{"type":"abs","data":{"axis":"x","value":'$2'}},{"type":"abs","data":{"axis":"y","value":1000}}]}}' >&$1
+}
 # finish NAME FD: quit the process, then its server.
 finish() {
     echo '{"execute":"x-query-virtio","id":"virtio-'$1'"}' >&$2
@@ -237,6 +267,7 @@ exec 3>/tmp/qmp-a.in
 echo '{"execute":"qmp_capabilities"}' >&3
 tap_up a
 wait_lines a L2-PROGRESS 3 900
+tablet 3 @X_A@
 
 server b
 vm b -incoming unix:/tmp/mig.sock
@@ -252,6 +283,7 @@ finish a 3
 exec 3>&-
 wait_migrated b 4
 wait_lines b L2-PROGRESS 3 900
+tablet 4 @X_B@
 
 echo "NESTED-MOVE save"
 echo '{"execute":"stop","id":"stop-b"}' >&4
@@ -270,6 +302,8 @@ echo '{"execute":"migrate-incoming","id":"inc-c","arguments":{"uri":"file:/tmp/s
 wait_migrated c 5
 echo '{"execute":"cont","id":"cont-c"}' >&5
 wait_lines c L2-PROGRESS 3 900
+tablet 5 @X_C@
+wait_lines c L2-PROGRESS 5 900
 echo "STOP" | dd of=/tmp/vda.img bs=@BLOCK@ seek=@BLOCKS@ conv=notrunc,fsync 2>/dev/null
 wait_lines c L2-DONE 1 900
 echo '{"execute":"query-status","id":"st-c"}' >&5
@@ -294,7 +328,9 @@ def fill(template):
     for key, val in (('@MODULES@', None), ('@BLOCKS@', BLOCKS),
                      ('@BLOCK@', BLOCK), ('@DISKS@', ' '.join(DISKS)),
                      ('@PROGRESS_EVERY@', PROGRESS_EVERY),
-                     ('@DISK_MIB@', DISK_MIB), ('@L2_MIB@', L2_MIB)):
+                     ('@DISK_MIB@', DISK_MIB), ('@L2_MIB@', L2_MIB),
+                     ('@X_A@', TABLET_X[0]), ('@X_B@', TABLET_X[1]),
+                     ('@X_C@', TABLET_X[2])):
         if val is not None:
             template = template.replace(key, str(val))
     return template
@@ -462,6 +498,22 @@ class LinuxMigrationTest(unittest.TestCase):
                                    (n, key, first, last, self.ctx))
         replies = int(self.value('c', 'PING-REPLIES') or 0)
         self.assertGreater(replies, 0, self.ctx)
+
+    def test_tablet_input_reaches_linux_on_every_process(self):
+        xs = []
+        for line in self.l2['c']:
+            if not line.startswith('L2-EV '):
+                continue
+            b = bytes(int(x, 16) for x in line.split()[1:])
+            # struct input_event: type, code, value after the timeval.
+            if len(b) == 24 and int.from_bytes(b[16:18], 'little') == 3 \
+                    and int.from_bytes(b[18:20], 'little') == 0:
+                xs.append(int.from_bytes(b[20:24], 'little', signed=True))
+        for x in TABLET_X:
+            self.assertIn(x, xs, (xs, self.ctx))
+        for n in 'abc':
+            self.assertTrue([m for m in self.qmp[n] if m.get('id') == 'tablet'
+                             and 'return' in m], (n, self.qmp[n]))
 
     def test_no_write_lost_or_repeated(self):
         rounds = int(self.value('c', 'ROUNDS') or 0)
