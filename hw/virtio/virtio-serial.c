@@ -35,6 +35,7 @@
 #include "chardev/char.h"
 #include "hw/qdev-core.h"
 #include "hw/qdev-properties.h"
+#include "migration/vmstate.h"
 #include "monitor/monitor.h"
 #include "hw/virtio/virtio-pci.h"
 #include "trace.h"
@@ -70,6 +71,7 @@ typedef struct VirtIOSerialPort {
     bool guest_ready;           /* the driver answered PORT_READY */
     bool guest_open;            /* a guest program has it open */
     bool host_open;             /* the chardev has a peer */
+    bool mig_guest_open;        /* incoming: guest_open on the source */
     VirtQueueElement *rx_elem;  /* a receive buffer we hold */
     bool rx_held;
     VirtQueueElement *tx_elem;
@@ -858,12 +860,89 @@ static const Property virtio_serial_port_props[] = {
     DEFINE_PROP_END_OF_LIST(),
 };
 
+/* ---- migration --------------------------------------------------------- */
+
+/*
+ * The VM is stopped: a receive buffer a port holds (popped, not yet
+ * filled) goes back to its queue, so the destination pops it again and
+ * the guest loses no buffer.  Only port_get_rx pops a port's receive
+ * queue, so the held element is the last one taken from it.  If the
+ * migration fails, the source pops it again when it next needs one.
+ */
+static bool serial_pre_save(void *opaque, Error **errp)
+{
+    VirtIOSerialPCI *s = opaque;
+    VirtIOPCIProxy *proxy = VIRTIO_PCI(s);
+
+    for (uint32_t i = 0; i < s->max_ports; i++) {
+        VirtIOSerialPort *port = s->ports[i];
+
+        if (port && port->rx_held) {
+            proxy->vqs[rx_queue(port->id)].vq.last_avail_idx--;
+            port->rx_held = false;
+        }
+    }
+    return true;
+}
+
+/* The driver's handshake: DEVICE_READY seen, MULTIPORT negotiated. */
+static const VMStateDescription vmstate_virtio_serial = {
+    .name = "virtio-serial",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .pre_save = serial_pre_save,
+    .fields = (const VMStateField[]) {
+        VMSTATE_STRUCT(parent_obj, VirtIOSerialPCI, vmstate_virtio_pci,
+                       VirtIOPCIProxy),
+        VMSTATE_BOOL(driver_ready, VirtIOSerialPCI),
+        VMSTATE_BOOL(multiport, VirtIOSerialPCI),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static bool port_pre_save(void *opaque, Error **errp)
+{
+    VirtIOSerialPort *port = opaque;
+
+    port->mig_guest_open = port->guest_open;
+    return true;
+}
+
+/*
+ * A program in the guest had the port open: the destination's chardev
+ * front end opens too (query-chardev's frontend-open, VSERPORT_CHANGE),
+ * which is what tells libvirt the guest agent is there.  Whether the
+ * host end is connected is the destination's own business: when its
+ * peer connects, the driver hears PORT_OPEN as usual.
+ */
+static bool port_post_load(void *opaque, int version_id, Error **errp)
+{
+    VirtIOSerialPort *port = opaque;
+
+    port_set_guest_open(port, port->mig_guest_open);
+    return true;
+}
+
+static const VMStateDescription vmstate_virtio_serial_port = {
+    .name = "virtio-serial-port",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .pre_save = port_pre_save,
+    .post_load = port_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_BOOL(guest_ready, VirtIOSerialPort),
+        VMSTATE_BOOL(mig_guest_open, VirtIOSerialPort),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
 static void virtio_serial_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
     VirtIOPCIClass *vc = VIRTIO_PCI_CLASS(klass);
 
     dc->desc = "virtio serial ports and consoles (virtio 1.x, PCI)";
+    dc->vmsd = &vmstate_virtio_serial;
     device_class_set_props(dc, virtio_serial_props);
     /* Class: simple communication controller, other. */
     virtio_pci_class_set_device(klass, VIRTIO_ID_CONSOLE, 0x0780);
@@ -881,6 +960,7 @@ static void virtio_serial_port_class_init(ObjectClass *klass, void *data)
 
     device_class_set_props(dc, virtio_serial_port_props);
     dc->bus_type = TYPE_VIRTIO_SERIAL_BUS;
+    dc->vmsd = &vmstate_virtio_serial_port;
     dc->realize = port_realize;
     dc->unrealize = port_unrealize;
     dc->user_creatable = true;

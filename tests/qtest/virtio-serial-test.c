@@ -38,7 +38,7 @@ typedef struct Ctx {
     int host;                   /* our end of the chardev socket */
 } Ctx;
 
-static void ctx_start(Ctx *c)
+static void ctx_start_with(Ctx *c, const char *extra)
 {
     c->dir = g_dir_make_tmp("vser-XXXXXX", NULL);
     c->sock = g_build_filename(c->dir, "ga.sock", NULL);
@@ -51,12 +51,17 @@ static void ctx_start(Ctx *c)
                          "-device virtserialport,bus=virtio-serial0.0,nr=1,"
                          "chardev=charchannel0,id=channel0,name=" AGENT " "
                          "-chardev null,id=con0 "
-                         "-device virtconsole,chardev=con0,id=console0",
-                         c->sock);
+                         "-device virtconsole,chardev=con0,id=console0 %s",
+                         c->sock, extra);
     c->bus = qpci_new_pc(c->qts);
     c->v = qvirtio_pci_new(c->bus, DEVFN);
     c->alloc.next = 0x200000;
     c->alloc.end = 0x2000000;
+}
+
+static void ctx_start(Ctx *c)
+{
+    ctx_start_with(c, "");
 }
 
 static void ctx_ready(Ctx *c)
@@ -291,6 +296,88 @@ static void test_agent_channel(void)
     ctx_stop(&c);
 }
 
+static void wait_migrated(QTestState *qts)
+{
+    for (int i = 0; strcmp(qtest_migrate_status(qts), "completed"); i++) {
+        g_assert_cmpstr(qtest_migrate_status(qts), !=, "failed");
+        g_assert_cmpint(i, <, 6000);
+        g_usleep(10 * 1000);
+    }
+}
+
+/*
+ * The agent channel in use migrates: the guest program's open port is
+ * open on the destination too (frontend-open, what libvirt reads to
+ * know the agent is there), the handshake is not repeated, a receive
+ * buffer posted on the source is filled by the destination's host end,
+ * which the driver hears connect.
+ */
+static void test_migrate(void)
+{
+    Ctx c = { 0 }, d = { 0 };
+    QVirtQueue **cq[] = { &c.rx0, &c.tx0, &c.crx, &c.ctx, &c.rx1, &c.tx1 };
+    QVirtQueue **dq[] = { &d.rx0, &d.tx0, &d.crx, &d.ctx, &d.rx1, &d.tx1 };
+    g_autofree char *mig = NULL, *inc = NULL;
+    JsonObject *ev;
+    uint64_t buf;
+    uint32_t len;
+    char got[16] = { 0 };
+
+    ctx_start(&c);
+    ctx_ready(&c);
+    handshake(&c);
+    c.host = host_connect(&c);
+    expect_ctrl(&c, 1, VIRTIO_CONSOLE_PORT_OPEN, 1);
+    buf = qguest_alloc(&c.alloc, 64, 8);
+    qvirtqueue_make_available(c.rx1, qvirtqueue_add(c.rx1, buf, 64, true,
+                                                    false));
+    qvirtqueue_kick(c.rx1);
+    /* A buffer posted, the host quiet: the destination fills it. */
+    ctrl_send(&c, 1, VIRTIO_CONSOLE_PORT_OPEN, 1);
+    json_object_unref(qtest_qmp_eventwait(c.qts, "VSERPORT_CHANGE"));
+    g_usleep(100 * 1000);
+    g_assert_cmpuint(qvirtqueue_used_idx(c.rx1), ==, 0);
+
+    mig = g_build_filename(c.dir, "mig.sock", NULL);
+    inc = g_strdup_printf("-incoming unix:%s", mig);
+    ctx_start_with(&d, inc);
+    json_node_unref(qtest_qmp_assert_success(c.qts,
+        "{'execute':'migrate','arguments':{'uri':'unix:%s'}}", mig));
+    wait_migrated(c.qts);
+    wait_migrated(d.qts);
+    close(c.host);
+    c.host = -1;
+
+    /* The driver (this test) goes on against the destination. */
+    d.alloc = c.alloc;
+    for (unsigned i = 0; i < G_N_ELEMENTS(cq); i++) {
+        *dq[i] = g_memdup2(*cq[i], sizeof(QVirtQueue));
+        (*dq[i])->vdev = d.v;
+    }
+    /* As QEMU does, the destination says so when it loads the port. */
+    ev = qtest_qmp_eventwait(d.qts, "VSERPORT_CHANGE");
+    g_assert_true(json_object_get_boolean_member(
+                      json_object_get_object_member(ev, "data"), "open"));
+    json_object_unref(ev);
+    g_assert_true(frontend_open(&d, "charchannel0"));
+    d.host = host_connect(&d);
+    expect_ctrl(&d, 1, VIRTIO_CONSOLE_PORT_OPEN, 1);
+    g_assert_cmpint(write(d.host, "{\"ping\"}", 8), ==, 8);
+    g_assert_true(qvirtqueue_wait_used(d.rx1, NULL, &len, TIMEOUT_US));
+    g_assert_cmpuint(len, ==, 8);
+    qtest_memread(d.qts, buf, got, 8);
+    g_assert_cmpstr(got, ==, "{\"ping\"}");
+
+    /* And the agent closing is seen there. */
+    ctrl_send(&d, 1, VIRTIO_CONSOLE_PORT_OPEN, 0);
+    ev = qtest_qmp_eventwait(d.qts, "VSERPORT_CHANGE");
+    g_assert_false(json_object_get_boolean_member(
+                       json_object_get_object_member(ev, "data"), "open"));
+    json_object_unref(ev);
+    ctx_stop(&d);
+    ctx_stop(&c);
+}
+
 static void test_hostile_control(void)
 {
     Ctx c = { 0 };
@@ -358,6 +445,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/virtio-serial/discovery", test_discovery);
     g_test_add_func("/virtio-serial/agent-channel", test_agent_channel);
+    g_test_add_func("/virtio-serial/migrate", test_migrate);
     g_test_add_func("/virtio-serial/hostile/control", test_hostile_control);
     g_test_add_func("/virtio-serial/port-rules", test_port_rules);
     return g_test_run();
