@@ -9,7 +9,9 @@ the same kernel as L2 under Conduit -accel kvm with
   virtio-blk-pci   on a raw file,
   vfio-user-pci    on vfio-user-nvme, which serves a second file,
   virtio-net-pci   on a tap L1 adds to br0,
-  qemu-xhci        with a usb-tablet, as virt-install gives every domain.
+  qemu-xhci        with a usb-tablet, as virt-install gives every domain,
+  virtio-serial    with the guest agent's port, where Debian's qemu-ga
+                   runs in L2.
 
 L2's init pings 10.0.4.1 (L1, on the bridge) twice a second and loops:
 each round writes one 4 KiB block on each disk, with O_DIRECT and an
@@ -39,16 +41,18 @@ Checked: no L2 I/O error, every process saw the guest progress, the
 guest's uptime and clock never went back, its interrupts (the three PCI
 devices) and ping replies continued on each destination, the tablet's
 three positions reached Linux's evdev (the xHCI and the tablet moved
-with their state), and each
+with their state), the guest agent answered guest-ping on A and, with
+its port still open (query-chardev frontend-open), on C, and each
 disk's md5 (as L2 read it, and as the files hold it in L1) is the one
 the number of rounds implies: no write was lost or done twice.  The
 query-migrate figures of both moves are printed.
 
 About five minutes.  LINUX_MIGRATION_LOG=path keeps the L1 console.
 
-Environment (set by meson): CONDUIT_BINARY, VFIO_USER_NVME.  Exits 77
-(skipped) without qemu-system-x86_64, the kernel package or
-busybox-static, or when L1 gets no /dev/kvm (a failure under CI=true).
+Environment (set by meson): CONDUIT_BINARY, VFIO_USER_NVME, QGA_CHAT.
+Exits 77 (skipped) without qemu-system-x86_64, the kernel package,
+busybox-static or qemu-guest-agent, or when L1 gets no /dev/kvm (a
+failure under CI=true).
 """
 import hashlib
 import os
@@ -62,6 +66,8 @@ import kvfio_image  # noqa: E402
 
 CONDUIT = os.environ.get('CONDUIT_BINARY', '')
 SERVER = os.environ.get('VFIO_USER_NVME', '')
+QGA_CHAT = os.environ.get('QGA_CHAT', '')
+QEMU_GA = '/usr/sbin/qemu-ga'
 # Guards against a hung guest only; nothing asserts on time.
 TIMEOUT = int(os.environ.get('LINUX_MIGRATION_TIMEOUT', '1700'))
 L2_MIB = 256
@@ -75,7 +81,7 @@ DISKS = ('vda', 'nvme0n1')
 
 L2_MODULES = ['virtio_pci', 'virtio_blk', 'virtio_net', 'nvme', 'usb-common',
               'usbcore', 'xhci-pci', 'xhci-hcd', 'hid', 'usbhid',
-              'hid-generic', 'evdev']
+              'hid-generic', 'evdev', 'virtio_console']
 # The tablet's X on A, B and C (ABS_X events in L2).
 TABLET_X = (11111, 22222, 23456)
 L1_MODULES = kvfio_image.KVM_MODULES + ['tun', 'bridge']
@@ -102,6 +108,17 @@ for i in $(seq 60); do
     sleep 1
 done
 [ -n "$tab" ] || echo "L2-ERROR no USB tablet input device"
+port=
+for p in /sys/class/virtio-ports/vport*; do
+    [ "$(cat $p/name)" = org.qemu.guest_agent.0 ] && port=${p##*/}
+done
+if [ -n "$port" ]; then
+    mkdir -p /var/run /run
+    /usr/sbin/qemu-ga -m virtio-serial -p /dev/$port -t /tmp -f /tmp/qga.pid \
+        > /tmp/qga.log 2>&1 &
+else
+    echo "L2-ERROR no guest agent port"
+fi
 # Each struct input_event as it comes (dd writes every block it reads).
 dd if=/dev/input/$tab of=/tmp/tab.ev bs=24 2>/dev/null &
 tabdd=$!
@@ -200,6 +217,9 @@ vm() {
         -device virtio-net-pci,netdev=net0,id=nic0,mac=52:54:00:c0:ff:01,addr=0x6 \
         -device qemu-xhci,p2=15,p3=15,id=usb,addr=0x7 \
         -device usb-tablet,id=input0,bus=usb.0,port=1 \
+        -device virtio-serial-pci,id=virtio-serial0,addr=0x8 \
+        -chardev socket,id=charchannel0,path=/tmp/ga-$name.sock,server=on,wait=off \
+        -device virtserialport,bus=virtio-serial0.0,nr=1,chardev=charchannel0,id=channel0,name=org.qemu.guest_agent.0 \
         "$@" </tmp/qmp-$name.in >/tmp/qmp-$name.out 2>/tmp/conduit-$name.err &
     eval vm_$name=$!
     tail -f /tmp/l2-$name.log | sed "s/^/LIVE-L2 $name /" &
@@ -239,6 +259,14 @@ wait_migrated() {
 tablet() {
     echo '{"execute":"input-send-event","id":"tablet","arguments":{"events":[{"type":"abs","data":{"axis":"x","value":'$2'}},{"type":"abs","data":{"axis":"y","value":1000}}]}}' >&$1
 }
+# agent NAME: guest-ping through the process's agent socket, as libvirt's
+# qemu-agent-command does.
+agent() {
+    /conduit/qga-chat /tmp/ga-$1.sock 120 '{"execute":"guest-ping"}' \
+        > /tmp/qga-$1.out 2>&1
+    echo "NESTED-QGA-EXIT $1 $?"
+    sed "s/^/NESTED-QGA $1 /" /tmp/qga-$1.out
+}
 # finish NAME FD: quit the process, then its server.
 finish() {
     echo '{"execute":"x-query-virtio","id":"virtio-'$1'"}' >&$2
@@ -268,6 +296,7 @@ echo '{"execute":"qmp_capabilities"}' >&3
 tap_up a
 wait_lines a L2-PROGRESS 3 900
 tablet 3 @X_A@
+agent a
 
 server b
 vm b -incoming unix:/tmp/mig.sock
@@ -303,6 +332,8 @@ wait_migrated c 5
 echo '{"execute":"cont","id":"cont-c"}' >&5
 wait_lines c L2-PROGRESS 3 900
 tablet 5 @X_C@
+echo '{"execute":"query-chardev","id":"chardev-c"}' >&5
+agent c
 wait_lines c L2-PROGRESS 5 900
 echo "STOP" | dd of=/tmp/vda.img bs=@BLOCK@ seek=@BLOCKS@ conv=notrunc,fsync 2>/dev/null
 wait_lines c L2-DONE 1 900
@@ -342,6 +373,9 @@ def build_l2_initrd(mods_dir):
     c.add_file('bin/busybox', '/bin/busybox', 0o755)
     for ko in mods:
         c.add_file('lib/modules/' + os.path.basename(ko), ko, 0o644)
+    c.add_file('usr/sbin/qemu-ga', QEMU_GA, 0o755)
+    for lib in sorted(kvfio_image.shared_libraries(QEMU_GA)):
+        c.add_file(lib, os.path.realpath(lib), 0o755)
     init = fill(L2_INIT).replace(
         '@MODULES@', ' '.join(os.path.basename(k) for k in mods))
     c.add_data('init', init.encode(), 0o755)
@@ -360,6 +394,7 @@ def build_l1_initrd(mods_dir, bzimage, l2_initrd):
     for lib in sorted(set(kvfio_image.shared_libraries(CONDUIT)) |
                       set(kvfio_image.shared_libraries(SERVER))):
         c.add_file(lib, os.path.realpath(lib), 0o755)
+    c.add_file('conduit/qga-chat', QGA_CHAT, 0o755)
     c.add_file('conduit/bzImage', bzimage, 0o644)
     c.add_data('conduit/l2.cpio', l2_initrd)
     init = fill(L1_INIT).replace(
@@ -391,7 +426,11 @@ class LinuxMigrationTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.qemu = guestboot.require_qemu_and([(CONDUIT, 'CONDUIT_BINARY'),
-                                               (SERVER, 'VFIO_USER_NVME')])
+                                               (SERVER, 'VFIO_USER_NVME'),
+                                               (QGA_CHAT, 'QGA_CHAT')])
+        if not os.access(QEMU_GA, os.X_OK):
+            raise unittest.SkipTest('qemu-guest-agent is not installed '
+                                    '(scripts/install-deps installs it)')
         try:
             cls.l1 = kvfio_image.NestedL1('linux-migration-')
         except kvfio_image.Unavailable as e:
@@ -514,6 +553,19 @@ class LinuxMigrationTest(unittest.TestCase):
         for n in 'abc':
             self.assertTrue([m for m in self.qmp[n] if m.get('id') == 'tablet'
                              and 'return' in m], (n, self.qmp[n]))
+
+    def test_guest_agent_answers_after_the_moves(self):
+        qga = {n: kvfio_image.json_prefixed(self.out, 'NESTED-QGA %s ' % n)
+               for n in 'ac'}
+        for n in 'ac':
+            self.assertIn('NESTED-QGA-EXIT %s 0' % n, self.out, (n, qga))
+            self.assertEqual(qga[n][:1], [{'return': {}}], (n, qga))
+        chardev = [m for m in self.qmp['c'] if m.get('id') == 'chardev-c']
+        self.assertTrue(chardev, self.qmp['c'])
+        ga = [x for x in chardev[0]['return']
+              if x['label'] == 'charchannel0']
+        # The guest's qemu-ga had the port open all along.
+        self.assertTrue(ga and ga[0]['frontend-open'], chardev)
 
     def test_no_write_lost_or_repeated(self):
         rounds = int(self.value('c', 'ROUNDS') or 0)
