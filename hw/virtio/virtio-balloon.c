@@ -31,6 +31,7 @@
 #include "qemu/timer.h"
 #include "hw/boards.h"
 #include "hw/qdev-core.h"
+#include "migration/vmstate.h"
 #include "hw/qdev-properties.h"
 #include "monitor/monitor.h"
 #include "system/memory.h"
@@ -398,7 +399,10 @@ static bool balloon_start(VirtIOPCIProxy *proxy, Error **errp)
 
     virtio_balloon_map_queues(proxy->guest_features, b->free_page_reporting,
                               b->role_queue);
-    b->stats_held = false;
+    /*
+     * A stats buffer held across a VM stop is still the driver's one
+     * request slot: only a reset (balloon_reset) lets go of it.
+     */
     __atomic_store_n(&b->kicked, 0, __ATOMIC_SEQ_CST);
     return true;
 }
@@ -622,6 +626,76 @@ static const Property virtio_balloon_props[] = {
     DEFINE_PROP_END_OF_LIST(),
 };
 
+/* ---- migration --------------------------------------------------------- */
+
+/*
+ * The VM is stopped: the stats buffer the device holds (the driver's
+ * only one, popped and waiting for the next poll) goes back to its
+ * queue, so the destination pops it again and can still ask for fresh
+ * numbers.  Only the stats queue's own pops hold one, the last of them.
+ * If the migration fails, the source pops it again.
+ */
+static bool balloon_pre_save(void *opaque, Error **errp)
+{
+    VirtIOBalloonPCI *b = opaque;
+    int q = b->role_queue[ROLE_STATS];
+
+    if (b->stats_held && q >= 0) {
+        VIRTIO_PCI(b)->vqs[q].vq.last_avail_idx--;
+        b->stats_held = false;
+    }
+    return true;
+}
+
+static bool balloon_post_load(void *opaque, int version_id, Error **errp)
+{
+    VirtIOBalloonPCI *b = opaque;
+    uint64_t pages = balloon_ram_size() >> VIRTIO_BALLOON_PFN_SHIFT;
+
+    if (b->num_pages > pages || b->stats_poll_interval < 0 ||
+        b->stats_poll_interval > UINT32_MAX) {
+        error_setg(errp, "virtio-balloon %s: target of %u pages (RAM has "
+                   "%" PRIu64 ") or polling interval %" PRId64 " out of "
+                   "range", virtio_pci_name(VIRTIO_PCI(b)), b->num_pages,
+                   pages, b->stats_poll_interval);
+        return false;
+    }
+    /* The device config the transport loaded says the same. */
+    balloon_update_config(b);
+    if (b->stats_poll_interval) {
+        timer_mod(b->stats_timer, qemu_clock_get_ms(QEMU_CLOCK_VIRTUAL) +
+                  b->stats_poll_interval * 1000);
+    } else {
+        timer_del(b->stats_timer);
+    }
+    return true;
+}
+
+/*
+ * The host's target and what the driver holds (a destination without
+ * them would tell the guest to give all its memory back), the polling
+ * interval libvirt set and the last statistics.
+ */
+static const VMStateDescription vmstate_virtio_balloon = {
+    .name = "virtio-balloon",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .pre_save = balloon_pre_save,
+    .post_load = balloon_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_STRUCT(parent_obj, VirtIOBalloonPCI, vmstate_virtio_pci,
+                       VirtIOPCIProxy),
+        VMSTATE_UINT32(num_pages, VirtIOBalloonPCI),
+        VMSTATE_UINT32(actual, VirtIOBalloonPCI),
+        VMSTATE_UINT64_ARRAY(stats, VirtIOBalloonPCI),
+        VMSTATE_INT64(stats_last_update, VirtIOBalloonPCI),
+        VMSTATE_INT64(stats_poll_interval, VirtIOBalloonPCI),
+        VMSTATE_UINT64(discarded_pages, VirtIOBalloonPCI),
+        VMSTATE_UINT64(kept_pages, VirtIOBalloonPCI),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
 static void virtio_balloon_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
@@ -629,6 +703,7 @@ static void virtio_balloon_class_init(ObjectClass *klass, void *data)
     ObjectProperty *p;
 
     dc->desc = "virtio memory balloon (virtio 1.x, PCI)";
+    dc->vmsd = &vmstate_virtio_balloon;
     device_class_set_props(dc, virtio_balloon_props);
     /* Class: other system peripheral, as QEMU's. */
     virtio_pci_class_set_device(klass, VIRTIO_ID_BALLOON, 0x00ff);

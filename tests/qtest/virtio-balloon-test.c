@@ -354,6 +354,110 @@ static void test_stats(void)
     ctx_stop(&c);
 }
 
+static int64_t balloon_actual(QTestState *qts)
+{
+    JsonObject *r = qtest_qmp(qts, "{'execute':'query-balloon'}");
+    int64_t v = json_object_get_int_member(
+        json_object_get_object_member(r, "return"), "actual");
+
+    json_object_unref(r);
+    return v;
+}
+
+static void wait_migrated(QTestState *qts)
+{
+    for (int i = 0; strcmp(qtest_migrate_status(qts), "completed"); i++) {
+        g_assert_cmpstr(qtest_migrate_status(qts), !=, "failed");
+        g_assert_cmpint(i, <, 6000);
+        g_usleep(10 * 1000);
+    }
+}
+
+/*
+ * A ballooned guest migrates: the destination keeps the host's target
+ * and what the driver holds (query-balloon, the config the driver
+ * reads), libvirt's polling interval and the last statistics, and the
+ * stats buffer the source held comes back so the destination can still
+ * ask for fresh numbers.  A stop and cont keeps it too.
+ */
+static void test_migrate(void)
+{
+    Ctx c = { 0 }, d = { 0 };
+    g_autofree char *dir = g_dir_make_tmp("balloon-mig-XXXXXX", NULL);
+    g_autofree char *sock = g_build_filename(dir, "mig.sock", NULL);
+    JsonObject *r, *stats;
+    uint64_t buf;
+    uint16_t head;
+    uint32_t id;
+
+    ctx_start(&c, NULL);
+    ctx_ready(&c, F(VIRTIO_BALLOON_F_STATS_VQ));
+    qmp_ok(c.qts, "{'execute':'balloon','arguments':{'value':%llu}}",
+           48ull << 20);
+    set_actual(&c, (16 << 20) / PAGE);
+    json_object_unref(qtest_qmp_eventwait(c.qts, "BALLOON_CHANGE"));
+    qmp_ok(c.qts, "{'execute':'qom-set','arguments':"
+           "{'path':'/machine/peripheral/balloon0',"
+           "'property':'guest-stats-polling-interval','value':5}}");
+    buf = qguest_alloc(&c.alloc, 10, 8);
+    put_stat(&c, buf, 0, VIRTIO_BALLOON_S_MEMFREE, 12345678);
+    head = qvirtqueue_add(c.stats, buf, 10, false, false);
+    qvirtqueue_make_available(c.stats, head);
+    qvirtqueue_kick(c.stats);
+    for (int i = 0; i < 1000; i++) {
+        int64_t t;
+
+        r = guest_stats(&c);
+        t = json_object_get_int_member(json_object_get_object_member(r,
+                                       "return"), "last-update");
+        json_object_unref(r);
+        if (t) {
+            break;
+        }
+        g_usleep(10000);
+    }
+    qmp_ok(c.qts, "{'execute':'stop'}");
+    qmp_ok(c.qts, "{'execute':'cont'}");
+    g_usleep(50000);
+    /* Held (polling comes in 5 s of virtual time). */
+    g_assert_cmpuint(qvirtqueue_used_idx(c.stats), ==, 0);
+
+    d.qts = qtest_initf("-M pc -m 64M -device virtio-balloon-pci,addr=04.0,"
+                        "id=balloon0 -incoming unix:%s", sock);
+    qmp_ok(c.qts, "{'execute':'migrate','arguments':{'uri':'unix:%s'}}",
+           sock);
+    wait_migrated(c.qts);
+    wait_migrated(d.qts);
+    d.bus = qpci_new_pc(d.qts);
+    d.v = qvirtio_pci_new(d.bus, DEVFN);
+    d.alloc = c.alloc;
+    d.stats = g_memdup2(c.stats, sizeof(QVirtQueue));
+    d.stats->vdev = d.v;
+
+    g_assert_cmpuint(qvirtio_config_readl(d.v, 0), ==, (16 << 20) / PAGE);
+    g_assert_cmpuint(qvirtio_config_readl(d.v, 4), ==, (16 << 20) / PAGE);
+    g_assert_cmpint(balloon_actual(d.qts), ==, 48 << 20);
+    r = qtest_qmp(d.qts, "{'execute':'qom-get','arguments':"
+                  "{'path':'/machine/peripheral/balloon0',"
+                  "'property':'guest-stats-polling-interval'}}");
+    g_assert_cmpint(json_object_get_int_member(r, "return"), ==, 5);
+    json_object_unref(r);
+    r = guest_stats(&d);
+    stats = json_object_get_object_member(
+        json_object_get_object_member(r, "return"), "stats");
+    g_assert_cmpint(json_object_get_int_member(stats, "stat-free-memory"), ==,
+                    12345678);
+    json_object_unref(r);
+    /* The destination's poll gives the driver its buffer back. */
+    qtest_clock_step(d.qts, 5100ll * 1000 * 1000);
+    g_assert_true(qvirtqueue_wait_used(d.stats, &id, NULL, TIMEOUT_US));
+    g_assert_cmpuint(id, ==, head);
+    ctx_stop(&d);
+    ctx_stop(&c);
+    unlink(sock);
+    rmdir(dir);
+}
+
 static void test_bad_buffers(void)
 {
     Ctx c = { 0 };
@@ -434,6 +538,7 @@ int main(int argc, char **argv)
     g_test_add_func("/virtio-balloon/stats/guest-stats-and-polling",
                    test_stats);
     g_test_add_func("/virtio-balloon/hostile/bad-buffers", test_bad_buffers);
+    g_test_add_func("/virtio-balloon/migrate", test_migrate);
     g_test_add_func("/virtio-balloon/discard-disabled-flag",
                    test_discard_disabled_with_vfio);
     g_test_add_func("/virtio-balloon/only-one", test_only_one);
