@@ -21,6 +21,7 @@
 #include "qemu/timer.h"
 #include "hw/qdev-core.h"
 #include "hw/qdev-properties.h"
+#include "migration/vmstate.h"
 #include "system/rng.h"
 #include "hw/virtio/virtio-pci.h"
 #include "trace.h"
@@ -269,12 +270,57 @@ static const Property virtio_rng_props[] = {
     DEFINE_PROP_END_OF_LIST(),
 };
 
+/* ---- migration --------------------------------------------------------- */
+
+/*
+ * The VM is stopped: a buffer waiting for entropy or for the next
+ * period's quota goes back to the queue, so the destination pops and
+ * fills it; lost, it would leave the guest's read waiting forever.  Only
+ * virtio_rng_process pops, and it holds the last buffer it popped.  If
+ * the migration fails, the source pops it again.
+ */
+static bool virtio_rng_pre_save(void *opaque, Error **errp)
+{
+    VirtIORngPCI *r = opaque;
+
+    if (r->elem_pending) {
+        VIRTIO_PCI(r)->vqs[0].vq.last_avail_idx--;
+        r->elem_pending = false;
+    }
+    return true;
+}
+
+/* What is left of the period's quota; this side's limit caps it. */
+static bool virtio_rng_post_load(void *opaque, int version_id, Error **errp)
+{
+    VirtIORngPCI *r = opaque;
+
+    r->quota = MIN(r->quota, r->max_bytes);
+    return true;
+}
+
+static const VMStateDescription vmstate_virtio_rng = {
+    .name = "virtio-rng",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .pre_save = virtio_rng_pre_save,
+    .post_load = virtio_rng_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_STRUCT(parent_obj, VirtIORngPCI, vmstate_virtio_pci,
+                       VirtIOPCIProxy),
+        VMSTATE_UINT64(quota, VirtIORngPCI),
+        VMSTATE_UINT64(bytes, VirtIORngPCI),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
 static void virtio_rng_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
     VirtIOPCIClass *vc = VIRTIO_PCI_CLASS(klass);
 
     dc->desc = "virtio entropy device (virtio 1.x, PCI)";
+    dc->vmsd = &vmstate_virtio_rng;
     device_class_set_props(dc, virtio_rng_props);
     /* Class: other system peripheral, as QEMU's. */
     virtio_pci_class_set_device(klass, VIRTIO_ID_RNG, 0x00ff);

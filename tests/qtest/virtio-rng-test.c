@@ -176,6 +176,57 @@ static void test_rate_limit(void)
     ctx_stop(&c);
 }
 
+/*
+ * A rate-limited guest migrates with a buffer waiting for the next
+ * period: the destination fills it once its period comes, so the
+ * guest's read does not wait forever.
+ */
+static void test_migrate(void)
+{
+    Ctx c = { 0 }, d = { 0 };
+    g_autofree char *dir = g_dir_make_tmp("rng-mig-XXXXXX", NULL);
+    g_autofree char *sock = g_build_filename(dir, "mig.sock", NULL);
+    static const char dev[] = "-object rng-builtin,id=r "
+        "-device virtio-rng-pci,rng=r,addr=04.0,max-bytes=16,period=1000";
+    uint64_t buf;
+    uint32_t len, id;
+    uint16_t head;
+
+    ctx_start(&c, dev);
+    buf = qguest_alloc(&c.alloc, 64, 16);
+    post(&c, buf, 64, true);
+    g_assert_true(qvirtqueue_wait_used(c.vq, NULL, &len, TIMEOUT_US));
+    /* The quota is gone: this one is held until the next period. */
+    head = post(&c, buf, 64, true);
+    g_usleep(100000);
+    g_assert_cmpuint(qvirtqueue_used_idx(c.vq), ==, 1);
+
+    d.qts = qtest_initf("-M pc -m 64M %s -incoming unix:%s", dev, sock);
+    json_node_unref(qtest_qmp_assert_success(c.qts,
+        "{'execute':'migrate','arguments':{'uri':'unix:%s'}}", sock));
+    for (int i = 0; strcmp(qtest_migrate_status(c.qts), "completed"); i++) {
+        g_assert_cmpstr(qtest_migrate_status(c.qts), !=, "failed");
+        g_assert_cmpint(i, <, 6000);
+        g_usleep(10 * 1000);
+    }
+    for (int i = 0; strcmp(qtest_migrate_status(d.qts), "completed"); i++) {
+        g_assert_cmpint(i, <, 6000);
+        g_usleep(10 * 1000);
+    }
+    d.bus = qpci_new_pc(d.qts);
+    d.v = qvirtio_pci_new(d.bus, DEVFN);
+    d.vq = g_memdup2(c.vq, sizeof(QVirtQueue));
+    d.vq->vdev = d.v;
+    qtest_clock_step(d.qts, 1100ll * 1000 * 1000);
+    g_assert_true(qvirtqueue_wait_used(d.vq, &id, &len, TIMEOUT_US));
+    g_assert_cmpuint(id, ==, head);
+    g_assert_cmpuint(len, ==, 16);
+    ctx_stop(&d);
+    ctx_stop(&c);
+    unlink(sock);
+    rmdir(dir);
+}
+
 static void test_bad_buffers(void)
 {
     Ctx c = { 0 };
@@ -232,6 +283,7 @@ int main(int argc, char **argv)
     g_test_add_func("/virtio-rng/rng-random/file-bytes", test_rng_random_file);
     g_test_add_func("/virtio-rng/rng-builtin/random", test_builtin_and_default);
     g_test_add_func("/virtio-rng/rate-limit", test_rate_limit);
+    g_test_add_func("/virtio-rng/migrate", test_migrate);
     g_test_add_func("/virtio-rng/hostile/bad-buffers", test_bad_buffers);
     g_test_add_func("/virtio-rng/command-line-errors",
                     test_command_line_errors);
