@@ -11,7 +11,7 @@
 #define QNVME_SQE_SIZE 64
 #define QNVME_CQE_SIZE 16
 #define QNVME_PAGE 4096
-#define QNVME_TIMEOUT_US (10 * G_USEC_PER_SEC)
+#define QNVME_TIMEOUT_US (60 * G_USEC_PER_SEC)
 
 void qnvme_init(QNvme *n, QPCIDevice *dev, uint64_t ram_start,
                 uint64_t ram_end)
