@@ -1095,6 +1095,19 @@ const char *qtest_migrate_wait_status(QTestState *s, const char *want,
     }
 }
 
+void qtest_migrate_and_wait(QTestState *src, QTestState *dst,
+                            const char *uri)
+{
+    const gint64 limit = 60 * G_USEC_PER_SEC;
+
+    json_node_unref(qtest_qmp_assert_success(src,
+        "{'execute': 'migrate', 'arguments': {'uri': '%s'}}", uri));
+    g_assert_cmpstr(qtest_migrate_wait_status(src, "completed|failed",
+                                              limit), ==, "completed");
+    g_assert_cmpstr(qtest_migrate_wait_status(dst, "completed|failed",
+                                              limit), ==, "completed");
+}
+
 void qtest_qmp_wait_shutdown(QTestState *s, const char *reason)
 {
     JsonObject *ev = qtest_qmp_eventwait(s, "SHUTDOWN");

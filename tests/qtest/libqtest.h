@@ -112,6 +112,13 @@ JsonNode *qtest_qmp_assert_success(QTestState *s, const char *fmt, ...)
 /* Returns the first queued or arriving event named @event (removed from
  * the queue); fails the test on timeout. */
 JsonObject *qtest_qmp_eventwait(QTestState *s, const char *event);
+/*
+ * migrate @src to @uri, where @dst waits with -incoming, and waits until
+ * both say "completed"; fails the test if either fails or it takes more
+ * than a minute.
+ */
+void qtest_migrate_and_wait(QTestState *src, QTestState *dst,
+                            const char *uri);
 /* query-migrate's status ("none" before any migration); a static buffer. */
 const char *qtest_migrate_status(QTestState *s);
 /*

@@ -319,6 +319,7 @@ static void test_migrate(void)
     Ctx c = { 0 }, d;
     g_autofree char *dir = g_dir_make_tmp("uhci-mig-XXXXXX", NULL);
     g_autofree char *sock = g_build_filename(dir, "mig.sock", NULL);
+    g_autofree char *uri = NULL;
     uint8_t r[8];
     uint64_t td;
 
@@ -340,17 +341,8 @@ static void test_migrate(void)
                         "addr=0x1.0x2 "
                         "-device usb-tablet,id=input0,bus=usb.0,port=1 "
                         "-incoming unix:%s", sock);
-    qmp_ok(c.qts, "{'execute':'migrate','arguments':{'uri':'unix:%s'}}",
-           sock);
-    for (int i = 0; strcmp(qtest_migrate_status(c.qts), "completed"); i++) {
-        g_assert_cmpstr(qtest_migrate_status(c.qts), !=, "failed");
-        g_assert_cmpint(i, <, 6000);
-        g_usleep(10 * 1000);
-    }
-    for (int i = 0; strcmp(qtest_migrate_status(d.qts), "completed"); i++) {
-        g_assert_cmpint(i, <, 6000);
-        g_usleep(10 * 1000);
-    }
+    uri = g_strdup_printf("unix:%s", sock);
+    qtest_migrate_and_wait(c.qts, d.qts, uri);
     d.bus = qpci_new_pc(d.qts);
     d.dev = qpci_device_find(d.bus, UHCI_DEVFN);
     g_assert_nonnull(d.dev);

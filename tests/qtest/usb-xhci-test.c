@@ -471,6 +471,7 @@ static void test_migrate(void)
     Ctx c = { 0 }, d;
     g_autofree char *dir = g_dir_make_tmp("xhci-mig-XXXXXX", NULL);
     g_autofree char *sock = g_build_filename(dir, "mig.sock", NULL);
+    g_autofree char *uri = NULL;
     QTestState *dst;
     unsigned slot;
     uint8_t r[8];
@@ -490,17 +491,8 @@ static void test_migrate(void)
     dst = qtest_initf("-M pc -m 64M -device qemu-xhci,id=usb,addr=04.0 "
                       "-device usb-tablet,id=input0,bus=usb.0,port=1 "
                       "-incoming unix:%s", sock);
-    qmp_ok(c.qts, "{'execute':'migrate','arguments':{'uri':'unix:%s'}}",
-           sock);
-    for (int i = 0; strcmp(qtest_migrate_status(c.qts), "completed"); i++) {
-        g_assert_cmpstr(qtest_migrate_status(c.qts), !=, "failed");
-        g_assert_cmpint(i, <, 6000);
-        g_usleep(10 * 1000);
-    }
-    for (int i = 0; strcmp(qtest_migrate_status(dst), "completed"); i++) {
-        g_assert_cmpint(i, <, 6000);
-        g_usleep(10 * 1000);
-    }
+    uri = g_strdup_printf("unix:%s", sock);
+    qtest_migrate_and_wait(c.qts, dst, uri);
 
     /* The driver (this test) goes on against the destination. */
     d = c;

@@ -364,15 +364,6 @@ static int64_t balloon_actual(QTestState *qts)
     return v;
 }
 
-static void wait_migrated(QTestState *qts)
-{
-    for (int i = 0; strcmp(qtest_migrate_status(qts), "completed"); i++) {
-        g_assert_cmpstr(qtest_migrate_status(qts), !=, "failed");
-        g_assert_cmpint(i, <, 6000);
-        g_usleep(10 * 1000);
-    }
-}
-
 /*
  * A ballooned guest migrates: the destination keeps the host's target
  * and what the driver holds (query-balloon, the config the driver
@@ -385,6 +376,7 @@ static void test_migrate(void)
     Ctx c = { 0 }, d = { 0 };
     g_autofree char *dir = g_dir_make_tmp("balloon-mig-XXXXXX", NULL);
     g_autofree char *sock = g_build_filename(dir, "mig.sock", NULL);
+    g_autofree char *uri = NULL;
     JsonObject *r, *stats;
     uint64_t buf;
     uint16_t head;
@@ -424,10 +416,8 @@ static void test_migrate(void)
 
     d.qts = qtest_initf("-M pc -m 64M -device virtio-balloon-pci,addr=04.0,"
                         "id=balloon0 -incoming unix:%s", sock);
-    qmp_ok(c.qts, "{'execute':'migrate','arguments':{'uri':'unix:%s'}}",
-           sock);
-    wait_migrated(c.qts);
-    wait_migrated(d.qts);
+    uri = g_strdup_printf("unix:%s", sock);
+    qtest_migrate_and_wait(c.qts, d.qts, uri);
     d.bus = qpci_new_pc(d.qts);
     d.v = qvirtio_pci_new(d.bus, DEVFN);
     d.alloc = c.alloc;

@@ -186,6 +186,7 @@ static void test_migrate(void)
     Ctx c = { 0 }, d = { 0 };
     g_autofree char *dir = g_dir_make_tmp("rng-mig-XXXXXX", NULL);
     g_autofree char *sock = g_build_filename(dir, "mig.sock", NULL);
+    g_autofree char *uri = NULL;
     static const char dev[] = "-object rng-builtin,id=r "
         "-device virtio-rng-pci,rng=r,addr=04.0,max-bytes=16,period=1000";
     uint64_t buf;
@@ -202,17 +203,8 @@ static void test_migrate(void)
     g_assert_cmpuint(qvirtqueue_used_idx(c.vq), ==, 1);
 
     d.qts = qtest_initf("-M pc -m 64M %s -incoming unix:%s", dev, sock);
-    json_node_unref(qtest_qmp_assert_success(c.qts,
-        "{'execute':'migrate','arguments':{'uri':'unix:%s'}}", sock));
-    for (int i = 0; strcmp(qtest_migrate_status(c.qts), "completed"); i++) {
-        g_assert_cmpstr(qtest_migrate_status(c.qts), !=, "failed");
-        g_assert_cmpint(i, <, 6000);
-        g_usleep(10 * 1000);
-    }
-    for (int i = 0; strcmp(qtest_migrate_status(d.qts), "completed"); i++) {
-        g_assert_cmpint(i, <, 6000);
-        g_usleep(10 * 1000);
-    }
+    uri = g_strdup_printf("unix:%s", sock);
+    qtest_migrate_and_wait(c.qts, d.qts, uri);
     d.bus = qpci_new_pc(d.qts);
     d.v = qvirtio_pci_new(d.bus, DEVFN);
     d.vq = g_memdup2(c.vq, sizeof(QVirtQueue));

@@ -296,15 +296,6 @@ static void test_agent_channel(void)
     ctx_stop(&c);
 }
 
-static void wait_migrated(QTestState *qts)
-{
-    for (int i = 0; strcmp(qtest_migrate_status(qts), "completed"); i++) {
-        g_assert_cmpstr(qtest_migrate_status(qts), !=, "failed");
-        g_assert_cmpint(i, <, 6000);
-        g_usleep(10 * 1000);
-    }
-}
-
 /*
  * The agent channel in use migrates: the guest program's open port is
  * open on the destination too (frontend-open, what libvirt reads to
@@ -317,7 +308,7 @@ static void test_migrate(void)
     Ctx c = { 0 }, d = { 0 };
     QVirtQueue **cq[] = { &c.rx0, &c.tx0, &c.crx, &c.ctx, &c.rx1, &c.tx1 };
     QVirtQueue **dq[] = { &d.rx0, &d.tx0, &d.crx, &d.ctx, &d.rx1, &d.tx1 };
-    g_autofree char *mig = NULL, *inc = NULL;
+    g_autofree char *mig = NULL, *inc = NULL, *uri = NULL;
     JsonObject *ev;
     uint64_t buf;
     uint32_t len;
@@ -341,10 +332,8 @@ static void test_migrate(void)
     mig = g_build_filename(c.dir, "mig.sock", NULL);
     inc = g_strdup_printf("-incoming unix:%s", mig);
     ctx_start_with(&d, inc);
-    json_node_unref(qtest_qmp_assert_success(c.qts,
-        "{'execute':'migrate','arguments':{'uri':'unix:%s'}}", mig));
-    wait_migrated(c.qts);
-    wait_migrated(d.qts);
+    uri = g_strdup_printf("unix:%s", mig);
+    qtest_migrate_and_wait(c.qts, d.qts, uri);
     close(c.host);
     c.host = -1;
 
