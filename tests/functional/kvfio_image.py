@@ -297,6 +297,46 @@ def build_payload(binaries, run_script=None, files=()):
     return gzip.compress(c.finish(), 1)
 
 
+# An L1 that loads its own list of modules (@MODULES@), then needs KVM.
+L1_MODULES_PROLOGUE = INIT_PROLOGUE + L1_HEARTBEAT + r'''echo "NESTED-BOOTED"
+for m in @MODULES@; do
+    insmod /lib/modules/$m 2>/dev/null || echo "NESTED-WARN insmod $m"
+done
+if [ ! -c /dev/kvm ]; then
+    echo "NESTED-NO-KVM"
+    poweroff -f
+fi
+'''
+
+
+def busybox_initrd(mods_dir, modules, init, binaries=(), files=()):
+    """An uncompressed archive: busybox; @modules and what they need under
+    /lib/modules; @init as /init, its @MODULES@ replaced by their file
+    names in load order; @binaries, (path in the archive, host path)
+    pairs, with their shared libraries; @files, (path in the archive,
+    host path or bytes) pairs."""
+    mods = module_load_order(mods_dir, modules)
+    c = Cpio()
+    c.add_file('bin/busybox', '/bin/busybox', 0o755)
+    for ko in mods:
+        c.add_file('lib/modules/' + os.path.basename(ko), ko, 0o644)
+    libs = set()
+    for dest, src in binaries:
+        c.add_file(dest, src, 0o755)
+        libs.update(shared_libraries(src))
+    for lib in sorted(libs):
+        c.add_file(lib, os.path.realpath(lib), 0o755)
+    for dest, src in files:
+        if isinstance(src, bytes):
+            c.add_data(dest, src)
+        else:
+            c.add_file(dest, src, 0o644)
+    init = init.replace('@MODULES@',
+                        ' '.join(os.path.basename(k) for k in mods))
+    c.add_data('init', init.encode(), 0o755)
+    return c.finish()
+
+
 def kvm_l1_initrd(mods_dir, init, binaries, files=()):
     """A gzip'd archive for an L1 guest that runs Conduit under KVM:
     busybox, the KVM modules (@KVM_MODULES@ in @init becomes their names

@@ -156,16 +156,7 @@ sleep 600
 cat /tmp/qga.log | sed 's/^/L2-QGA-LOG /'
 '''
 
-L1_INIT = kvfio_image.INIT_PROLOGUE + kvfio_image.L1_HEARTBEAT + r'''
-echo "NESTED-BOOTED"
-for m in @MODULES@; do
-    insmod /lib/modules/$m 2>/dev/null || echo "NESTED-WARN insmod $m"
-done
-if [ ! -c /dev/kvm ]; then
-    echo "NESTED-NO-KVM"
-    poweroff -f
-fi
-ip link set lo up
+L1_INIT = kvfio_image.L1_MODULES_PROLOGUE + r'''ip link set lo up
 mkfifo /tmp/qmp.in
 /conduit/conduit-system-x86_64 -accel kvm -M pc -m @L2_MIB@ -smp 2 -nodefaults -no-reboot \
     -display none -serial file:/tmp/l2.log -qmp stdio \

@@ -182,16 +182,7 @@ sleep 600
 # L1: the bridge, then the three processes.  QMP is on stdio through a
 # fifo per process (busybox's nc has no UNIX sockets); fd 3, 4 and 5 are
 # A's, B's and C's.
-L1_INIT = kvfio_image.INIT_PROLOGUE + kvfio_image.L1_HEARTBEAT + r'''
-echo "NESTED-BOOTED"
-for m in @MODULES@; do
-    insmod /lib/modules/$m 2>/dev/null || echo "NESTED-WARN insmod $m"
-done
-if [ ! -c /dev/kvm ]; then
-    echo "NESTED-NO-KVM"
-    poweroff -f
-fi
-ip link set lo up
+L1_INIT = kvfio_image.L1_MODULES_PROLOGUE + r'''ip link set lo up
 ip link add br0 type bridge || brctl addbr br0
 # A bridge without an address of its own takes its ports' lowest, so it
 # would change as taps come and go, and L2's ARP entry for 10.0.4.1
@@ -371,52 +362,31 @@ poweroff -f
 
 
 def fill(template):
-    for key, val in (('@MODULES@', None), ('@BLOCKS@', BLOCKS),
+    for key, val in (('@BLOCKS@', BLOCKS),
                      ('@BLOCK@', BLOCK), ('@DISKS@', ' '.join(DISKS)),
                      ('@PROGRESS_EVERY@', PROGRESS_EVERY),
                      ('@DISK_MIB@', DISK_MIB), ('@L2_MIB@', L2_MIB),
                      ('@X_A@', TABLET_X[0]), ('@X_B@', TABLET_X[1]),
                      ('@X_C@', TABLET_X[2]), ('@LIVE_HOPS@', LIVE_HOPS),
                      ('@NAMES@', ' '.join(NAMES))):
-        if val is not None:
-            template = template.replace(key, str(val))
+        template = template.replace(key, str(val))
     return template
 
 
 def build_l2_initrd(mods_dir):
-    mods = kvfio_image.module_load_order(mods_dir, L2_MODULES)
-    c = kvfio_image.Cpio()
-    c.add_file('bin/busybox', '/bin/busybox', 0o755)
-    for ko in mods:
-        c.add_file('lib/modules/' + os.path.basename(ko), ko, 0o644)
-    c.add_file('usr/sbin/qemu-ga', QEMU_GA, 0o755)
-    for lib in sorted(kvfio_image.shared_libraries(QEMU_GA)):
-        c.add_file(lib, os.path.realpath(lib), 0o755)
-    init = fill(L2_INIT).replace(
-        '@MODULES@', ' '.join(os.path.basename(k) for k in mods))
-    c.add_data('init', init.encode(), 0o755)
-    return c.finish()
+    return kvfio_image.busybox_initrd(
+        mods_dir, L2_MODULES, fill(L2_INIT),
+        binaries=[('usr/sbin/qemu-ga', QEMU_GA)])
 
 
 def build_l1_initrd(mods_dir, bzimage, l2_initrd):
     import gzip
-    mods = kvfio_image.module_load_order(mods_dir, L1_MODULES)
-    c = kvfio_image.Cpio()
-    c.add_file('bin/busybox', '/bin/busybox', 0o755)
-    for ko in mods:
-        c.add_file('lib/modules/' + os.path.basename(ko), ko, 0o644)
-    for b in (CONDUIT, SERVER):
-        c.add_file('conduit/' + os.path.basename(b), b, 0o755)
-    for lib in sorted(set(kvfio_image.shared_libraries(CONDUIT)) |
-                      set(kvfio_image.shared_libraries(SERVER))):
-        c.add_file(lib, os.path.realpath(lib), 0o755)
-    c.add_file('conduit/qga-chat', QGA_CHAT, 0o755)
-    c.add_file('conduit/bzImage', bzimage, 0o644)
-    c.add_data('conduit/l2.cpio', l2_initrd)
-    init = fill(L1_INIT).replace(
-        '@MODULES@', ' '.join(os.path.basename(k) for k in mods))
-    c.add_data('init', init.encode(), 0o755)
-    return gzip.compress(c.finish(), 1)
+    return gzip.compress(kvfio_image.busybox_initrd(
+        mods_dir, L1_MODULES, fill(L1_INIT),
+        binaries=[('conduit/' + os.path.basename(b), b)
+                  for b in (CONDUIT, SERVER, QGA_CHAT)],
+        files=[('conduit/bzImage', bzimage), ('conduit/l2.cpio', l2_initrd)]),
+        1)
 
 
 def expected_md5(disk, rounds):

@@ -128,16 +128,7 @@ echo "L2-DONE"
 sleep 600
 '''
 
-L1_INIT = kvfio_image.INIT_PROLOGUE + kvfio_image.L1_HEARTBEAT + r'''
-echo "NESTED-BOOTED"
-for m in @MODULES@; do
-    insmod /lib/modules/$m 2>/dev/null || echo "NESTED-WARN insmod $m"
-done
-if [ ! -c /dev/kvm ]; then
-    echo "NESTED-NO-KVM"
-    poweroff -f
-fi
-[ -c /dev/vhost-net ] || echo "NESTED-NO-VHOST"
+L1_INIT = kvfio_image.L1_MODULES_PROLOGUE + r'''[ -c /dev/vhost-net ] || echo "NESTED-NO-VHOST"
 ip link set lo up
 ip link add br0 type bridge || brctl addbr br0
 ip addr add 10.0.2.1/24 dev br0
