@@ -12,6 +12,7 @@
 #include "hw/nvram/pflash.h"
 #include "hw/boards.h"
 #include "hw/qdev-core.h"
+#include "migration/vmstate.h"
 #include "block/block.h"
 #include "system/memory.h"
 #include "qapi/error.h"
@@ -343,11 +344,54 @@ static void pflash_finalize(Object *obj)
     }
 }
 
+/* ---- migration --------------------------------------------------------- */
+
+/*
+ * The array is RAM and moves with the guest's RAM; the command state
+ * machine moves here, so a firmware caught between the cycles of a
+ * variable write (a program setup, a write-to-buffer half sent) goes on
+ * with the next cycle on the destination.
+ */
+static bool pflash_post_load(void *opaque, int version_id, Error **errp)
+{
+    PflashState *s = opaque;
+    PflashCmdState *st = &s->st;
+
+    if (st->buf_count > sizeof(st->buf) || st->buf_len > st->buf_count ||
+        st->buf_start > s->size || st->buf_len > s->size - st->buf_start) {
+        error_setg(errp, "%s: write buffer of %u bytes (%u expected) at "
+                   "0x%" PRIx64 " out of range",
+                   memory_region_name(&s->array), st->buf_len,
+                   st->buf_count, st->buf_start);
+        return false;
+    }
+    pflash_update_mode(s);
+    return true;
+}
+
+static const VMStateDescription vmstate_pflash = {
+    .name = "pflash_cfi01",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .post_load = pflash_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32_MAX(st.mode, PflashState, PFLASH_MODE_CFI),
+        VMSTATE_UINT8(st.cmd, PflashState),
+        VMSTATE_UINT8(st.status, PflashState),
+        VMSTATE_UINT32(st.buf_count, PflashState),
+        VMSTATE_UINT64(st.buf_start, PflashState),
+        VMSTATE_BUFFER(st.buf, PflashState),
+        VMSTATE_UINT32(st.buf_len, PflashState),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
 static void pflash_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
 
     dc->desc = "CFI parallel flash, Intel command set (firmware, variables)";
+    dc->vmsd = &vmstate_pflash;
     dc->reset = pflash_reset;
     dc->user_creatable = false;
 }

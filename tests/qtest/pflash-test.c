@@ -199,6 +199,47 @@ static void test_read_only_code(void)
     qtest_quit(qts);
 }
 
+/*
+ * Migration with the firmware between the cycles of a variable write:
+ * the destination (started, and so having read the image, before the
+ * source wrote) shows what the source programmed, and takes the data
+ * cycle of the program command the source had begun.
+ */
+static void test_migrate(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("pflash-mig-XXXXXX", NULL);
+    g_autofree char *sock = g_build_filename(dir, "mig.sock", NULL);
+    g_autofree char *uri = g_strdup_printf("unix:%s", sock);
+    QTestState *src, *dst;
+
+    make_images();
+    src = start_drive();
+    dst = qtest_initf("-M q35 -nodefaults "
+                      "-drive if=pflash,format=raw,unit=0,readonly=on,"
+                      "file=%s "
+                      "-drive if=pflash,format=raw,unit=1,file=%s "
+                      "-incoming %s", code_path, vars_path, uri);
+    qtest_writeb(src, VARS_BASE + 0x300, 0x10);
+    qtest_writeb(src, VARS_BASE + 0x300, 0x33);
+    qtest_writeb(src, VARS_BASE + 0x300, 0xff);
+    /* Program setup: the data cycle comes after the switchover. */
+    qtest_writeb(src, VARS_BASE + 0x400, 0x10);
+    qtest_migrate_and_wait(src, dst, uri);
+
+    qtest_writeb(dst, VARS_BASE + 0x400, 0x42);
+    g_assert_cmphex(qtest_readb(dst, VARS_BASE + 0x400), ==, 0x80);
+    qtest_writeb(dst, VARS_BASE + 0x400, 0xff);
+    g_assert_cmphex(qtest_readb(dst, VARS_BASE + 0x400), ==, 0x42);
+    g_assert_cmphex(qtest_readb(dst, VARS_BASE + 0x300), ==, 0x33);
+    g_assert_cmphex(qtest_readb(dst, VARS_BASE + 0x100), ==, 0x5a);
+    g_assert_cmphex(file_byte(vars_path, 0x400), ==, 0x42);
+    g_assert_cmphex(file_byte(vars_path, 0x300), ==, 0x33);
+    qtest_quit(dst);
+    qtest_quit(src);
+    unlink(sock);
+    rmdir(dir);
+}
+
 static void test_bad_config(void)
 {
     g_autofree char *odd = g_strdup_printf("%s/conduit-pflash-odd-%d.fd",
@@ -235,6 +276,7 @@ int main(int argc, char **argv)
     g_test_add_func("/pflash/write-buffer", test_write_buffer);
     g_test_add_func("/pflash/read-only-code", test_read_only_code);
     g_test_add_func("/pflash/bad-config", test_bad_config);
+    g_test_add_func("/pflash/migrate", test_migrate);
     ret = g_test_run();
     unlink(code_path);
     unlink(vars_path);
