@@ -64,6 +64,7 @@ struct Chardev {
     int out_fd;             /* -1: output dropped */
     bool out_is_socket;
     int listen_fd;          /* socket server, -1 otherwise */
+    int claimed_fd;         /* a passed fd= it owns (fd-owner.h), or -1 */
     char *unlink_path;      /* socket file we bound */
     bool connected;
     bool opened_sent;       /* front-end has seen OPENED for this peer */
@@ -209,6 +210,11 @@ static void chr_disconnect(Chardev *chr)
     g_string_truncate(chr->outbuf, 0);
     chr_drop_msgfds(chr);
     if (chr->kind == CHARDEV_KIND_SOCKET) {
+        /* A passed connected socket closes here: its number is free. */
+        if (chr->in_fd == chr->claimed_fd) {
+            qemu_fd_release(chr->claimed_fd);
+            chr->claimed_fd = -1;
+        }
         close(chr->in_fd);
     }
     if (chr->kind == CHARDEV_KIND_SOCKET || chr->kind == CHARDEV_KIND_PTY) {
@@ -834,6 +840,7 @@ static Chardev *chr_create(const char *label, const ChardevConfig *cfg,
     chr->in_fd = -1;
     chr->out_fd = -1;
     chr->listen_fd = -1;
+    chr->claimed_fd = -1;
     chr->pty_fd = -1;
     chr->log_fd = -1;
     chr->outbuf = g_string_new(NULL);
@@ -894,7 +901,9 @@ static Chardev *chr_create(const char *label, const ChardevConfig *cfg,
         g_autofree char *owner = g_strdup_printf("chardev '%s'", label);
 
         /* The fd is the chardev's now: no backend may name it again. */
-        qemu_fd_claim(cfg->fd, owner, NULL);
+        if (qemu_fd_claim(cfg->fd, owner, NULL)) {
+            chr->claimed_fd = cfg->fd;
+        }
     }
     if (!chr->filename) {
         if (chr->kind == CHARDEV_KIND_SOCKET && cfg->fd >= 0) {
@@ -1149,6 +1158,9 @@ void qemu_chr_delete(Chardev *chr)
     chr_set_listening(chr, false);
     if (chr->listen_fd >= 0) {
         close(chr->listen_fd);
+    }
+    if (chr->claimed_fd >= 0) {
+        qemu_fd_release(chr->claimed_fd);
     }
     if (chr->unlink_path) {
         unlink(chr->unlink_path);

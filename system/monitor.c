@@ -764,6 +764,12 @@ static void qmp_getfd(JsonObject *args, JsonNode **ret, Error **errp)
                    "or be empty");
         return;
     }
+    /*
+     * The kernel just gave us this number, so whatever claimed it before
+     * has closed it: that claim is stale and must not refuse (or abort)
+     * the backend that takes this fd by its name.
+     */
+    qemu_fd_release(fd);
     monitor_fds_init();
     if (g_hash_table_lookup_extended(monitor_fds, name, NULL, &old)) {
         close(GPOINTER_TO_INT(old));

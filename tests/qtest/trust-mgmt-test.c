@@ -335,6 +335,56 @@ static bool fd_is_socket(QTestState *qts, int fd)
     return target && g_str_has_prefix(target, "socket:");
 }
 
+/*
+ * A passed connected socket a chardev owns (fd=N) closes when its peer
+ * hangs up; the number is then free, and a later getfd may get it.  The
+ * backend taking that fd by name must get it (before: the chardev's
+ * claim outlived the socket and netdev_add aborted Conduit).
+ */
+static void test_chardev_fd_reused(void)
+{
+    int s[2], n;
+    g_autofree char *gone = NULL;
+    char name[16] = "";
+    QTestState *qts;
+
+    g_assert_cmpint(socketpair(AF_UNIX, SOCK_STREAM, 0, s), ==, 0);
+    /* Only s[1] goes to Conduit: the peer's end stays ours. */
+    fcntl(s[0], F_SETFD, FD_CLOEXEC);
+    n = s[1];
+    qts = qtest_initf("-M pc -m 64M -chardev socket,id=c0,fd=%d "
+                      "-serial chardev:c0", n);
+    close(s[1]);
+    close(s[0]);
+    gone = g_strdup_printf("/proc/%d/fd/%d", (int)qtest_pid(qts), n);
+    for (int i = 0; i < 500 && g_file_test(gone, G_FILE_TEST_EXISTS); i++) {
+        g_usleep(10000);
+    }
+    g_assert_false(g_file_test(gone, G_FILE_TEST_EXISTS));
+    /* Names until one of the passed fds lands on number n. */
+    for (int i = 0; i < 32 && !name[0]; i++) {
+        int d[2];
+        struct stat st, mine;
+
+        g_assert_cmpint(socketpair(AF_UNIX, SOCK_DGRAM, 0, d), ==, 0);
+        json_object_unref(qtest_qmp_fds(qts, &d[1], 1,
+                                        "{'execute':'getfd','arguments':"
+                                        "{'fdname':'g%d'}}", i));
+        if (stat(gone, &st) == 0 && fstat(d[1], &mine) == 0 &&
+            st.st_ino == mine.st_ino) {
+            g_snprintf(name, sizeof(name), "g%d", i);
+        }
+        close(d[0]);
+        close(d[1]);
+    }
+    g_assert_cmpstr(name, !=, "");
+    json_node_unref(qtest_qmp_assert_success(qts,
+        "{'execute':'netdev_add','arguments':"
+        "{'type':'socket','id':'n0','fd':'%s'}}", name));
+    assert_alive(qts);
+    qtest_quit(qts);
+}
+
 static void test_numeric_fds(void)
 {
     int a[2], b[2];
@@ -532,6 +582,7 @@ int main(int argc, char **argv)
     g_test_add_func("/trust-mgmt/failed-netdev-device-add",
                     test_failed_netdev_device_add);
     g_test_add_func("/trust-mgmt/numeric-fds", test_numeric_fds);
+    g_test_add_func("/trust-mgmt/chardev-fd-reused", test_chardev_fd_reused);
     g_test_add_func("/trust-mgmt/json-types", test_json_types);
     g_test_add_func("/trust-mgmt/memory-options", test_memory_options);
     return g_test_run();
