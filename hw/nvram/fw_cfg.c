@@ -13,6 +13,7 @@
 #include "hw/nvram/fw_cfg.h"
 #include "hw/boards.h"
 #include "hw/qdev-core.h"
+#include "migration/vmstate.h"
 #include "system/memory.h"
 #include "system/address-spaces.h"
 #include "qapi/error.h"
@@ -334,6 +335,9 @@ typedef struct FWCfgIoState {
     MemoryRegion comb_io;       /* 0x510: selector (16-bit), 0x511: data */
     MemoryRegion dma_io;        /* 0x514..0x51b */
     uint64_t dma_addr;
+    /* Migration: the store's selection, copied in and out. */
+    uint16_t mig_key;
+    uint64_t mig_offset;
 } FWCfgIoState;
 
 #define FW_CFG_IO(obj) OBJECT_CHECK(FWCfgIoState, (obj), TYPE_FW_CFG_IO)
@@ -453,11 +457,63 @@ static void fw_cfg_io_finalize(Object *obj)
     }
 }
 
+/* ---- migration --------------------------------------------------------- */
+
+static bool fw_cfg_io_pre_save(void *opaque, Error **errp)
+{
+    FWCfgIoState *s = opaque;
+
+    s->mig_key = s->store->cur_key;
+    s->mig_offset = s->store->cur_offset;
+    return true;
+}
+
+/*
+ * A guest in the middle of reading an item (a firmware, Linux's
+ * qemu_fw_cfg) goes on where it was: the item is selected again here
+ * (its select hook builds it, as it did on the source) and the offset
+ * put back, checked against this side's item.
+ */
+static bool fw_cfg_io_post_load(void *opaque, int version_id, Error **errp)
+{
+    FWCfgIoState *s = opaque;
+    FWCfgEntry *e = fw_cfg_entry(s->store, s->mig_key);
+
+    if (s->mig_key != FW_CFG_INVALID && !e) {
+        error_setg(errp, "fw_cfg: item 0x%x selected on the source does not "
+                   "exist here", s->mig_key);
+        return false;
+    }
+    fw_cfg_select(s->store, e ? s->mig_key : FW_CFG_INVALID);
+    if (e && s->mig_offset > e->len) {
+        error_setg(errp, "fw_cfg: offset %" PRIu64 " beyond item 0x%x of "
+                   "%zu bytes", s->mig_offset, s->mig_key, e->len);
+        return false;
+    }
+    s->store->cur_offset = e ? s->mig_offset : 0;
+    return true;
+}
+
+static const VMStateDescription vmstate_fw_cfg_io = {
+    .name = "fw_cfg",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .pre_save = fw_cfg_io_pre_save,
+    .post_load = fw_cfg_io_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT16(mig_key, FWCfgIoState),
+        VMSTATE_UINT64(mig_offset, FWCfgIoState),
+        VMSTATE_UINT64(dma_addr, FWCfgIoState),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
 static void fw_cfg_io_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
 
     dc->desc = "QEMU firmware configuration interface (I/O ports, DMA)";
+    dc->vmsd = &vmstate_fw_cfg_io;
     dc->realize = fw_cfg_io_realize;
     dc->reset = fw_cfg_io_reset;
     dc->user_creatable = false;

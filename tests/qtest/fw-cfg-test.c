@@ -227,6 +227,38 @@ static void test_acpi_files(void)
     }
 }
 
+/*
+ * A guest half way through reading an item migrates: the destination
+ * goes on from the same byte of the same item (here etc/acpi/tables,
+ * which its select hook builds).
+ */
+static void test_migrate(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("fwcfg-mig-XXXXXX", NULL);
+    g_autofree char *sock = g_build_filename(dir, "mig.sock", NULL);
+    g_autofree char *uri = g_strdup_printf("unix:%s", sock);
+    g_autofree char *inc = g_strdup_printf("-incoming %s", uri);
+    QTestState *src = fw_start("q35", NULL), *dst;
+    uint32_t tsize;
+    uint16_t key;
+    g_autofree uint8_t *tables = fw_read_file(src, "etc/acpi/tables", &tsize);
+    uint8_t head[16], rest[16];
+
+    g_assert_true(fw_find_file(src, "etc/acpi/tables", &key, &tsize));
+    g_assert_cmpuint(tsize, >, sizeof(head) + sizeof(rest));
+    fw_select(src, key);
+    fw_read(src, head, sizeof(head));
+    g_assert_cmpmem(head, sizeof(head), tables, sizeof(head));
+    dst = fw_start("q35", inc);
+    qtest_migrate_and_wait(src, dst, uri);
+    fw_read(dst, rest, sizeof(rest));
+    g_assert_cmpmem(rest, sizeof(rest), tables + sizeof(head), sizeof(rest));
+    qtest_quit(dst);
+    qtest_quit(src);
+    unlink(sock);
+    rmdir(dir);
+}
+
 static void test_bootorder(void)
 {
     g_autofree char *disk = g_strdup_printf("%s/conduit-fwcfg-disk-%d.img",
@@ -306,6 +338,7 @@ int main(int argc, char **argv)
     g_test_add_func("/fw_cfg/items", test_items);
     g_test_add_func("/fw_cfg/dma", test_dma);
     g_test_add_func("/fw_cfg/acpi-table-loader", test_acpi_files);
+    g_test_add_func("/fw_cfg/migrate", test_migrate);
     g_test_add_func("/fw_cfg/bootorder", test_bootorder);
     g_test_add_func("/fw_cfg/sercon-port", test_sercon);
     g_test_add_func("/fw_cfg/smbios", test_smbios);
