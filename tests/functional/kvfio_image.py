@@ -309,9 +309,10 @@ fi
 '''
 
 
-def busybox_initrd(mods_dir, modules, init, binaries=(), files=()):
+def busybox_initrd(mods_dir, modules, init, binaries=(), files=(),
+                   placeholder='@MODULES@'):
     """An uncompressed archive: busybox; @modules and what they need under
-    /lib/modules; @init as /init, its @MODULES@ replaced by their file
+    /lib/modules; @init as /init, its @placeholder replaced by their file
     names in load order; @binaries, (path in the archive, host path)
     pairs, with their shared libraries; @files, (path in the archive,
     host path or bytes) pairs."""
@@ -331,7 +332,7 @@ def busybox_initrd(mods_dir, modules, init, binaries=(), files=()):
             c.add_data(dest, src)
         else:
             c.add_file(dest, src, 0o644)
-    init = init.replace('@MODULES@',
+    init = init.replace(placeholder,
                         ' '.join(os.path.basename(k) for k in mods))
     c.add_data('init', init.encode(), 0o755)
     return c.finish()
@@ -342,26 +343,11 @@ def kvm_l1_initrd(mods_dir, init, binaries, files=()):
     busybox, the KVM modules (@KVM_MODULES@ in @init becomes their names
     in load order), @binaries under /conduit with their libraries, and
     @files, (name under /conduit, source path or bytes) pairs."""
-    kvm = module_load_order(mods_dir, KVM_MODULES)
-    c = Cpio()
-    c.add_file('bin/busybox', '/bin/busybox', 0o755)
-    for ko in kvm:
-        c.add_file('lib/modules/' + os.path.basename(ko), ko, 0o644)
-    libs = set()
-    for b in binaries:
-        c.add_file('conduit/' + os.path.basename(b), b, 0o755)
-        libs.update(shared_libraries(b))
-    for lib in sorted(libs):
-        c.add_file(lib, os.path.realpath(lib), 0o755)
-    for name, src in files:
-        if isinstance(src, bytes):
-            c.add_data('conduit/' + name, src)
-        else:
-            c.add_file('conduit/' + name, src, 0o644)
-    init = init.replace('@KVM_MODULES@',
-                        ' '.join(os.path.basename(k) for k in kvm))
-    c.add_data('init', init.encode(), 0o755)
-    return gzip.compress(c.finish(), 1)
+    return gzip.compress(busybox_initrd(
+        mods_dir, KVM_MODULES, init,
+        binaries=[('conduit/' + os.path.basename(b), b) for b in binaries],
+        files=[('conduit/' + name, src) for name, src in files],
+        placeholder='@KVM_MODULES@'), 1)
 
 
 def l1_argv(qemu, kernel, initrd, memory='1G', smp=1):
