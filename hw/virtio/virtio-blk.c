@@ -90,7 +90,7 @@ static void virtio_blk_complete(VirtIOBlkPCI *s, GuestMemMap *map,
      * interrupt would wait for one after cont or on a migration's
      * destination that nothing ever sends.
      */
-    if (!proxy->resetting) {
+    if (!__atomic_load_n(&proxy->resetting, __ATOMIC_ACQUIRE)) {
         virtio_pci_notify_queue(proxy, q, map);
     }
 }

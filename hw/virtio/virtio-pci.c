@@ -438,10 +438,10 @@ static void virtio_pci_virtio_reset(VirtIOPCIProxy *proxy)
 {
     VirtIOPCIClass *vc = VIRTIO_PCI_GET_CLASS(proxy);
 
-    /* The worker reads it after the stop flag (release/acquire). */
-    proxy->resetting = true;
+    /* Atomic: a completion in flight on the worker may read it. */
+    __atomic_store_n(&proxy->resetting, true, __ATOMIC_RELEASE);
     virtio_pci_stop(proxy);
-    proxy->resetting = false;
+    __atomic_store_n(&proxy->resetting, false, __ATOMIC_RELEASE);
     proxy->guest_features = 0;
     proxy->dfselect = proxy->gfselect = 0;
     proxy->config_vector = VIRTIO_MSI_NO_VECTOR;

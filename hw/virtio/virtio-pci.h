@@ -114,10 +114,10 @@ struct VirtIOPCIProxy {
     EventNotifier stop_notifier;
     bool stopping;              /* atomic: set by the main thread */
     /*
-     * Set by the main thread before it stops the worker for a device
-     * reset: what the drain completes then is not signalled.  A VM stop
-     * signals it like any completion, so the interrupt reaches the
-     * guest (or the saved state) instead of being owed forever.
+     * Atomic.  Set by the main thread before it stops the worker for a
+     * device reset: what the drain completes then is not signalled.  A
+     * VM stop signals it like any completion, so the interrupt reaches
+     * the guest (or the saved state) instead of being owed forever.
      */
     bool resetting;
     GSList *watches;
