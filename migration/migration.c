@@ -554,6 +554,13 @@ static void migration_reap(MigrationState *s)
     }
 }
 
+static bool migration_fd_is_socket(int fd)
+{
+    struct stat st;
+
+    return fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
 static bool migrate_start(MigrationAddr *addr, Error **errp)
 {
     MigrationState *s = &mig_out;
@@ -572,14 +579,27 @@ static bool migrate_start(MigrationAddr *addr, Error **errp)
     }
     if (caps[MIGRATION_CAP_RETURN_PATH] &&
         addr->transport != MIG_TRANSPORT_TCP &&
-        addr->transport != MIG_TRANSPORT_UNIX) {
-        error_setg(errp, "return-path needs a socket transport (tcp: or "
-                   "unix:)");
+        addr->transport != MIG_TRANSPORT_UNIX &&
+        addr->transport != MIG_TRANSPORT_FD) {
+        error_setg(errp, "return-path needs a socket transport (tcp:, "
+                   "unix:, or fd: naming a socket)");
         return false;
     }
     migration_reap(s);
     fd = migration_addr_connect(addr, &s->child, errp);
     if (fd < 0) {
+        return false;
+    }
+    /*
+     * libvirt connects a unix: migration URI itself and passes the
+     * socket with getfd: the return path runs over it as over unix:.
+     */
+    if (caps[MIGRATION_CAP_RETURN_PATH] && !migration_fd_is_socket(fd)) {
+        error_setg(errp, "return-path needs a socket transport: the fd "
+                   "given to migrate is not a socket (unset the "
+                   "return-path capability to migrate to a file or pipe)");
+        close(fd);
+        migration_reap(s);
         return false;
     }
     g_free(s->error);

@@ -12,6 +12,7 @@
 #include "qemu/osdep.h"
 #include <elf.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include "libqtest.h"
 
 #define RAM_MB 64
@@ -398,6 +399,18 @@ static void test_dirty_pages(void)
         fill(src, 8 * MiB, 64 * 1024, gen);
     }
     g_assert_cmpstr(status_of(src), ==, "active");
+    {
+        /* What libvirt's domjobinfo shows: the pass at work. */
+        g_autoptr(JsonObject) q = qtest_qmp(src,
+                                            "{'execute': 'query-migrate'}");
+        JsonObject *ram = json_object_get_object_member(
+            json_object_get_object_member(q, "return"), "ram");
+
+        g_assert_cmpint(json_object_get_int_member(ram, "transferred"), >,
+                        0);
+        g_assert_cmpint(json_object_get_int_member(ram, "remaining"), <,
+                        json_object_get_int_member(ram, "total"));
+    }
     g_clear_pointer(&ok, json_node_unref);
     ok = qtest_qmp_assert_success(src, "{'execute': 'migrate-set-parameters',"
                                   " 'arguments': {'max-bandwidth': 0}}");
@@ -629,6 +642,60 @@ static void test_return_path(void)
     qtest_quit(src);
 }
 
+/*
+ * libvirt's unix:// migration URI: libvirt connects the socket itself and
+ * hands it over with getfd, with return-path set; the return path runs
+ * over that fd.  A pipe given the same way is refused.
+ */
+static void test_return_path_fd(void)
+{
+    g_autofree char *sock = tmp_path("rpfd.sock");
+    g_autofree char *inc = g_strdup_printf("unix:%s", sock);
+    QTestState *dst = start_dst(inc, "-S");
+    QTestState *src = start_src(NULL);
+    g_autoptr(JsonNode) ok = NULL;
+    g_autoptr(JsonObject) r = NULL;
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    int fd, pipefd[2];
+
+    ok = qtest_qmp_assert_success(src, "{'execute': 'migrate-set-capabilities',"
+                                  " 'arguments': {'capabilities': ["
+                                  "{'capability': 'return-path', "
+                                  "'state': true}]}}");
+    /* A pipe cannot carry the destination's verdict back. */
+    g_assert_cmpint(pipe(pipefd), ==, 0);
+    r = qtest_qmp_fds(src, &pipefd[1], 1, "{'execute': 'getfd', "
+                      "'arguments': {'fdname': 'pipe'}}");
+    g_assert_true(json_object_has_member(r, "return"));
+    close(pipefd[1]);
+    g_clear_pointer(&r, json_object_unref);
+    r = qtest_qmp(src, "{'execute': 'migrate', 'arguments': "
+                  "{'uri': 'fd:pipe'}}");
+    g_assert_nonnull(strstr(qtest_qmp_error_desc(r), "not a socket"));
+    close(pipefd[0]);
+    g_assert_cmpstr(runstate_of(src), ==, "running");
+
+    fill(src, 0x200000, MiB, 5);
+    g_strlcpy(sa.sun_path, sock, sizeof(sa.sun_path));
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    g_assert_cmpint(fd, >=, 0);
+    g_assert_cmpint(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), ==, 0);
+    g_clear_pointer(&r, json_object_unref);
+    r = qtest_qmp_fds(src, &fd, 1, "{'execute': 'getfd', 'arguments': "
+                      "{'fdname': 'migrate'}}");
+    g_assert_true(json_object_has_member(r, "return"));
+    close(fd);
+    g_clear_pointer(&ok, json_node_unref);
+    ok = qtest_qmp_assert_success(src, "{'execute': 'migrate', 'arguments': "
+                                  "{'uri': 'fd:migrate'}}");
+    g_assert_cmpstr(wait_status(src, "completed|failed"), ==, "completed");
+    g_assert_cmpstr(wait_status(dst, "completed|failed"), ==, "completed");
+    g_assert_cmpstr(runstate_of(src), ==, "postmigrate");
+    check(dst, 0x200000, MiB, 5);
+    qtest_quit(src);
+    qtest_quit(dst);
+}
+
 static void test_dump(void)
 {
     g_autofree char *path = tmp_path("core.elf");
@@ -696,6 +763,7 @@ int main(int argc, char **argv)
     g_test_add_func("/migration/fault/truncated-corrupted",
                    test_truncated_corrupted);
     g_test_add_func("/migration/return-path", test_return_path);
+    g_test_add_func("/migration/return-path-fd", test_return_path_fd);
     g_test_add_func("/migration/dump-guest-memory", test_dump);
     ret = g_test_run();
     g_autofree char *cmd = g_strdup_printf("rm -rf %s", tmpdir);
