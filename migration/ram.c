@@ -246,6 +246,10 @@ static uint64_t ram_send_dirty(GByteArray *out, size_t max)
                 if (!memory_region_test_and_clear_dirty_page(b->mr, page)) {
                     continue;
                 }
+                /* query-migrate's remaining falls as the pass goes on. */
+                if (ram.stats.remaining >= ram.page_size) {
+                    ram.stats.remaining -= ram.page_size;
+                }
                 mig_put_u64(out, page);
                 if (plen == ram.page_size &&
                     (ram_page_in_hole(b, page, false) ||
