@@ -109,7 +109,14 @@ def unavailable_reason():
 
 
 class Libvirtd:
-    def __init__(self, tmpdir=None, timeout=60, emulators=()):
+    def __init__(self, tmpdir=None, timeout=60, emulators=(), hostname=None,
+                 host_uuid=None):
+        # A second daemon that libvirt must take for another host (the
+        # destination of `virsh migrate`): its own host UUID, and its own
+        # UTS namespace with @hostname (libvirt refuses a migration
+        # whose two ends have the same UUID or the same name).
+        self.hostname = hostname
+        self.host_uuid = host_uuid
         # (name, path) pairs: path found as name on the daemon's PATH, so
         # that its capabilities list it (virt-install picks from them).
         self.emulators = list(emulators)
@@ -136,12 +143,16 @@ class Libvirtd:
             f.write('log_filters = "1:qemu 1:util.command 3:rpc 3:event '
                     '3:util.json 3:util.object 3:util.threadjob"\n')
             f.write('keepalive_interval = -1\n')
+            if self.host_uuid:
+                f.write('host_uuid = "%s"\n' % self.host_uuid)
         with open(self.path('etc', 'qemu.conf'), 'w') as f:
             f.write(QEMU_CONF)
         mounts = ['/bin/mount --make-rprivate /',
                   '/bin/mount -t tmpfs -o mode=0755 tmpfs /run',
                   # virsh console locks the pty there (/var/lock).
                   '/bin/mkdir -p /run/lock']
+        if self.hostname:
+            mounts.append('/bin/hostname %s' % self.hostname)
         # Huge pages for <memoryBacking><hugepages/>: libvirt finds the
         # mount in /proc/mounts; this one is the daemon's alone.
         if hugetlbfs_available():
@@ -158,8 +169,9 @@ class Libvirtd:
         # start-up) every qemu-system-* installed: only our emulator.
         env = dict(os.environ, PATH=self.daemon_path())
         self.proc = subprocess.Popen(
-            ['/usr/bin/unshare', '--mount', '--net', '--', '/bin/sh', '-c',
-             script],
+            ['/usr/bin/unshare', '--mount', '--net'] +
+            (['--uts'] if self.hostname else []) + ['--', '/bin/sh', '-c',
+                                                    script],
             stdout=self.daemon_log, stderr=subprocess.STDOUT,
             start_new_session=True, env=env)
         deadline = time.monotonic() + self.timeout
@@ -190,7 +202,8 @@ class Libvirtd:
         # -r and -w: the domain's root and directory too (a chroot, in
         # the nested test), not the namespace's.
         self.proc = subprocess.Popen(
-            [NSENTER, '-t', str(anchor[0]), '-m', '-n', '-r', '-w', '--',
+            [NSENTER, '-t', str(anchor[0]), '-m', '-n', '-r', '-w'] +
+            (['-u'] if self.hostname else []) + ['--',
              LIBVIRTD, '--pid-file', self.path('run', 'libvirtd.pid')],
             stdout=self.daemon_log, stderr=subprocess.STDOUT,
             start_new_session=True, env=env)

@@ -777,12 +777,16 @@ class LibvirtTest(unittest.TestCase):
         img = self.lv.path('save-disk.raw')
         vb.make_image(img)
         log = self.lv.path('save-serial.log')
+        # <iotune> holds the guest to 300 IOPS, so that its I/O outlasts
+        # the saves however fast the guest runs (an L1 guest's KVM ran
+        # 20000 unthrottled reads before virsh, under TCG, was done).
         disk = ("<disk type='file' device='disk'><driver name='qemu' "
                 "type='raw'/><source file='%s'/><target dev='vda' "
-                "bus='virtio'/></disk>" % img)
+                "bus='virtio'/><iotune><total_iops_sec>300</total_iops_sec>"
+                "</iotune></disk>" % img)
         dom = self.define(domain_xml(
             'conduit-save', self.guest('virtio-blk'),
-            append='qd=4 ios=20000 mode=irq verify=1 write=1',
+            append='qd=4 ios=12000 mode=irq verify=1 write=1',
             serial='file', serial_path=log, devices=disk,
             qemu_args=['-device', 'isa-debug-exit,iobase=0xf4,iosize=4']))
         self.lv.virsh('start', dom)
@@ -812,7 +816,132 @@ class LibvirtTest(unittest.TestCase):
                       timeout=1200)
         out = self.read(log)
         self.assertRegex(out, r'SUMMARY: \d+ tests, 0 unexpected failures')
-        self.assertRegex(out, r'RESULT .*ios=20000')
+        self.assertRegex(out, r'RESULT .*ios=12000')
+
+    def test_migrate_live(self):
+        # `virsh migrate --live` between two libvirtds (issue 29): the
+        # destination daemon has its own host UUID and, in its own UTS
+        # namespace, its own host name, so libvirt takes it for another
+        # host.  The data goes over a unix socket both can reach
+        # (--migrateuri unix://).  The domain has a vfio-user NVMe (the
+        # <qemu:commandline> form; its server on the destination starts
+        # first, on the same backing file) and a virtio-blk disk under
+        # <iotune> that the guest writes, reads back and verifies while
+        # it moves.  The move starts at 1 MiB/s so that `virsh domjobinfo`
+        # sees it at work (twice, its counts growing); then
+        # migrate-setspeed lets it finish.
+        self.need_kvm()
+        import uuid as uuidlib
+        sys.path.insert(0, os.path.join(HERE, '..', '..', 'scripts', 'bench'))
+        import virtioblkbench as vb
+        dst = libvirt_env.Libvirtd(
+            self.lv.path('dst'), timeout=WAIT,
+            emulators=[('qemu-system-x86_64', os.path.abspath(CONDUIT))],
+            hostname='conduit-dst', host_uuid=str(uuidlib.uuid4()))
+        os.makedirs(dst.tmp, exist_ok=True)
+        dst.start_or_cleanup()
+        self.addCleanup(dst.stop)
+        img = self.lv.path('mig-disk.raw')
+        vb.make_image(img)
+        nvme_img = self.lv.path('mig-nvme.raw')
+        with open(nvme_img, 'wb') as f:
+            f.truncate(16 << 20)
+        sock_a = self.start_nvme_server('mig-nvme-a', backend=nvme_img)
+        log = self.lv.path('mig-serial.log')
+        disk = ("<disk type='file' device='disk'><driver name='qemu' "
+                "type='raw'/><source file='%s'/><target dev='vda' "
+                "bus='virtio'/><iotune><total_iops_sec>200</total_iops_sec>"
+                "</iotune></disk>" % img)
+        # 8000 I/Os at 200 IOPS: 40 s, longer than the move takes.
+        dom = self.define(domain_xml(
+            'conduit-mig', self.guest('virtio-blk'),
+            append='qd=4 ios=8000 mode=irq verify=1 write=1 dirty=2',
+            serial='file', serial_path=log, devices=disk, memory=256,
+            qemu_args=['-device', 'isa-debug-exit,iobase=0xf4,iosize=4',
+                       '-device', 'vfio-user-pci,id=vu0,socket=' + sock_a]))
+        self.lv.virsh('start', dom)
+        # dirty=2: after each completion the guest stores into two pages
+        # of a 64 MiB area it filled first, and checks them all at the
+        # end: at 1 MiB/s the first pass takes a minute, and a page the
+        # dirty log missed breaks the guest's check.
+        self.wait_for('the guest starting its I/O',
+                      lambda: 'DIRTY-AREA-SET' in self.read(log))
+        # The destination's definition: the same domain, its NVMe on the
+        # destination's server.
+        sock_b = self.start_nvme_server('mig-nvme-b', backend=nvme_img)
+        xml = self.lv.virsh('dumpxml', '--migratable', dom).stdout
+        self.assertIn(sock_a, xml)
+        dst_xml = self.lv.path('conduit-mig-dst.xml')
+        with open(dst_xml, 'w') as f:
+            f.write(xml.replace(sock_a, sock_b))
+        mig_sock = self.lv.path('mig.sock')
+        argv = [libvirt_env.VIRSH, '-q', '-c', self.lv.uri, 'migrate',
+                '--live', '--unsafe', '--verbose', '--bandwidth', '1',
+                '--xml', dst_xml, '--migrateuri', 'unix://' + mig_sock,
+                dom, dst.uri]
+        mig = subprocess.Popen(argv, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT,
+                               universal_newlines=True)
+        try:
+            seen = []
+            units = {'B': 1, 'KiB': 1 << 10, 'MiB': 1 << 20, 'GiB': 1 << 30}
+
+            def processed(info):
+                m = re.search(r'Data processed:\s+([\d.]+) (\w+)', info)
+                return float(m.group(1)) * units.get(m.group(2), 0)
+
+            def at_work():
+                r = self.lv.virsh('domjobinfo', dom, check=False)
+                if 'Unbounded' in r.stdout and \
+                        'Data processed:' in r.stdout:
+                    if not seen or processed(r.stdout) > processed(seen[0]):
+                        seen.append(r.stdout)
+                return len(seen) >= 2 or mig.poll() is not None
+            self.wait_for('domjobinfo during the migration', at_work)
+            self.assertGreaterEqual(len(seen), 2, 'migrate ended early: %s'
+                                    % (mig.stdout.read()
+                                       if mig.poll() is not None else ''))
+            print('libvirt migrate domjobinfo: ' +
+                  ' | '.join(line.strip() for line in seen[-1].splitlines()
+                             if line.strip()))
+            for field in ('Job type:', 'Time elapsed:', 'Data processed:',
+                          'Memory remaining:', 'Memory total:'):
+                self.assertIn(field, seen[-1])
+            self.lv.virsh('migrate-setspeed', dom, '8192')
+            out, _ = mig.communicate(timeout=WAIT)
+        finally:
+            if mig.poll() is None:
+                mig.kill()
+                mig.wait()
+        qlog = self.lv.path('log', 'qemu', dom + '.log')
+        dlog = dst.path('log', 'qemu', dom + '.log')
+        self.assertEqual(mig.returncode, 0, 'virsh migrate: %s\n%s\n%s' % (
+            out, self.read(qlog)[-4000:], self.read(dlog)[-4000:]))
+        self.assertIn('Migration: [100 %]', out)
+        # The source's domain stays defined, shut off; it runs on the
+        # destination, whose NVMe is the destination's server.
+        self.assertEqual(self.domstate(dom), 'shut off')
+        self.assertEqual(dst.virsh('domstate', dom).stdout.strip(),
+                         'running')
+        r = dst.virsh('qemu-monitor-command', dom,
+                      json.dumps({'execute': 'x-query-vfio'}))
+        devs = json.loads(r.stdout)['return']
+        self.assertEqual([d['id'] for d in devs], ['vu0'], r.stdout)
+        done = self.lv.virsh('domjobinfo', '--completed', dom).stdout
+        print('libvirt migrate completed: ' +
+              ' | '.join(line.strip() for line in done.splitlines()
+                         if re.match(r'\s*(Time elapsed|Total downtime|'
+                                     r'Data processed|Memory bandwidth)',
+                                     line)))
+        self.assertIn('Completed', done)
+        self.wait_for('the guest to finish on the destination',
+                      lambda: 'unexpected failures' in self.read(log),
+                      timeout=1200)
+        out = self.read(log)
+        self.assertRegex(out, r'SUMMARY: \d+ tests, 0 unexpected failures')
+        self.assertRegex(out, r'RESULT .*ios=8000')
+        self.assertRegex(out, r'RESULT .*unsignalled=0\b')
+        dst.virsh('destroy', dom, check=False)
 
     def test_serial_log_fd_passed(self):
         # <serial type='file'>: libvirt opens the file and passes it with
@@ -833,12 +962,13 @@ class LibvirtTest(unittest.TestCase):
 
     # ---- vfio-user ----
 
-    def start_nvme_server(self, name):
+    def start_nvme_server(self, name, backend=None):
         if not VFIO_USER_NVME or not os.access(VFIO_USER_NVME, os.X_OK):
             self.skipTest('VFIO_USER_NVME not built')
         sock = self.lv.path(name + '.sock')
         proc = subprocess.Popen([VFIO_USER_NVME, '--socket', sock,
-                                 '--backend', 'null'],
+                                 '--backend',
+                                 'file:' + backend if backend else 'null'],
                                 stdout=subprocess.DEVNULL)
         self.addCleanup(lambda: (proc.kill(), proc.wait()))
         self.wait_for('vfio-user socket', lambda: os.path.exists(sock),

@@ -50,9 +50,10 @@ EXTRA_MODULES = ['virtio_pci', '9pnet_virtio', '9p', 'nvme', 'tun', 'bridge',
                  'vhost_net', 'loop', 'crc32c_generic', 'ext4']
 # Every case of test_libvirt.py must pass in there, none skipped.
 CASES = ['test_disk_bridge_hostdev', 'test_hostdev_managed',
-         'test_lifecycle', 'test_nova_domain', 'test_probe_kvm_hostdev',
-         'test_probe_ppc64', 'test_probe_tcg_refused',
-         'test_refusals_named', 'test_serial_log_fd_passed',
+         'test_lifecycle', 'test_migrate_live', 'test_nova_domain',
+         'test_probe_kvm_hostdev', 'test_probe_ppc64',
+         'test_probe_tcg_refused', 'test_refusals_named',
+         'test_save_restore', 'test_serial_log_fd_passed',
          'test_virt_install_xml', 'test_virt_install_xml_q35',
          'test_vfio_user_commandline_and_hotplug']
 # For working on one case: only these (space-separated) run inside.
