@@ -237,6 +237,31 @@ class BenchPinningTest(unittest.TestCase):
                      'make_qcow2', 'blockdev_args', 'process_stat_ns'):
             self.assertTrue(callable(getattr(vb, name, None)), name)
 
+    def test_migration_side_by_side(self):
+        # scripts/bench/migration on a 16 MiB guest, once: a row per case
+        # for Conduit and for the peer (Debian's QEMU here), then their
+        # ratios.  Its numbers are not looked at.
+        conduit = os.environ.get('CONDUIT_BINARY', '')
+        peer = os.environ.get('CONDUIT_PEER_QEMU',
+                              '/usr/bin/qemu-system-x86_64')
+        if not os.access(conduit, os.X_OK) or not os.access(peer, os.X_OK):
+            self.skipTest('CONDUIT_BINARY not built or no %s (scripts/'
+                          'install-deps installs qemu-system-x86)' % peer)
+        proc = subprocess.run(
+            [sys.executable, os.path.join(BENCH, 'migration'),
+             '--build-dir', os.path.dirname(conduit), '--runs', '1',
+             '--mib', '16', '--peer', peer],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=600)
+        out = proc.stdout.decode()
+        self.assertEqual(proc.returncode, 0, out)
+        self.assertRegex(out, r'peer: QEMU emulator version')
+        for case in ('idle-zero', 'idle-full', 'dirtying'):
+            for vmm in ('conduit', 'peer'):
+                self.assertRegex(out, r'(?m)^%s +%s +\d+ +\d+' % (case, vmm))
+            self.assertRegex(out, r'(?m)^%s +[\d.]+ +[\d.]+ +[\d.]+$' %
+                             case)
+        self.assertIn('conduit / peer', out)
+
     def test_kvm_debugfs_absent_is_none(self):
         old = nvmebench.KVM_DEBUGFS
         with tempfile.TemporaryDirectory() as tmp:
