@@ -186,6 +186,32 @@ void migration_add_notifier(MigrationNotifyFunc *fn, void *opaque)
     notifiers = g_slist_append(notifiers, n);
 }
 
+/*
+ * A part of the VM that can no longer take part in the outgoing
+ * migration (its dirty log failed): the migration fails with its reason
+ * at the next step.  BQL.
+ */
+static Error *outgoing_part_error;
+
+void migration_fail_outgoing(Error *err)
+{
+    if (outgoing_part_error || !migration_is_active()) {
+        error_free(err);
+        return;
+    }
+    outgoing_part_error = err;
+}
+
+static bool outgoing_part_failed(Error **errp)
+{
+    if (!outgoing_part_error) {
+        return false;
+    }
+    error_propagate(errp, outgoing_part_error);
+    outgoing_part_error = NULL;
+    return true;
+}
+
 static void notify(MigrationEventType ev)
 {
     for (GSList *l = notifiers; l; l = l->next) {
@@ -400,7 +426,8 @@ static gpointer migration_thread(gpointer opaque)
     bql_lock();
     s->was_running = runstate_is_running();
     notify(MIG_EVENT_PRECOPY_SETUP);
-    if (!savevm_send_header(s->file, &err) || !savevm_live_setup(&err)) {
+    if (!savevm_send_header(s->file, &err) || !savevm_live_setup(&err) ||
+        outgoing_part_failed(&err)) {
         goto fail_locked;
     }
     s->setup_ms = now_ms() - s->start_ms;
@@ -424,6 +451,9 @@ static gpointer migration_thread(gpointer opaque)
         }
         if (s->status != MIGRATION_STATUS_ACTIVE) {
             error_setg(&err, "migration cancelled");
+            goto fail_locked;
+        }
+        if (outgoing_part_failed(&err)) {
             goto fail_locked;
         }
         trace_migration_pass(pass, pending, s->expected_downtime_ms);
@@ -470,7 +500,8 @@ static gpointer migration_thread(gpointer opaque)
         goto fail_locked;
     }
     set_status(s, MIGRATION_STATUS_DEVICE);
-    if (!savevm_complete(s->file, &err)) {
+    if (outgoing_part_failed(&err) || !savevm_complete(s->file, &err) ||
+        outgoing_part_failed(&err)) {
         goto fail_locked;
     }
     if (caps[MIGRATION_CAP_RETURN_PATH]) {
@@ -586,6 +617,7 @@ static bool migrate_start(MigrationAddr *addr, Error **errp)
         return false;
     }
     migration_reap(s);
+    g_clear_pointer(&outgoing_part_error, error_free);
     fd = migration_addr_connect(addr, &s->child, errp);
     if (fd < 0) {
         return false;

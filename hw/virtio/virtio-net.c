@@ -506,6 +506,11 @@ static void virtio_net_drain(VirtIOPCIProxy *proxy)
     }
 }
 
+static void virtio_net_stop(VirtIOPCIProxy *proxy)
+{
+    virtio_net_vhost_stop(VIRTIO_NET_PCI(proxy));
+}
+
 static void virtio_net_reset(VirtIOPCIProxy *proxy)
 {
     VirtIONetPCI *n = VIRTIO_NET_PCI(proxy);
@@ -786,6 +791,7 @@ static void virtio_net_class_init(ObjectClass *klass, void *data)
     vc->realize = virtio_net_realize;
     vc->unrealize = virtio_net_unrealize;
     vc->start = virtio_net_start;
+    vc->stop = virtio_net_stop;
     vc->handle_queue = virtio_net_handle_queue;
     vc->drain = virtio_net_drain;
     vc->reset = virtio_net_reset;

@@ -49,8 +49,14 @@ struct VirtIONetPCI {
 
     /* vhost-net */
     uint64_t vhost_features;
-    Error *migration_blocker;   /* vhost writes guest RAM unlogged */
+    Error *migration_blocker;   /* a vhost-net without VHOST_F_LOG_ALL */
     bool vhost_running;
+    /* While RAM is logged: the kernel's log of the pages it wrote. */
+    MemoryListener vhost_log_listener;
+    bool vhost_log_listener_on;
+    uint64_t *vhost_log;
+    size_t vhost_log_words;
+    uint64_t vhost_log_pages;   /* pages it reported, in all */
 
     /* set_link: the link is down (frames are dropped both ways). */
     bool link_down;

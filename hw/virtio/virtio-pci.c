@@ -334,6 +334,8 @@ static void virtio_pci_drop_watches(VirtIOPCIProxy *proxy)
 /* Idempotent: stops and joins the worker if there is one. */
 static void virtio_pci_stop(VirtIOPCIProxy *proxy)
 {
+    VirtIOPCIClass *vc = VIRTIO_PCI_GET_CLASS(proxy);
+
     if (!proxy->running) {
         return;
     }
@@ -344,6 +346,9 @@ static void virtio_pci_stop(VirtIOPCIProxy *proxy)
     g_thread_join(proxy->thread);
     proxy->thread = NULL;
     proxy->worker_ctx = NULL;
+    if (vc->stop) {
+        vc->stop(proxy);
+    }
     /* Destroying the sources frees the QueueWatch allocations too. */
     virtio_pci_drop_watches(proxy);
     event_notifier_test_and_clear(&proxy->stop_notifier);
@@ -957,11 +962,11 @@ static void virtio_pci_vm_state_change(void *opaque, bool running,
     VirtIOPCIProxy *proxy = opaque;
     Error *err = NULL;
 
-    for (unsigned q = 0; q < proxy->nvqs; q++) {
-        if (proxy->vqs[q].external) {
-            return;     /* vhost serves it; migration is blocked anyway */
-        }
-    }
+    /*
+     * Queues the kernel serves (vhost) stop too: the device's stop hook
+     * takes them back, so that nothing writes guest memory while the VM
+     * is stopped and the saved queue state is where the kernel was.
+     */
     if (!running) {
         if (proxy->running) {
             virtio_pci_stop(proxy);

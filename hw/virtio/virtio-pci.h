@@ -154,6 +154,11 @@ typedef struct VirtIOPCIClass {
     void (*handle_queue)(VirtIOPCIProxy *proxy, unsigned q, GuestMemMap *map);
     /* Worker thread, last thing before it exits: finish in-flight work. */
     void (*drain)(VirtIOPCIProxy *proxy);
+    /*
+     * BQL, worker joined (VM stop or reset): take back the queues marked
+     * external at start, their positions into the VirtQueues.
+     */
+    void (*stop)(VirtIOPCIProxy *proxy);
     /* BQL, worker gone: back to the initial state. */
     void (*reset)(VirtIOPCIProxy *proxy);
 } VirtIOPCIClass;

@@ -71,6 +71,12 @@ bool migration_is_blocked(Error **errp);
 
 /* A migration (either direction) is under way. */
 bool migration_is_active(void);
+/*
+ * BQL: something the outgoing migration relies on failed (a device's
+ * dirty log): the migration fails with @err (taken) at its next step,
+ * and the VM runs on.  Ignored when no migration is under way.
+ */
+void migration_fail_outgoing(Error *err);
 /* This process was started with -incoming (and has not loaded yet). */
 bool migration_incoming_pending(void);
 
