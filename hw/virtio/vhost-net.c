@@ -398,18 +398,26 @@ static void vhost_take_queue(VirtIONetPCI *n, unsigned q, GuestMemMap *map)
 void virtio_net_vhost_stop(VirtIONetPCI *n)
 {
     VirtIOPCIProxy *proxy = VIRTIO_PCI(n);
-    GuestMemMap *map;
+    GuestMemMap *map = NULL;
 
     if (!n->queues || n->queues[0].vhost_fd < 0) {
         return;
     }
-    map = virtio_pci_get_mem(proxy);
+    /*
+     * Only a queue the kernel has needs the memory map: at unplug this
+     * runs again after the transport's memory tracker is gone.
+     */
     for (unsigned q = 0; q < 2 * n->max_pairs; q++) {
         if (proxy->vqs[q].external) {
+            if (!map) {
+                map = virtio_pci_get_mem(proxy);
+            }
             vhost_take_queue(n, q, map);
         }
     }
-    guest_mem_map_unref(map);
+    if (map) {
+        guest_mem_map_unref(map);
+    }
     if (n->vhost_running) {
         trace_virtio_net_vhost(virtio_pci_name(proxy), false);
     }
