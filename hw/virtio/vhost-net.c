@@ -101,19 +101,29 @@ static bool vhost_queue_addr(VirtIONetPCI *n, unsigned q, GuestMemMap *map,
            addr->used_user_addr;
 }
 
+/* Pair i's vhost-net takes the negotiated features (and LOG_ALL). */
+static bool vhost_set_features(VirtIONetPCI *n, unsigned i, Error **errp)
+{
+    uint64_t features = vhost_features_now(n);
+
+    if (ioctl(n->queues[i].vhost_fd, VHOST_SET_FEATURES, &features) < 0) {
+        error_setg_errno(errp, errno, "virtio-net-pci %s: vhost-net "
+                         "VHOST_SET_FEATURES 0x%" PRIx64,
+                         virtio_pci_name(VIRTIO_PCI(n)), features);
+        return false;
+    }
+    return true;
+}
+
 /* The kernel's logging follows n->vhost_log: features and used rings. */
 static bool vhost_apply_log(VirtIONetPCI *n, Error **errp)
 {
     VirtIOPCIProxy *proxy = VIRTIO_PCI(n);
-    uint64_t features = vhost_features_now(n);
     GuestMemMap *map;
     bool ok = true;
 
     for (unsigned i = 0; i < n->max_pairs; i++) {
-        if (ioctl(n->queues[i].vhost_fd, VHOST_SET_FEATURES, &features) < 0) {
-            error_setg_errno(errp, errno, "virtio-net-pci %s: vhost-net "
-                             "VHOST_SET_FEATURES 0x%" PRIx64,
-                             virtio_pci_name(proxy), features);
+        if (!vhost_set_features(n, i, errp)) {
             return false;
         }
     }
@@ -333,14 +343,11 @@ static bool vhost_start_queue(VirtIONetPCI *n, unsigned q, GuestMemMap *map,
 bool virtio_net_vhost_start(VirtIONetPCI *n, Error **errp)
 {
     VirtIOPCIProxy *proxy = VIRTIO_PCI(n);
-    uint64_t features = vhost_features_now(n);
     GuestMemMap *map;
     bool ok = true;
 
     for (unsigned i = 0; i < n->max_pairs; i++) {
-        if (ioctl(n->queues[i].vhost_fd, VHOST_SET_FEATURES, &features) < 0) {
-            error_setg_errno(errp, errno, "VHOST_SET_FEATURES 0x%" PRIx64,
-                             features);
+        if (!vhost_set_features(n, i, errp)) {
             return false;
         }
         if (!vhost_set_mem(n, n->queues[i].vhost_fd, errp)) {
