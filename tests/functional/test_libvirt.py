@@ -610,6 +610,15 @@ class LibvirtTest(unittest.TestCase):
         except OSError:
             return ''
 
+    def wait_summary(self, log):
+        """The serial log once the guest's SUMMARY line is whole: the
+        guest writes it a few bytes at a time, and a read between two of
+        them saw 'SUMMARY: 10 tests, 0 une' (L1 guest, CI 2026-12-03)."""
+        def whole():
+            out = self.read(log)
+            return out if re.search(r'(?m)^SUMMARY: .*\n', out) else None
+        return self.wait_for('a whole SUMMARY line in %s' % log, whole)
+
     def domstate(self, dom):
         return self.lv.virsh('domstate', dom).stdout.strip()
 
@@ -953,9 +962,7 @@ class LibvirtTest(unittest.TestCase):
         dom = self.define(domain_xml('conduit-file', self.guest('hello'),
                                      serial='file', serial_path=log))
         self.lv.virsh('start', dom)
-        out = self.wait_for('SUMMARY in %s' % log,
-                            lambda: 'SUMMARY' in self.read(log) and
-                            self.read(log))
+        out = self.wait_summary(log)
         self.assertRegex(out, r'SUMMARY: \d+ tests, 0 unexpected failures')
         cmdline = self.read(self.lv.path('log', 'qemu', dom + '.log'))
         self.assertIn('/dev/fdset/', cmdline)
@@ -986,8 +993,7 @@ class LibvirtTest(unittest.TestCase):
             append='qd=4 ios=200 mode=irq', serial='file', serial_path=log,
             qemu_args=['-device', 'vfio-user-pci,id=vu0,socket=' + sock]))
         self.lv.virsh('start', dom)
-        out = self.wait_for('RESULT', lambda: 'SUMMARY' in self.read(log)
-                            and self.read(log))
+        out = self.wait_summary(log)
         self.assertRegex(out, r'SUMMARY: \d+ tests, 0 unexpected failures')
         self.assertRegex(out, r'RESULT iops=\d+ .*errors=0')
         devs = self.hmp_qmp(dom, 'x-query-vfio')
@@ -1026,8 +1032,7 @@ class LibvirtTest(unittest.TestCase):
         self.assertEqual(self.driver_of(bdf), 'vfio-pci')
         cmdline = self.read(self.lv.path('log', 'qemu', dom + '.log'))
         self.assertIn('vfio-pci', cmdline)
-        out = self.wait_for('SUMMARY', lambda: 'SUMMARY' in self.read(log)
-                            and self.read(log))
+        out = self.wait_summary(log)
         self.assertRegex(out, r'SUMMARY: \d+ tests, 0 unexpected failures')
         self.assertRegex(out, r'RESULT iops=\d+ .*errors=0')
 
