@@ -12,6 +12,7 @@
  *     [page_size bytes if kind == RAM_PAGE_DATA] }
  */
 #include "qemu/osdep.h"
+#include <sys/uio.h>
 #include "migration/migration.h"
 #include "migration/ram.h"
 #include "system/memory.h"
@@ -355,9 +356,86 @@ static bool ram_load_blocks(MigBuf *c, Error **errp)
     return true;
 }
 
+/*
+ * Data pages for consecutive pages of one block, written to its memfd
+ * with one pwritev() instead of a store to each page through the
+ * mapping: the kernel then allocates the shmem pages without a page
+ * fault each, which halved the destination's CPU time per GiB here.
+ */
+#define RAM_LOAD_IOV 64
+
+typedef struct RamLoadRun {
+    int fd;
+    uint64_t fd_base;           /* the block's offset in its fd */
+    uint8_t *base;              /* its mapping */
+    uint64_t first;             /* the run's first page */
+    unsigned n;
+    struct iovec iov[RAM_LOAD_IOV];
+} RamLoadRun;
+
+static void ram_load_run_flush(RamLoadRun *r)
+{
+    uint64_t off = r->first * ram.page_size;
+    unsigned i = 0;
+    size_t done = 0;            /* bytes of iov[i] already written */
+
+    while (i < r->n) {
+        struct iovec iov[RAM_LOAD_IOV];
+        unsigned n = r->n - i;
+        ssize_t got;
+
+        memcpy(iov, r->iov + i, n * sizeof(iov[0]));
+        iov[0].iov_base = (uint8_t *)iov[0].iov_base + done;
+        iov[0].iov_len -= done;
+        got = pwritev(r->fd, iov, n, r->fd_base + off);
+        if (got <= 0) {
+            if (got < 0 && errno == EINTR) {
+                continue;
+            }
+            /* Left to the mapping, as without an fd. */
+            for (; i < r->n; i++, done = 0) {
+                memcpy(r->base + off, (uint8_t *)r->iov[i].iov_base + done,
+                       r->iov[i].iov_len - done);
+                off += r->iov[i].iov_len - done;
+            }
+            break;
+        }
+        off += got;
+        while (got > 0) {
+            size_t left = r->iov[i].iov_len - done;
+
+            if ((size_t)got >= left) {
+                got -= left;
+                i++;
+                done = 0;
+            } else {
+                done += got;
+                got = 0;
+            }
+        }
+    }
+    r->n = 0;
+}
+
+static void ram_load_run_add(RamLoadRun *r, uint64_t page, const uint8_t *p,
+                             size_t len)
+{
+    if (r->n && (page != r->first + r->n || r->n == RAM_LOAD_IOV)) {
+        ram_load_run_flush(r);
+    }
+    if (!r->n) {
+        r->first = page;
+    }
+    r->iov[r->n].iov_base = (void *)p;
+    r->iov[r->n].iov_len = len;
+    r->n++;
+}
+
 static bool ram_load_pages(MigBuf *c, Error **errp)
 {
     uint32_t idx, count;
+    RamLoadRun run;
+    bool ok = false;
     RamBlock *b;
     uint8_t *base;
     uint64_t size;
@@ -376,6 +454,10 @@ static bool ram_load_pages(MigBuf *c, Error **errp)
     b = g_ptr_array_index(ram.blocks, idx);
     base = memory_region_get_ram_ptr(b->mr);
     size = memory_region_size(b->mr);
+    run.fd = memory_region_get_fd(b->mr);
+    run.fd_base = run.fd >= 0 ? memory_region_get_fd_offset(b->mr) : 0;
+    run.base = base;
+    run.n = 0;
     for (uint32_t i = 0; i < count; i++) {
         uint64_t page;
         uint8_t kind;
@@ -384,17 +466,19 @@ static bool ram_load_pages(MigBuf *c, Error **errp)
 
         if (!mig_buf_get_u64(c, &page, errp) ||
             !mig_buf_get_u8(c, &kind, errp)) {
-            return false;
+            goto out;
         }
         if (page >= b->pages) {
             error_setg(errp, "RAM block '%s': page %" PRIu64 " out of range",
                        b->idstr, page);
-            return false;
+            goto out;
         }
         p = base + page * ram.page_size;
         plen = MIN(ram.page_size, size - page * ram.page_size);
         switch (kind) {
         case RAM_PAGE_ZERO:
+            /* The lseek below must see every data page before it. */
+            ram_load_run_flush(&run);
             /* Untouched pages stay unallocated. */
             if (!ram_page_in_hole(b, page, true) &&
                 !page_is_zero(p, plen & ~31UL)) {
@@ -404,9 +488,13 @@ static bool ram_load_pages(MigBuf *c, Error **errp)
         case RAM_PAGE_DATA:
             if (mig_buf_left(c) < ram.page_size) {
                 error_setg(errp, "RAM: page data truncated");
-                return false;
+                goto out;
             }
-            memcpy(p, c->data + c->pos, plen);
+            if (run.fd >= 0 && plen == ram.page_size) {
+                ram_load_run_add(&run, page, c->data + c->pos, plen);
+            } else {
+                memcpy(p, c->data + c->pos, plen);
+            }
             c->pos += ram.page_size;
             if (page * ram.page_size >= b->hole_lo &&
                 page * ram.page_size < b->hole_hi) {
@@ -415,10 +503,14 @@ static bool ram_load_pages(MigBuf *c, Error **errp)
             break;
         default:
             error_setg(errp, "RAM: unknown page kind %u", kind);
-            return false;
+            goto out;
         }
     }
-    return true;
+    ok = true;
+out:
+    /* What came before an error is loaded, as it would be page by page. */
+    ram_load_run_flush(&run);
+    return ok;
 }
 
 static bool ram_load(void *opaque, MigBuf *c, Error **errp)
